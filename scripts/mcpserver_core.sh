@@ -1,0 +1,135 @@
+# shellcheck shell=bash
+# mcp-bashd drop-in for bash-mcp-sdk's lib/mcpserver_core.sh.
+#
+# Source this file in place of the SDK's. Top-level code of the server script
+# runs once, as before; run_mcp_server then hands the running shell's state
+# (functions, variables, shell options, EXIT trap, working directory) to the
+# mcp-bashd daemon, which serves every call in a fresh bash process group.
+# No jq, ps or mkfifo is needed: the logic lives in the Go binary.
+#
+# Kept bash 3.2-compatible (macOS /bin/bash): no {var} redirections, no
+# mapfile, no ${var,,}, no printf %(...)T without a fallback.
+
+# Read by `mcp-bashd check` to spot a stale vendored copy.
+# shellcheck disable=SC2034
+MCP_BASHD_SHIM_VERSION=1
+
+# Where the daemon is: MCP_BASHD (a path) or mcp-bashd on PATH.
+__mcpbashd_bin() {
+    if [ -n "${MCP_BASHD:-}" ] && [ -x "${MCP_BASHD}" ]; then
+        printf '%s\n' "$MCP_BASHD"
+        return 0
+    fi
+    command -v mcp-bashd 2>/dev/null && return 0
+    {
+        printf 'mcpserver_core.sh: the mcp-bashd binary was not found'
+        if [ -n "${MCP_BASHD:-}" ]; then
+            printf ' (MCP_BASHD=%s is not an executable file)' "$MCP_BASHD"
+        fi
+        printf '.\n'
+        printf 'Install it on PATH (for example: go install github.com/mcp-bashd/mcp-bashd/cmd/mcp-bashd@latest)\n'
+        printf 'or set MCP_BASHD to the path of the binary.\n'
+    } >&2
+    return 127
+}
+
+# log LEVEL MESSAGE — the SDK's format: [YYYY-mm-dd HH:MM:SS] [LEVEL] message
+log() {
+    local __line __ts
+    if [ "${BASH_VERSINFO[0]}" -ge 5 ] || { [ "${BASH_VERSINFO[0]}" -eq 4 ] && [ "${BASH_VERSINFO[1]}" -ge 2 ]; }; then
+        printf -v __ts '%(%Y-%m-%d %H:%M:%S)T' -1
+    else
+        __ts=$(date '+%Y-%m-%d %H:%M:%S')
+    fi
+    __line="[${__ts}] [${1:-}] ${2:-}"
+    printf '%s\n' "$__line" >>"${MCP_LOG_FILE:-/dev/null}"
+    if [ -n "${MCP_EXTRA_LOG_FILE:-}" ]; then
+        printf '%s\n' "$__line" >>"$MCP_EXTRA_LOG_FILE"
+    fi
+    if [ "${MCP_LOG_STDERR:-0}" = "1" ]; then
+        printf '%s\n' "$__line" >&2
+    fi
+    return 0
+}
+
+# create_response ID RESULT_JSON — a compact JSON-RPC result envelope.
+create_response() {
+    local __b
+    __b=$(__mcpbashd_bin) || return $?
+    "$__b" json response "$@"
+}
+
+# create_error_response ID CODE MESSAGE [DATA_JSON]
+create_error_response() {
+    local __b
+    __b=$(__mcpbashd_bin) || return $?
+    "$__b" json error "$@"
+}
+
+# read_json_file FILE — prints the file's single JSON object, compacted;
+# returns 1 (nothing printed, the reason logged) for anything else.
+read_json_file() {
+    local __b __out __st=0
+    __b=$(__mcpbashd_bin) || return $?
+    __out=$("$__b" json read-file "${1:-}" 2>&1) || __st=$?
+    if [ "$__st" -ne 0 ]; then
+        log "ERROR" "$__out"
+        return 1
+    fi
+    printf '%s\n' "$__out"
+}
+
+# The shell's state as a file the daemon sources into every call. Variables
+# first (bash's own special and read-only ones skipped; the daemon silences
+# errors while restoring), then functions, then options, the EXIT trap and
+# the working directory.
+__mcpbashd_dump() {
+    local __mcpbashd_n
+    printf '# mcp-bashd snapshot v1\n'
+    for __mcpbashd_n in $(compgen -A function); do
+        printf '#fn %s\n' "$__mcpbashd_n"
+    done
+    printf '{\n'
+    for __mcpbashd_n in $(compgen -v); do
+        case $__mcpbashd_n in
+        BASH | BASH_* | BASHOPTS | BASHPID | __mcpbashd_* | __MCPBASHD_* | COMP_* | DIRSTACK | \
+            EPOCHREALTIME | EPOCHSECONDS | EUID | FUNCNAME | GROUPS | HISTCMD | LINENO | OLDPWD | \
+            OPTARG | OPTIND | PIPESTATUS | PPID | PWD | RANDOM | SECONDS | SHELLOPTS | SHLVL | \
+            SRANDOM | UID | _ | MCP_CALL_TMPDIR | COLUMNS | LINES)
+            continue
+            ;;
+        esac
+        declare -p "$__mcpbashd_n" 2>/dev/null
+    done
+    declare -f
+    printf '} 2>/dev/null\n'
+    printf '__mcpbashd_options() {\n'
+    shopt -p
+    set +o
+    printf '}\n__mcpbashd_exit_trap() {\n:\n'
+    trap -p EXIT
+    printf '}\nbuiltin cd -- %q 2>/dev/null\n' "$PWD"
+}
+
+# run_mcp_server — hands this shell to mcp-bashd. When the daemon itself is
+# loading the script (manifest mode or a reload), it only writes the
+# snapshot and ends the load.
+run_mcp_server() {
+    if [ -n "${__MCPBASHD_SNAPSHOT_OUT:-}" ]; then
+        __mcpbashd_dump >"$__MCPBASHD_SNAPSHOT_OUT"
+        exit $?
+    fi
+    local __b __script
+    __b=$(__mcpbashd_bin) || exit $?
+    __script=${BASH_SOURCE[${#BASH_SOURCE[@]} - 1]}
+    export MCP_TOOLS_LIST_FILE="${MCP_TOOLS_LIST_FILE:-tools.json}"
+    export MCP_CONFIG_FILE="${MCP_CONFIG_FILE:-config.json}"
+    [ -n "${MCP_LOG_FILE:-}" ] && export MCP_LOG_FILE
+    [ -n "${MCP_EXTRA_LOG_FILE:-}" ] && export MCP_EXTRA_LOG_FILE
+    [ -n "${MCP_LOG_STDERR:-}" ] && export MCP_LOG_STDERR
+    exec "$__b" --snapshot-fd 3 "$__script" "$@" 3< <(__mcpbashd_dump)
+}
+
+# Sourcing without the binary cannot serve anything: say so now, with the
+# fix, rather than at the first call.
+__mcpbashd_bin >/dev/null || return 127 2>/dev/null || exit 127

@@ -1,0 +1,62 @@
+# shellcheck shell=bash
+# shellcheck disable=SC2153 # the __MCPBASHD_* variables come from the daemon
+# mcp-bashd worker prelude. The daemon starts one bash per call as
+#   bash --noprofile --norc -c '. "$__MCPBASHD_WORKER"' SCRIPT [ARGS...]
+# in a new process group with stdin /dev/null, stdout and stderr on the
+# call's output file and the lifeline FIFO's read end on fd 3. Everything
+# after the snapshot is sourced uses builtin-prefixed commands and plain
+# redirections, so a server's functions, PATH and options cannot change
+# what these steps do.
+
+# The daemon is gone (the FIFO is already at EOF): never start the tool.
+if builtin read -r -t 0 -u 3; then builtin exit 125; fi
+# The sentinel: it ignores the signals a cancellation sends, waits for EOF
+# on the lifeline and then kills everything left in the call's group.
+(
+    builtin trap '' TERM INT HUP
+    builtin read -r -u 3
+    builtin kill -KILL 0
+) &
+builtin exec 3<&-
+
+__mcpbashd_root=$__MCPBASHD_ROOT
+__mcpbashd_tool=$__MCPBASHD_TOOL
+__mcpbashd_mode=$__MCPBASHD_MODE
+__mcpbashd_snapshot=$__MCPBASHD_SNAPSHOT
+__mcpbashd_args=
+IFS= builtin read -r -d '' __mcpbashd_args <"$__mcpbashd_root/args"
+builtin unset __MCPBASHD_ROOT __MCPBASHD_TOOL __MCPBASHD_MODE __MCPBASHD_SNAPSHOT __MCPBASHD_WORKER
+
+builtin . "$__mcpbashd_snapshot"
+{ __mcpbashd_options; } 2>/dev/null
+builtin set +e
+
+case $__mcpbashd_mode in
+call)
+    if builtin declare -F mcp_before_tool_call >/dev/null; then
+        { builtin shopt -p; builtin set +o; } >|"$__mcpbashd_root/opts"
+        builtin printf hook >|"$__mcpbashd_root/phase"
+        mcp_before_tool_call "$__mcpbashd_tool" "$__mcpbashd_args" >|"$__mcpbashd_root/hook" 2>&1
+        __mcpbashd_st=$?
+        { builtin . "$__mcpbashd_root/opts"; } 2>/dev/null
+        builtin set +e
+        if builtin test "$__mcpbashd_st" -ne 0; then
+            builtin printf 'refused %d' "$__mcpbashd_st" >|"$__mcpbashd_root/phase"
+            builtin exit 0
+        fi
+        builtin printf tool >|"$__mcpbashd_root/phase"
+    fi
+    "tool_$__mcpbashd_tool" "$__mcpbashd_args"
+    ;;
+cancel)
+    if builtin declare -F "tool_${__mcpbashd_tool}_cancel" >/dev/null; then
+        "tool_${__mcpbashd_tool}_cancel" "$__mcpbashd_args"
+    fi
+    ;;
+exit)
+    # Installing the captured EXIT trap and leaving runs the server's own
+    # handler exactly as bash would at the end of the script.
+    __mcpbashd_exit_trap
+    builtin exit 0
+    ;;
+esac

@@ -1,0 +1,287 @@
+package supervisor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"go.uber.org/zap"
+	"golang.org/x/sys/unix"
+
+	"github.com/mcp-bashd/mcp-bashd/tmpdir"
+)
+
+// Why a call is being stopped before it returned. They are the causes a
+// caller attaches to the call's context (context.WithCancelCause).
+var (
+	// ErrCancelled: the client sent notifications/cancelled (or went away).
+	ErrCancelled = errors.New("cancelled by the client")
+	// ErrShutdown: the daemon is going down; cancel hooks get "" as args.
+	ErrShutdown = errors.New("server shutting down")
+)
+
+// Request is one tool call.
+type Request struct {
+	ID       string // the JSON-RPC id as written, for logs
+	Tool     string // validated name: [a-zA-Z_][a-zA-Z0-9_]*
+	Args     []byte // arguments JSON, exactly as the tool receives it in $1
+	Snapshot *Snapshot
+	Timeout  time.Duration // 0: none
+}
+
+// Outcome is how a call ended.
+type Outcome struct {
+	Output     []byte // combined stdout+stderr, at most the cap
+	Truncated  int64  // bytes cut off the end (0: none)
+	ExitCode   int
+	Signal     syscall.Signal // non-zero when the tool's shell died by a signal
+	Phase      string         // "tool", "hook" (ended inside the before-tool hook), "refused"
+	HookStatus int            // the hook's return status when Phase is "refused"
+	HookOutput []byte
+	Cancelled  bool // stopped for ErrCancelled or ErrShutdown: no response is sent
+	TimedOut   bool
+	Timeout    time.Duration
+	SetupErr   error // the call never ran (no call directory, spawn failure)
+	Duration   time.Duration
+}
+
+// Call runs req to completion, cancellation or timeout. It returns only
+// once the call's process group is gone and its root removed.
+func (s *Supervisor) Call(ctx context.Context, req Request) Outcome {
+	start := time.Now()
+	s.stats.Calls.Add(1)
+	log := s.log.With(zap.String("call_id", req.ID), zap.String("tool", req.Tool))
+	o := s.call(ctx, req, log)
+	o.Duration = time.Since(start)
+	fields := []zap.Field{zap.Duration("duration", o.Duration), zap.Int("exit", o.ExitCode)}
+	switch {
+	case o.SetupErr != nil:
+		log.Error("call not run", zap.Error(o.SetupErr))
+	case o.Cancelled:
+		log.Info("call cancelled", fields...)
+	case o.TimedOut:
+		log.Warn("call timed out", append(fields, zap.Duration("timeout", o.Timeout))...)
+	default:
+		if o.Signal != 0 {
+			fields = append(fields, zap.String("signal", unix.SignalName(o.Signal)))
+		}
+		log.Info("call finished", fields...)
+	}
+	return o
+}
+
+func (s *Supervisor) call(ctx context.Context, req Request, log *zap.Logger) Outcome {
+	root, err := tmpdir.Create(s.base, tmpdir.CallPrefix, s.owner)
+	if err != nil {
+		return Outcome{SetupErr: fmt.Errorf("create call directory: %w", err)}
+	}
+	defer func() {
+		if err := tmpdir.Remove(root); err != nil {
+			log.Warn("call directory not removed", zap.String("path", root), zap.Error(err))
+		}
+	}()
+	if err := os.Mkdir(filepath.Join(root, "tmp"), 0o700); err != nil {
+		return Outcome{SetupErr: fmt.Errorf("create MCP_CALL_TMPDIR: %w", err)}
+	}
+	if err := os.WriteFile(filepath.Join(root, "args"), req.Args, 0o600); err != nil {
+		return Outcome{SetupErr: fmt.Errorf("write arguments: %w", err)}
+	}
+	outPath := filepath.Join(root, "out")
+	out, err := os.OpenFile(outPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	if err != nil {
+		return Outcome{SetupErr: fmt.Errorf("create output file: %w", err)}
+	}
+	pid, done, err := s.spawn("call", req, root, out, out)
+	out.Close()
+	if err != nil {
+		return Outcome{SetupErr: err}
+	}
+	log = log.With(zap.Int("pgid", pid))
+
+	var timeout <-chan time.Time
+	if req.Timeout > 0 {
+		t := time.NewTimer(req.Timeout)
+		defer t.Stop()
+		timeout = t.C
+	}
+	var o Outcome
+	var ei exitInfo
+	select {
+	case ei = <-done:
+	case <-ctx.Done():
+		o.Cancelled = true
+		cause := context.Cause(ctx)
+		if errors.Is(cause, ErrCancelled) {
+			s.stats.Cancelled.Add(1)
+		}
+		ei = s.stop(req, root, pid, done, errors.Is(cause, ErrShutdown), log)
+	case <-timeout:
+		o.TimedOut, o.Timeout = true, req.Timeout
+		s.stats.TimedOut.Add(1)
+		ei = s.stop(req, root, pid, done, false, log)
+	}
+	o.Output, o.Truncated = readOutput(outPath, s.cfg.OutputCap)
+	o.Phase = "tool"
+	if b, err := os.ReadFile(filepath.Join(root, "phase")); err == nil {
+		switch p := string(b); {
+		case p == "hook":
+			o.Phase = "hook"
+		case strings.HasPrefix(p, "refused "):
+			o.Phase = "refused"
+			fmt.Sscanf(p, "refused %d", &o.HookStatus)
+		}
+		if o.Phase != "tool" {
+			o.HookOutput, _ = readOutput(filepath.Join(root, "hook"), s.cfg.OutputCap)
+		}
+	}
+	if ei.status.Signaled() {
+		o.Signal = ei.status.Signal()
+		o.ExitCode = 128 + int(o.Signal)
+	} else {
+		o.ExitCode = ei.status.ExitStatus()
+	}
+	return o
+}
+
+// stop is the cancel path: the tool's cancel hook first (own group, its
+// budget), then SIGTERM+SIGCONT to the call's group, then SIGKILL after
+// the grace. A group whose leader dies on SIGTERM is reported at once.
+func (s *Supervisor) stop(req Request, root string, pid int, done <-chan exitInfo, shutdown bool, log *zap.Logger) exitInfo {
+	log.Info("cancelling call")
+	if req.Snapshot.HasFunction("tool_" + req.Tool + "_cancel") {
+		hookReq := req
+		if shutdown {
+			// The seed: "A signal that tears the server down passes an
+			// empty string instead".
+			hookReq.Args = nil
+			_ = os.WriteFile(filepath.Join(root, "args"), nil, 0o600)
+		}
+		s.runBounded("cancel", hookReq, root, s.devnull, s.devnull, log)
+	}
+	select {
+	case ei := <-done:
+		return ei // finished while the hook ran
+	default:
+	}
+	s.reaper.signalGroup(pid, unix.SIGTERM)
+	// A stopped group cannot act on SIGTERM until continued.
+	s.reaper.signalGroup(pid, unix.SIGCONT)
+	grace := time.NewTimer(s.cfg.Grace)
+	defer grace.Stop()
+	select {
+	case ei := <-done:
+		return ei
+	case <-grace.C:
+	}
+	if s.reaper.signalGroup(pid, unix.SIGKILL) {
+		s.stats.Killed.Add(1)
+		log.Warn("tool ignored SIGTERM; process group killed", zap.Duration("grace", s.cfg.Grace))
+	}
+	return <-done
+}
+
+// runBounded runs a hook-like mode (cancel hook, EXIT trap) in its own
+// process group, kills the group after the hook budget, and logs failures;
+// it never fails anything.
+func (s *Supervisor) runBounded(mode string, req Request, root string, stdout, stderr *os.File, log *zap.Logger) {
+	pid, done, err := s.spawn(mode, req, root, stdout, stderr)
+	if err != nil {
+		log.Error("hook not started", zap.String("mode", mode), zap.Error(err))
+		return
+	}
+	t := time.NewTimer(s.cfg.HookBudget)
+	defer t.Stop()
+	var ei exitInfo
+	select {
+	case ei = <-done:
+	case <-t.C:
+		s.reaper.signalGroup(pid, unix.SIGKILL)
+		ei = <-done
+		log.Warn("hook killed after its budget", zap.String("mode", mode), zap.Duration("budget", s.cfg.HookBudget))
+		return
+	}
+	if ei.status.Signaled() {
+		log.Warn("hook killed by signal", zap.String("mode", mode), zap.String("signal", unix.SignalName(ei.status.Signal())))
+	} else if st := ei.status.ExitStatus(); st != 0 {
+		log.Warn("hook failed", zap.String("mode", mode), zap.Int("exit", st))
+	}
+}
+
+// RunExitTrap runs the EXIT trap the server script had installed when it
+// was loaded: stdin /dev/null, stdout to our stderr (stdout is protocol),
+// the hook budget, failures logged.
+func (s *Supervisor) RunExitTrap(sn *Snapshot) {
+	if sn == nil {
+		return
+	}
+	root, err := tmpdir.Create(s.base, tmpdir.CallPrefix, s.owner)
+	if err != nil {
+		s.log.Error("EXIT trap not run", zap.Error(err))
+		return
+	}
+	defer tmpdir.Remove(root)
+	_ = os.Mkdir(filepath.Join(root, "tmp"), 0o700)
+	_ = os.WriteFile(filepath.Join(root, "args"), nil, 0o600)
+	s.runBounded("exit", Request{ID: "exit", Tool: "_", Snapshot: sn}, root, os.Stderr, os.Stderr, s.log)
+}
+
+// spawn starts the worker prelude for one mode in a new process group.
+func (s *Supervisor) spawn(mode string, req Request, root string, stdout, stderr *os.File) (int, <-chan exitInfo, error) {
+	if req.Snapshot == nil {
+		return 0, nil, errors.New("no server snapshot loaded")
+	}
+	// The comment after the command makes the tool name visible in ps; the
+	// script and its arguments follow as $0 and $@, as in a bash subshell.
+	argv := append([]string{s.cfg.Bash, "--noprofile", "--norc", "-c",
+		`. "$__MCPBASHD_WORKER" # ` + mode + " " + req.Tool, s.cfg.Script}, s.cfg.ScriptArgs...)
+	env := append(append(make([]string, 0, len(s.env)+6), s.env...),
+		"__MCPBASHD_WORKER="+s.worker,
+		"__MCPBASHD_ROOT="+root,
+		"__MCPBASHD_TOOL="+req.Tool,
+		"__MCPBASHD_MODE="+mode,
+		"__MCPBASHD_SNAPSHOT="+req.Snapshot.Path,
+		"MCP_CALL_TMPDIR="+filepath.Join(root, "tmp"),
+	)
+	attr := &syscall.ProcAttr{
+		Dir:   root,
+		Env:   env,
+		Files: []uintptr{s.devnull.Fd(), stdout.Fd(), stderr.Fd(), s.life.ReadFD()},
+		Sys:   &syscall.SysProcAttr{Setpgid: true},
+	}
+	pid, done, err := s.reaper.spawn(func() (int, error) { return syscall.ForkExec(s.cfg.Bash, argv, attr) })
+	if err != nil {
+		return 0, nil, fmt.Errorf("start %s: %w", s.cfg.Bash, err)
+	}
+	return pid, done, nil
+}
+
+// readOutput reads at most max bytes of path and reports how many more
+// there were. The file is never read whole: a tool may write gigabytes.
+func readOutput(path string, max int64) ([]byte, int64) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, 0
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, 0
+	}
+	size := fi.Size()
+	n := size
+	if max > 0 && n > max {
+		n = max
+	}
+	b := make([]byte, n)
+	got, err := io.ReadFull(f, b)
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) {
+		return b[:got], 0
+	}
+	return b[:got], size - int64(got)
+}

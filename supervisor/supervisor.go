@@ -1,0 +1,280 @@
+package supervisor
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"go.uber.org/zap"
+	"golang.org/x/sys/unix"
+
+	"github.com/mcp-bashd/mcp-bashd/lifeline"
+	"github.com/mcp-bashd/mcp-bashd/scripts"
+	"github.com/mcp-bashd/mcp-bashd/tmpdir"
+)
+
+// Config says how calls are run.
+type Config struct {
+	Bash       string        // bash to run tools with
+	Script     string        // absolute path of the server script
+	ScriptArgs []string      // the script's own arguments (shown in ps, $@ in tools)
+	Self       string        // this binary, exported to bash as MCP_BASHD
+	OutputCap  int64         // bytes of tool output kept in a result
+	Grace      time.Duration // SIGTERM → SIGKILL
+	HookBudget time.Duration // cancel hook and EXIT trap budget
+	LoadBudget time.Duration // how long loading the script may take
+	Log        *zap.Logger
+}
+
+// Supervisor runs a server's processes.
+type Supervisor struct {
+	cfg     Config
+	log     *zap.Logger
+	base    string // TMPDIR, absolute
+	owner   tmpdir.Owner
+	runtime string // private runtime dir
+	worker  string // path of the worker prelude
+	shim    string // path of the shim (sourced before a script in manifest mode)
+	life    *lifeline.Lifeline
+	reaper  *reaper
+	devnull *os.File
+	env     []string // base environment of every child
+	seq     atomic.Uint64
+	closeMu sync.Once
+	stats   Stats
+}
+
+// Stats are counters for logs and metrics.
+type Stats struct {
+	Calls, Cancelled, TimedOut, Killed atomic.Uint64
+}
+
+// New sets up the runtime directory, lifeline and reaper.
+func New(cfg Config) (*Supervisor, error) {
+	if cfg.Log == nil {
+		cfg.Log = zap.NewNop()
+	}
+	base, err := tmpdir.Base()
+	if err != nil {
+		return nil, fmt.Errorf("temp dir: %w", err)
+	}
+	owner, err := tmpdir.Self()
+	if err != nil {
+		return nil, fmt.Errorf("owner record: %w", err)
+	}
+	s := &Supervisor{cfg: cfg, log: cfg.Log, base: base, owner: owner}
+	if removed, err := tmpdir.Sweep(base); err != nil {
+		s.log.Warn("stale temp dirs not all removed", zap.Error(err))
+	} else if len(removed) > 0 {
+		s.log.Info("removed temp dirs of dead daemons", zap.Strings("paths", removed))
+	}
+	if s.runtime, err = tmpdir.Create(base, tmpdir.RuntimePrefix, owner); err != nil {
+		return nil, fmt.Errorf("runtime dir under %s: %w", base, err)
+	}
+	fail := func(err error) (*Supervisor, error) {
+		s.Close()
+		return nil, err
+	}
+	s.worker = filepath.Join(s.runtime, "worker.sh")
+	s.shim = filepath.Join(s.runtime, "mcpserver_core.sh")
+	if err := os.WriteFile(s.worker, []byte(scripts.Worker), 0o600); err != nil {
+		return fail(err)
+	}
+	if err := os.WriteFile(s.shim, []byte(scripts.Shim), 0o600); err != nil {
+		return fail(err)
+	}
+	if s.devnull, err = os.Open(os.DevNull); err != nil {
+		return fail(err)
+	}
+	if s.life, err = lifeline.New(s.runtime); err != nil {
+		return fail(err)
+	}
+	if s.reaper, err = newReaper(s.log.Named("reaper")); err != nil {
+		return fail(err)
+	}
+	s.env = childEnv(os.Environ(), cfg.Self)
+	return s, nil
+}
+
+// childEnv is the daemon's environment minus our private variables, with
+// MCP_BASHD pointing at this binary so the shim's helpers find it.
+func childEnv(env []string, self string) []string {
+	out := make([]string, 0, len(env)+1)
+	for _, kv := range env {
+		if strings.HasPrefix(kv, "__MCPBASHD_") || strings.HasPrefix(kv, "MCP_CALL_TMPDIR=") || strings.HasPrefix(kv, "MCP_BASHD=") {
+			continue
+		}
+		out = append(out, kv)
+	}
+	if self != "" {
+		out = append(out, "MCP_BASHD="+self)
+	}
+	return out
+}
+
+// Stats returns the live counters.
+func (s *Supervisor) Stats() *Stats { return &s.stats }
+
+// Close stops the reaper, closes the lifeline (any sentinel still waiting
+// kills its group) and removes the runtime directory. Idempotent.
+func (s *Supervisor) Close() error {
+	var err error
+	s.closeMu.Do(func() {
+		if s.life != nil {
+			err = errors.Join(err, s.life.Close())
+		}
+		if s.reaper != nil {
+			s.reaper.close()
+		}
+		if s.devnull != nil {
+			s.devnull.Close()
+		}
+		if s.runtime != "" {
+			err = errors.Join(err, tmpdir.Remove(s.runtime))
+		}
+	})
+	return err
+}
+
+// Snapshot is a loaded server script: the file every call sources and the
+// names of the shell functions it defines.
+type Snapshot struct {
+	Path      string
+	Functions map[string]bool
+	Gen       uint64
+}
+
+// HasFunction reports whether the snapshot defines a shell function name.
+func (sn *Snapshot) HasFunction(name string) bool { return sn != nil && sn.Functions[name] }
+
+// Adopt stores snapshot bytes produced by the shim's run_mcp_server (the
+// drop-in path, where the script already ran in the shell that exec'd us).
+func (s *Supervisor) Adopt(data []byte) (*Snapshot, error) {
+	gen := s.seq.Add(1)
+	path := filepath.Join(s.runtime, fmt.Sprintf("snapshot.%d.sh", gen))
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		return nil, err
+	}
+	return parseSnapshot(path, data, gen)
+}
+
+func parseSnapshot(path string, data []byte, gen uint64) (*Snapshot, error) {
+	if !bytes.HasPrefix(data, []byte("# mcp-bashd snapshot v1\n")) {
+		return nil, errors.New("not an mcp-bashd snapshot (is the shim from another version?)")
+	}
+	sn := &Snapshot{Path: path, Functions: map[string]bool{}, Gen: gen}
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 0, 4096), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if !strings.HasPrefix(line, "#") {
+			break
+		}
+		if name, ok := strings.CutPrefix(line, "#fn "); ok {
+			sn.Functions[name] = true
+		}
+	}
+	return sn, nil
+}
+
+// LoadError is a server script that could not be loaded: its exit status
+// and what it printed.
+type LoadError struct {
+	Script string
+	Status string
+	Output string
+}
+
+func (e *LoadError) Error() string {
+	msg := fmt.Sprintf("loading %s: %s", e.Script, e.Status)
+	if out := strings.TrimSpace(e.Output); out != "" {
+		msg += ": " + out
+	}
+	return msg
+}
+
+// Load runs the server script once (its top level, then the shim's
+// run_mcp_server, which writes the snapshot and exits). Used in manifest
+// mode and for reloads. The script's output goes to the returned error
+// when the load fails, and is logged otherwise; it never reaches stdout.
+func (s *Supervisor) Load(ctx context.Context) (*Snapshot, error) {
+	gen := s.seq.Add(1)
+	path := filepath.Join(s.runtime, fmt.Sprintf("snapshot.%d.sh", gen))
+	outPath := filepath.Join(s.runtime, fmt.Sprintf("load.%d.out", gen))
+	out, err := os.OpenFile(outPath, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|os.O_APPEND, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	defer os.Remove(outPath)
+	argv := append([]string{s.cfg.Bash, "--noprofile", "--norc", "-c",
+		`. "$__MCPBASHD_SHIM"; . "$0" "$@"; run_mcp_server`, s.cfg.Script}, s.cfg.ScriptArgs...)
+	env := append(append([]string{}, s.env...),
+		"__MCPBASHD_SHIM="+s.shim, "__MCPBASHD_SNAPSHOT_OUT="+path)
+	attr := &syscall.ProcAttr{
+		Dir:   filepath.Dir(s.cfg.Script),
+		Env:   env,
+		Files: []uintptr{s.devnull.Fd(), out.Fd(), out.Fd()},
+		Sys:   &syscall.SysProcAttr{Setpgid: true},
+	}
+	if wd, err := os.Getwd(); err == nil {
+		attr.Dir = wd // the SDK resolves relative paths against the caller's cwd
+	}
+	pid, done, err := s.reaper.spawn(func() (int, error) { return syscall.ForkExec(s.cfg.Bash, argv, attr) })
+	out.Close()
+	if err != nil {
+		return nil, fmt.Errorf("start %s: %w", s.cfg.Bash, err)
+	}
+	budget := s.cfg.LoadBudget
+	if budget <= 0 {
+		budget = 30 * time.Second
+	}
+	timer := time.NewTimer(budget)
+	defer timer.Stop()
+	var ei exitInfo
+	select {
+	case ei = <-done:
+	case <-timer.C:
+		s.reaper.signalGroup(pid, unix.SIGKILL)
+		ei = <-done
+		return nil, &LoadError{Script: s.cfg.Script, Status: fmt.Sprintf("did not finish within %s", budget), Output: readCapped(outPath, 64<<10)}
+	case <-ctx.Done():
+		s.reaper.signalGroup(pid, unix.SIGKILL)
+		<-done
+		return nil, ctx.Err()
+	}
+	output := readCapped(outPath, 64<<10)
+	if ei.status.Signaled() {
+		return nil, &LoadError{Script: s.cfg.Script, Status: "killed by " + unix.SignalName(ei.status.Signal()), Output: output}
+	}
+	if ei.status.ExitStatus() != 0 {
+		return nil, &LoadError{Script: s.cfg.Script, Status: fmt.Sprintf("exit status %d", ei.status.ExitStatus()), Output: output}
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, &LoadError{Script: s.cfg.Script, Status: "exited without reaching run_mcp_server", Output: output}
+	}
+	if strings.TrimSpace(output) != "" {
+		s.log.Info("server script printed while loading", zap.String("script", s.cfg.Script), zap.String("output", output))
+	}
+	return parseSnapshot(path, data, gen)
+}
+
+func readCapped(path string, max int64) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	b := make([]byte, max)
+	n, _ := f.ReadAt(b, 0)
+	return string(b[:n])
+}

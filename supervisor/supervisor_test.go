@@ -1,0 +1,92 @@
+package supervisor
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/zap/zaptest"
+)
+
+func newTestSupervisor(t *testing.T, script string) (*Supervisor, *Snapshot) {
+	t.Helper()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "server.sh")
+	if err := os.WriteFile(path, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("TMPDIR", dir)
+	s, err := New(Config{Bash: bash, Script: path, OutputCap: 1 << 20, Grace: 2 * time.Second, HookBudget: 2 * time.Second, Log: zaptest.NewLogger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	sn, err := s.Load(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, sn
+}
+
+func TestStateFileCountsAcrossCalls(t *testing.T) {
+	s, sn := newTestSupervisor(t, `
+set -euo pipefail
+STATE="$(mktemp "${TMPDIR:-/tmp}/state.XXXXXX")"
+export STATE
+echo 0 > "$STATE"
+tool_count() { local n; n=$(( $(<"$STATE") + 1 )); echo "$n" > "$STATE"; echo "$n"; }
+`)
+	for want := 1; want <= 3; want++ {
+		o := s.Call(context.Background(), Request{ID: "1", Tool: "count", Args: []byte(`{}`), Snapshot: sn})
+		text, isErr := o.Result("count")
+		if isErr || text != strings.TrimSpace(string(rune('0'+want))) {
+			t.Fatalf("call %d: %q isError=%v outcome=%+v", want, text, isErr, o)
+		}
+	}
+}
+
+func TestHookRefusesAndTrapOutputJoins(t *testing.T) {
+	s, sn := newTestSupervisor(t, `
+mcp_before_tool_call() { if [ "$1" = deny ]; then echo "no way"; return 3; fi; cd /; }
+tool_deny() { echo ran; }
+tool_where() { trap 'echo bye' EXIT; pwd; return 2; }
+`)
+	o := s.Call(context.Background(), Request{ID: "1", Tool: "deny", Args: []byte(`{}`), Snapshot: sn})
+	if text, isErr := o.Result("deny"); !isErr || text != "Error executing deny: no way" {
+		t.Fatalf("deny: %q %v %+v", text, isErr, o)
+	}
+	o = s.Call(context.Background(), Request{ID: "2", Tool: "where", Args: []byte(`{}`), Snapshot: sn})
+	if text, isErr := o.Result("where"); !isErr || text != "Error executing where: /\nbye" {
+		t.Fatalf("where: %q %v %+v", text, isErr, o)
+	}
+}
+
+func TestCancelTermIgnoringTool(t *testing.T) {
+	s, sn := newTestSupervisor(t, `
+tool_stubborn() { trap '' TERM; echo started > "$MCP_CALL_TMPDIR/../ready"; while :; do sleep 0.05; done; }
+`)
+	ctx, cancel := context.WithCancelCause(context.Background())
+	go func() {
+		// Wait for the tool to be running, then cancel.
+		for {
+			m, _ := filepath.Glob(filepath.Join(os.Getenv("TMPDIR"), "mcp-call.*", "ready"))
+			if len(m) > 0 {
+				cancel(ErrCancelled)
+				return
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}()
+	o := s.Call(ctx, Request{ID: "1", Tool: "stubborn", Args: []byte(`{}`), Snapshot: sn})
+	if !o.Cancelled || o.Signal == 0 {
+		t.Fatalf("outcome %+v", o)
+	}
+}
