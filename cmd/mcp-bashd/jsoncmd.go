@@ -1,0 +1,80 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+
+	"github.com/mcp-bashd/mcp-bashd/rpc"
+)
+
+// jsonCommand backs the shim's jq-free helpers:
+//
+//	json response ID RESULT          create_response
+//	json error ID CODE MESSAGE [DATA] create_error_response
+//	json read-file FILE              read_json_file
+func jsonCommand(args []string, stdout, stderr io.Writer) int {
+	fail := func(format string, a ...any) int {
+		fmt.Fprintf(stderr, format+"\n", a...)
+		return 1
+	}
+	if len(args) == 0 {
+		return fail("usage: mcp-bashd json response|error|read-file ...")
+	}
+	switch args[0] {
+	case "response":
+		if len(args) != 3 {
+			return fail("usage: mcp-bashd json response ID RESULT")
+		}
+		id, err := compact(args[1])
+		if err != nil {
+			return fail("create_response: id is not JSON: %v", err)
+		}
+		res, err := compact(args[2])
+		if err != nil {
+			return fail("create_response: result is not JSON: %v", err)
+		}
+		stdout.Write(rpc.ResultLine(id, res))
+	case "error":
+		if len(args) != 4 && len(args) != 5 {
+			return fail("usage: mcp-bashd json error ID CODE MESSAGE [DATA]")
+		}
+		id, err := compact(args[1])
+		if err != nil {
+			return fail("create_error_response: id is not JSON: %v", err)
+		}
+		code, err := strconv.Atoi(args[2])
+		if err != nil {
+			return fail("create_error_response: code is not an integer: %q", args[2])
+		}
+		var data json.RawMessage
+		if len(args) == 5 && args[4] != "" {
+			if data, err = compact(args[4]); err != nil {
+				return fail("create_error_response: data is not JSON: %v", err)
+			}
+		}
+		stdout.Write(rpc.ErrorLine(id, code, args[3], data))
+	case "read-file":
+		if len(args) != 2 {
+			return fail("usage: mcp-bashd json read-file FILE")
+		}
+		obj, err := rpc.ReadObjectFile(args[1])
+		if err != nil {
+			return fail("%v", err)
+		}
+		stdout.Write(append(obj, '\n'))
+	default:
+		return fail("mcp-bashd json: unknown helper %q", args[0])
+	}
+	return 0
+}
+
+// compact checks that s is exactly one JSON value and compacts it.
+func compact(s string) (json.RawMessage, error) {
+	var v json.RawMessage
+	if err := json.Unmarshal([]byte(s), &v); err != nil {
+		return nil, err
+	}
+	return rpc.Compact(v), nil
+}

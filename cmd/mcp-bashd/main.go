@@ -1,0 +1,244 @@
+// Command mcp-bashd serves MCP tools written as bash functions.
+//
+// main is a flat list of steps: parse flags, set up logs, start the
+// supervisor, load the server script, serve stdio until EOF or a signal,
+// tear down, exit with shell conventions (128+N for death by signal N).
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/mcp-bashd/mcp-bashd/rpc"
+	"github.com/mcp-bashd/mcp-bashd/scripts"
+	"github.com/mcp-bashd/mcp-bashd/supervisor"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "dev"
+
+const usage = `mcp-bashd — serve MCP tools written as bash functions.
+
+Usage:
+  mcp-bashd [flags] SERVER.sh [ARGS...]   serve SERVER.sh over stdio (host-manifest form)
+  mcp-bashd shim                          print the drop-in mcpserver_core.sh
+  mcp-bashd version                       print the version
+
+SERVER.sh defines tool_<name> bash functions; tools.json declares them with
+their inputSchema. Its top level runs once; every call then runs in a fresh
+bash process group with the state the top level left behind. A script that
+sources the drop-in shim (mcp-bashd shim > mcpserver_core.sh) and calls
+run_mcp_server can also be started directly: ./server.sh.
+
+Flags:
+`
+
+const examples = `
+Environment (flags win):
+  MCP_TOOLS_LIST_FILE   tools list (default: tools.json beside SERVER.sh)
+  MCP_CONFIG_FILE       serverInfo, capabilities, instructions (default: config.json beside SERVER.sh; optional)
+  MCP_LOG_FILE          structured log file (default: /dev/null)
+  MCP_EXTRA_LOG_FILE    a second log file
+  MCP_LOG_STDERR=1      also log to stderr
+  TMPDIR                where per-call directories are made (default: /tmp)
+
+Examples:
+  mcp-bashd ./examples/greeter/server.sh
+  printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"tools/list"}' | mcp-bashd server.sh
+  {"command": "mcp-bashd", "args": ["/abs/path/server.sh"]}   (an MCP host manifest)
+`
+
+type options struct {
+	tools, config, bash string
+	maxConcurrent       int
+	maxLine             int
+	outputCap           int64
+	grace, timeout      time.Duration
+	drain               time.Duration
+	snapshotFD          int
+}
+
+func main() {
+	os.Exit(run(os.Args[1:]))
+}
+
+func run(args []string) int {
+	if len(args) > 0 {
+		switch args[0] {
+		case "shim":
+			fmt.Print(scripts.Shim)
+			return 0
+		case "version", "--version":
+			fmt.Println("mcp-bashd", version)
+			return 0
+		case "json":
+			return jsonCommand(args[1:], os.Stdout, os.Stderr)
+		}
+	}
+	var o options
+	fs := flag.NewFlagSet("mcp-bashd", flag.ContinueOnError)
+	fs.SetOutput(os.Stderr)
+	fs.Usage = func() {
+		fmt.Fprint(os.Stderr, usage)
+		fs.PrintDefaults()
+		io.WriteString(os.Stderr, examples)
+	}
+	fs.StringVar(&o.tools, "tools", "", "tools list `file` (overrides MCP_TOOLS_LIST_FILE)")
+	fs.StringVar(&o.config, "config", "", "server configuration `file` (overrides MCP_CONFIG_FILE)")
+	fs.StringVar(&o.bash, "bash", "", "`path` of the bash that runs tools (default: bash on PATH)")
+	fs.IntVar(&o.maxConcurrent, "max-concurrency", 16, "tool calls running at once")
+	fs.IntVar(&o.maxLine, "max-line", 16<<20, "longest request line in `bytes`")
+	fs.Int64Var(&o.outputCap, "output-cap", 16<<20, "tool output kept in a result, in `bytes` (the rest is cut with a marker)")
+	fs.DurationVar(&o.grace, "grace", 2*time.Second, "time between SIGTERM and SIGKILL when a call is stopped")
+	fs.DurationVar(&o.timeout, "timeout", 0, "default per-call timeout (0: none; tools.json x-mcp-bashd.timeout overrides)")
+	fs.DurationVar(&o.drain, "drain", 0, "on SIGINT/SIGTERM/SIGHUP, time in-flight calls get to finish before they are cancelled")
+	fs.IntVar(&o.snapshotFD, "snapshot-fd", -1, "internal: read the server snapshot from this descriptor (used by the shim's run_mcp_server)")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() < 1 {
+		fmt.Fprintln(os.Stderr, "mcp-bashd: missing SERVER.sh (see mcp-bashd --help)")
+		return 2
+	}
+	return serve(o, fs.Arg(0), fs.Args()[1:])
+}
+
+func serve(o options, script string, scriptArgs []string) int {
+	log, closeLog, err := newLogger()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "mcp-bashd:", err)
+		return 1
+	}
+	defer closeLog()
+
+	abs, err := filepath.Abs(script)
+	if err == nil {
+		_, err = os.Stat(abs)
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "mcp-bashd: server script %s: %v\n", script, err)
+		return 1
+	}
+	bash := o.bash
+	if bash == "" {
+		if bash, err = exec.LookPath("bash"); err != nil {
+			fmt.Fprintln(os.Stderr, "mcp-bashd: bash not found on PATH (use --bash PATH)")
+			return 1
+		}
+	}
+	self, _ := os.Executable()
+	toolsFile := pick(o.tools, os.Getenv("MCP_TOOLS_LIST_FILE"), filepath.Join(filepath.Dir(abs), "tools.json"))
+	configFile := pick(o.config, os.Getenv("MCP_CONFIG_FILE"), filepath.Join(filepath.Dir(abs), "config.json"))
+
+	// Signals first: a SIGTERM during start-up must still tear down.
+	sigc := make(chan os.Signal, 4)
+	signal.Notify(sigc, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	// Without Notify, a write to a closed stdout kills the process at once
+	// with SIGPIPE and no cleanup; with it, the write returns EPIPE.
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
+
+	sup, err := supervisor.New(supervisor.Config{
+		Bash: bash, Script: abs, ScriptArgs: scriptArgs, Self: self,
+		OutputCap: o.outputCap, Grace: o.grace, HookBudget: 2 * time.Second,
+		Log: log.Named("supervisor"),
+	})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "mcp-bashd:", err)
+		return 1
+	}
+	defer sup.Close()
+
+	snap, err := loadSnapshot(sup, o.snapshotFD)
+	if err != nil {
+		log.Error("server script not loaded", zap.Error(err))
+		fmt.Fprintln(os.Stderr, "mcp-bashd:", err)
+		return 1
+	}
+	log.Info("serving", zap.String("script", abs), zap.String("tools", toolsFile), zap.String("config", configFile), zap.String("version", version))
+
+	srv := rpc.NewServer(rpc.Options{
+		ToolsFile: toolsFile, ConfigFile: configFile,
+		MaxLine: o.maxLine, MaxConcurrent: o.maxConcurrent, DefaultTimeout: o.timeout,
+		Log: log.Named("rpc"), Runner: sup,
+		Snapshot: func() *supervisor.Snapshot { return snap },
+	})
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(os.Stdin, os.Stdout) }()
+
+	var sig os.Signal
+	select {
+	case err = <-served:
+		if err != nil {
+			log.Error("reading requests failed", zap.Error(err))
+		}
+	case <-srv.OutputDead():
+		log.Warn("client closed our stdout; stopping")
+		srv.Stop(0)
+	case sig = <-sigc:
+		log.Info("signal received; shutting down", zap.String("signal", sig.String()), zap.Duration("drain", o.drain))
+		// Further signals queue in sigc and are ignored: a second signal
+		// must not cut the teardown short.
+		srv.Stop(o.drain)
+	}
+	sup.RunExitTrap(snap)
+	if err := sup.Close(); err != nil {
+		log.Warn("cleanup incomplete", zap.Error(err))
+	}
+	log.Info("stopped")
+	if s, ok := sig.(syscall.Signal); ok {
+		return dieBy(s)
+	}
+	return 0
+}
+
+// dieBy re-raises a terminating signal with its default action so the
+// parent sees death by that signal (status 128+N). PID 1 cannot be killed
+// by its own default-action signal, so it exits 128+N instead.
+func dieBy(s syscall.Signal) int {
+	signal.Reset(s)
+	if os.Getpid() != 1 {
+		_ = syscall.Kill(os.Getpid(), s)
+		// Delivery is asynchronous; wait for it.
+		time.Sleep(time.Second)
+	}
+	return 128 + int(s)
+}
+
+func loadSnapshot(sup *supervisor.Supervisor, fd int) (*supervisor.Snapshot, error) {
+	if fd < 0 {
+		return sup.Load(context.Background())
+	}
+	f := os.NewFile(uintptr(fd), "snapshot")
+	if f == nil {
+		return nil, fmt.Errorf("snapshot descriptor %d is not open", fd)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, 256<<20))
+	if err != nil {
+		return nil, fmt.Errorf("read snapshot: %w", err)
+	}
+	return sup.Adopt(data)
+}
+
+func pick(vals ...string) string {
+	for _, v := range vals {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# A server written exactly as bash-mcp-sdk's "Writing a server" section
+# shows, with the SDK's mcpserver_core.sh replaced by mcp-bashd's shim.
+# It needs no jq: arguments are read with a bash regex.
+set -euo pipefail
+
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+export MCP_TOOLS_LIST_FILE="${HERE}/tools.json"
+export MCP_CONFIG_FILE="${HERE}/config.json"
+export MCP_LOG_FILE="${MCP_LOG_FILE:-${HERE}/server.log}"
+
+# State that crosses calls travels through a file made once, at top level.
+GREETER_STATE_FILE="$(mktemp "${TMPDIR:-/tmp}/greeter-state.XXXXXX")"
+export GREETER_STATE_FILE
+printf '0\n' >"$GREETER_STATE_FILE"
+
+source "${HERE}/mcpserver_core.sh"
+
+# json_string KEY JSON — the string value of a top-level key (no escapes).
+json_string() {
+    local re="\"$1\"[[:space:]]*:[[:space:]]*\"([^\"]*)\""
+    [[ $2 =~ $re ]] && printf '%s' "${BASH_REMATCH[1]}"
+}
+
+tool_greet() {
+    local args="$1"
+    local name
+    name=$(json_string name "$args")
+    printf 'Hello, %s\n' "$name"
+}
+
+tool_count() {
+    local n
+    n=$(($(<"$GREETER_STATE_FILE") + 1))
+    printf '%d\n' "$n" >"$GREETER_STATE_FILE"
+    printf '%d\n' "$n"
+}
+
+tool_fail() {
+    echo "this tool always fails" >&2
+    return 1
+}
+
+run_mcp_server

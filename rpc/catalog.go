@@ -1,0 +1,300 @@
+package rpc
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/mcp-bashd/mcp-bashd/schema"
+)
+
+// privateKey is the key of a tool entry in tools.json that belongs to
+// mcp-bashd (per-tool settings such as a timeout). It is never sent to
+// clients. Shape: "x-mcp-bashd": {"timeout": "30s"} (a Go duration or a
+// number of seconds).
+const privateKey = "x-mcp-bashd"
+
+// tool is one entry of tools.json.
+type tool struct {
+	name      string
+	hasSchema bool // inputSchema present and not null
+	schema    *schema.Schema
+	schemaErr error
+	timeout   time.Duration
+}
+
+// catalog is one parse of tools.json.
+type catalog struct {
+	path     string
+	err      error // the file is missing, unparseable or not one object
+	unusable bool  // "tools" holds entries that are not objects ({"tools":[1]})
+	order    []*tool
+	byName   map[string][]*tool
+	list     json.RawMessage // the tools/list result, private keys removed
+}
+
+// declared returns the entries naming name (possibly several).
+func (c *catalog) declared(name string) []*tool { return c.byName[name] }
+
+// loadCatalog parses tools.json and compiles every schema once. Errors
+// are recorded in the catalog rather than returned: the server keeps
+// serving and each request reports what applies to it.
+func loadCatalog(path string) *catalog {
+	c := &catalog{path: path, byName: map[string][]*tool{}}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		c.err = err
+		return c
+	}
+	doc, err := onlyObject(data)
+	if err != nil {
+		c.err = err
+		return c
+	}
+	fields, err := splitObject(doc)
+	if err != nil {
+		c.err = err
+		return c
+	}
+	var tools json.RawMessage
+	for _, f := range fields {
+		if f.key == "tools" {
+			tools = f.val // last one wins, as in jq
+		}
+	}
+	var items []json.RawMessage
+	switch firstByte(tools) {
+	case 0, 'n':
+	case '[':
+		if err := json.Unmarshal(tools, &items); err != nil {
+			c.err = err
+			return c
+		}
+	case '{':
+		// jq's .tools[]? iterates an object's values too.
+		kvs, err := splitObject(tools)
+		if err != nil {
+			c.err = err
+			return c
+		}
+		for _, kv := range kvs {
+			items = append(items, kv.val)
+		}
+	default:
+		// A string or number: .tools[]? yields nothing; nothing is declared.
+	}
+	public := make([]json.RawMessage, 0, len(items))
+	for _, it := range items {
+		switch firstByte(it) {
+		case 'n':
+			public = append(public, it)
+			continue
+		case '{':
+		default:
+			c.unusable = true
+			public = append(public, it)
+			continue
+		}
+		t, pub := parseTool(it)
+		public = append(public, pub)
+		if t != nil {
+			c.order = append(c.order, t)
+			c.byName[t.name] = append(c.byName[t.name], t)
+		}
+	}
+	var b bytes.Buffer
+	b.WriteString(`{"tools":[`)
+	for i, p := range public {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.Write(p)
+	}
+	b.WriteString(`]}`)
+	c.list = b.Bytes()
+	return c
+}
+
+// parseTool reads one tool entry; it returns the entry (nil when it has no
+// string name) and its public JSON with private keys removed.
+func parseTool(raw json.RawMessage) (*tool, json.RawMessage) {
+	kvs, err := splitObject(raw)
+	if err != nil {
+		return nil, raw
+	}
+	t := &tool{}
+	var named bool
+	var pub bytes.Buffer
+	pub.WriteByte('{')
+	n := 0
+	for _, kv := range kvs {
+		switch kv.key {
+		case privateKey:
+			t.timeout = parsePrivate(kv.val)
+			continue
+		case "name":
+			named = json.Unmarshal(kv.val, &t.name) == nil
+		case "inputSchema":
+			t.hasSchema = firstByte(kv.val) != 'n'
+			if t.hasSchema {
+				t.schema, t.schemaErr = schema.Compile(t.name, kv.val)
+			}
+		}
+		if n > 0 {
+			pub.WriteByte(',')
+		}
+		n++
+		k, _ := json.Marshal(kv.key)
+		pub.Write(k)
+		pub.WriteByte(':')
+		pub.Write(kv.val)
+	}
+	pub.WriteByte('}')
+	if !named {
+		return nil, pub.Bytes()
+	}
+	return t, pub.Bytes()
+}
+
+func parsePrivate(raw json.RawMessage) time.Duration {
+	var p struct {
+		Timeout json.RawMessage `json:"timeout"`
+	}
+	if json.Unmarshal(raw, &p) != nil || p.Timeout == nil {
+		return 0
+	}
+	var secs float64
+	if json.Unmarshal(p.Timeout, &secs) == nil && secs > 0 {
+		return time.Duration(secs * float64(time.Second))
+	}
+	var s string
+	if json.Unmarshal(p.Timeout, &s) == nil {
+		if d, err := time.ParseDuration(s); err == nil && d > 0 {
+			return d
+		}
+	}
+	return 0
+}
+
+// onlyObject checks that data holds exactly one JSON document and that it
+// is an object; it returns it compacted.
+func onlyObject(data []byte) (json.RawMessage, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var doc json.RawMessage
+	if err := dec.Decode(&doc); err != nil {
+		return nil, fmt.Errorf("not valid JSON: %w", err)
+	}
+	if dec.More() {
+		return nil, errors.New("holds more than one JSON document")
+	}
+	if _, err := dec.Token(); err == nil {
+		return nil, errors.New("holds more than one JSON document")
+	}
+	if firstByte(doc) != '{' {
+		return nil, errors.New("is not a JSON object")
+	}
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, doc); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+type keyVal struct {
+	key string
+	val json.RawMessage
+}
+
+// splitObject returns an object's members in document order with their
+// raw values compacted.
+func splitObject(raw json.RawMessage) ([]keyVal, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil, errors.New("not an object")
+	}
+	var out []keyVal
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		key, _ := t.(string)
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, err
+		}
+		var buf bytes.Buffer
+		if err := json.Compact(&buf, v); err != nil {
+			return nil, err
+		}
+		out = append(out, keyVal{key, buf.Bytes()})
+	}
+	return out, nil
+}
+
+func firstByte(b []byte) byte {
+	for _, c := range b {
+		switch c {
+		case ' ', '\t', '\n', '\r':
+			continue
+		}
+		return c
+	}
+	return 0
+}
+
+// fileCache re-reads a file only when it changed (inode, size or mtime), so
+// an edit to tools.json or config.json takes effect at the next request
+// without paying a parse on every request.
+type fileCache[T any] struct {
+	mu    sync.Mutex
+	path  string
+	stamp fileStamp
+	val   T
+	load  func(path string) T
+}
+
+type fileStamp struct {
+	ok    bool
+	ino   uint64
+	size  int64
+	mtime time.Time
+}
+
+func stampOf(path string) fileStamp {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return fileStamp{}
+	}
+	var ino uint64
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		ino = st.Ino
+	}
+	return fileStamp{ok: true, ino: ino, size: fi.Size(), mtime: fi.ModTime()}
+}
+
+func newFileCache[T any](path string, load func(string) T) *fileCache[T] {
+	c := &fileCache[T]{path: path, load: load}
+	c.stamp = stampOf(path)
+	c.val = load(path)
+	return c
+}
+
+// get returns the current value, reloading when the file changed.
+func (c *fileCache[T]) get() T {
+	st := stampOf(c.path)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if st != c.stamp {
+		c.stamp = st
+		c.val = c.load(c.path)
+	}
+	return c.val
+}

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# The whole test suite: formatting, vet, shellcheck on the bash side, the
+# race-enabled Go tests (unit and end-to-end with real bash and real
+# clients), and a short run of every fuzz target.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+echo "== gofmt"
+unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
+if [ -n "$unformatted" ]; then
+    echo "gofmt would change: $unformatted" >&2
+    exit 1
+fi
+
+echo "== go vet"
+go vet ./...
+
+echo "== shellcheck"
+shellcheck scripts/*.sh examples/*/*.sh
+
+echo "== static build"
+CGO_ENABLED=0 go build -o /dev/null ./cmd/mcp-bashd
+
+echo "== go test -race"
+go test -race -count=1 -timeout 40m ./...
+
+echo "== fuzz (short)"
+go test -run '^$' -fuzz '^FuzzParse$' -fuzztime 15s ./rpc/
+go test -run '^$' -fuzz '^FuzzLineReader$' -fuzztime 15s ./rpc/
+go test -run '^$' -fuzz '^FuzzValidate$' -fuzztime 15s ./schema/
+
+echo "ALL TESTS PASSED"
