@@ -127,7 +127,21 @@ run_mcp_server() {
     [ -n "${MCP_LOG_FILE:-}" ] && export MCP_LOG_FILE
     [ -n "${MCP_EXTRA_LOG_FILE:-}" ] && export MCP_EXTRA_LOG_FILE
     [ -n "${MCP_LOG_STDERR:-}" ] && export MCP_LOG_STDERR
-    exec "$__b" --snapshot-fd 3 "$__script" "$@" 3< <(__mcpbashd_dump)
+    # The script's own arguments ("$@" here is this function's): taken from
+    # /proc so every call's processes show them, as bash subshells did.
+    local __a __seen=0
+    local -a __args
+    __args=()
+    if [ -r "/proc/$$/cmdline" ]; then
+        while IFS= read -r -d '' __a; do
+            if [ "$__seen" = 1 ]; then
+                __args[${#__args[@]}]=$__a
+            elif [ "$__a" = "$__script" ] || [ "$__a" = "$0" ]; then
+                __seen=1
+            fi
+        done <"/proc/$$/cmdline"
+    fi
+    exec "$__b" --snapshot-fd 3 "$__script" ${__args[@]+"${__args[@]}"} 3< <(__mcpbashd_dump)
 }
 
 # Sourcing without the binary cannot serve anything: say so now, with the

@@ -13,6 +13,8 @@ export MCP_LOG_FILE="${MCP_LOG_FILE:-${HERE}/server.log}"
 GREETER_STATE_FILE="$(mktemp "${TMPDIR:-/tmp}/greeter-state.XXXXXX")"
 export GREETER_STATE_FILE
 printf '0\n' >"$GREETER_STATE_FILE"
+# The server's own EXIT trap: mcp-bashd runs it once, at shutdown.
+trap 'rm -f "$GREETER_STATE_FILE"' EXIT
 
 source "${HERE}/mcpserver_core.sh"
 
