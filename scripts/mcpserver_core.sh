@@ -107,7 +107,7 @@ __mcpbashd_dump() {
     shopt -p
     set +o
     printf '}\n__mcpbashd_exit_trap() {\n:\n'
-    trap -p EXIT
+    printf '%s\n' "${__mcpbashd_trap:-}"
     printf '}\nbuiltin cd -- %q 2>/dev/null\n' "$PWD"
 }
 
@@ -115,9 +115,15 @@ __mcpbashd_dump() {
 # loading the script (manifest mode or a reload), it only writes the
 # snapshot and ends the load.
 run_mcp_server() {
+    # Captured here, in the server's own shell: a subshell (the process
+    # substitution below) no longer has the trap. POSIX lets $(trap -p)
+    # see the parent's traps.
+    __mcpbashd_trap=$(trap -p EXIT)
     if [ -n "${__MCPBASHD_SNAPSHOT_OUT:-}" ]; then
-        __mcpbashd_dump >"$__MCPBASHD_SNAPSHOT_OUT"
-        exit $?
+        __mcpbashd_dump >"$__MCPBASHD_SNAPSHOT_OUT" || exit 1
+        # The server's EXIT trap is the daemon's to run, at shutdown.
+        trap - EXIT
+        exit 0
     fi
     local __b __script
     __b=$(__mcpbashd_bin) || exit $?
