@@ -9,4 +9,7 @@ require (
 	golang.org/x/text v0.14.0
 )
 
-require go.uber.org/multierr v1.10.0 // indirect
+require (
+	github.com/modelcontextprotocol/go-sdk v1.8.0 // indirect
+	go.uber.org/multierr v1.10.0 // indirect
+)
