@@ -11,17 +11,17 @@ import (
 
 // startCall registers the call as in flight before returning, so a
 // cancellation on the very next line finds it, then runs it concurrently.
-func (s *Server) startCall(id, params json.RawMessage) {
+func (s *Server) startCall(id, params json.RawMessage, out sink) {
 	key, _ := idKey(id)
 	s.mu.Lock()
 	if _, dup := s.inflight[key]; dup {
 		s.mu.Unlock()
-		s.write(ErrorLine(id, codeInvalidRequest, "Invalid Request: id "+string(id)+" is already in flight", nil))
+		out.respond(ErrorLine(id, codeInvalidRequest, "Invalid Request: id "+string(id)+" is already in flight", nil))
 		return
 	}
 	if s.pending.Load() >= int64(s.opt.MaxPending) {
 		s.mu.Unlock()
-		s.write(ErrorLine(id, codeInternal, "Server busy: too many tool calls in flight", nil))
+		out.respond(ErrorLine(id, codeInternal, "Server busy: too many tool calls in flight", nil))
 		return
 	}
 	ctx, cancel := context.WithCancelCause(s.base)
@@ -38,16 +38,16 @@ func (s *Server) startCall(id, params json.RawMessage) {
 			s.pending.Add(-1)
 			s.calls.Done()
 		}()
-		line := s.call(ctx, id, params)
+		line := s.call(ctx, id, params, out)
 		if line != nil {
-			s.write(line)
+			out.respond(line)
 		}
 	}()
 }
 
 // call applies the SDK's checks in its order and runs the tool; nil means
 // no response (the call was cancelled).
-func (s *Server) call(ctx context.Context, id, params json.RawMessage) []byte {
+func (s *Server) call(ctx context.Context, id, params json.RawMessage, out sink) []byte {
 	cp, perr := parseCallParams(params)
 	if perr != nil {
 		return ErrorLine(id, perr.code, perr.msg, nil)
@@ -100,13 +100,13 @@ func (s *Server) call(ctx context.Context, id, params json.RawMessage) []byte {
 	if t.timeout > 0 {
 		timeout = t.timeout
 	}
-	out := s.opt.Runner.Call(ctx, supervisor.Request{
+	oc := s.opt.Runner.Call(ctx, supervisor.Request{
 		ID: string(id), Tool: name, Args: cp.args, Snapshot: snap, Timeout: timeout,
 	})
-	if out.Cancelled {
+	if oc.Cancelled {
 		return nil
 	}
-	text, isErr := out.Result(name)
+	text, isErr := oc.Result(name)
 	text, fixed := validUTF8(text)
 	if fixed {
 		s.log.Warn("tool output is not valid UTF-8; invalid bytes replaced by U+FFFD", zap.String("tool", name))

@@ -61,6 +61,8 @@ type Server struct {
 	w    io.Writer
 	werr error
 
+	stdio sink // responses and notifications of the stdio stream
+
 	mu       sync.Mutex
 	inflight map[string]context.CancelCauseFunc
 	stopping bool
@@ -126,6 +128,7 @@ func (s *Server) OutputDead() <-chan struct{} { return s.outDead }
 // returns. After Stop, Serve returns once Stop's drain and cancel are done.
 func (s *Server) Serve(r io.Reader, w io.Writer) error {
 	s.w = w
+	s.stdio = streamSink{s}
 	readDone := make(chan error, 1)
 	// The reader may stay blocked in read(2) on stdin after Stop; it owns
 	// nothing, and the process exits right after Serve returns.
@@ -154,11 +157,11 @@ func (s *Server) readLoop(r io.Reader) error {
 			if le.Kind == "too_long" {
 				msg = fmt.Sprintf("Parse error: line longer than the %d-byte limit", s.opt.MaxLine)
 			}
-			s.write(ErrorLine(json.RawMessage("null"), codeParse, msg, nil))
+			s.stdio.respond(ErrorLine(json.RawMessage("null"), codeParse, msg, nil))
 			continue
 		case errors.Is(err, io.EOF):
 			if len(line) > 0 {
-				s.handleLine(line)
+				s.handleLine(line, s.stdio)
 			}
 			return nil
 		case err != nil:
@@ -167,7 +170,7 @@ func (s *Server) readLoop(r io.Reader) error {
 		if len(line) == 0 {
 			continue // the SDK skips empty lines
 		}
-		s.handleLine(line)
+		s.handleLine(line, s.stdio)
 	}
 }
 
@@ -177,11 +180,13 @@ func (s *Server) isStopping() bool {
 	return s.stopping
 }
 
-func (s *Server) handleLine(line []byte) {
+// handleLine gates one message and answers it through out. Cheap methods
+// are answered before it returns; a tools/call is answered later.
+func (s *Server) handleLine(line []byte, out sink) {
 	msg, gerr := Parse(line)
 	if gerr != nil {
 		s.log.Warn("request rejected", zap.Int("code", gerr.Code), zap.String("message", gerr.Message))
-		s.write(ErrorLine(gerr.ID, gerr.Code, gerr.Message, nil))
+		out.respond(ErrorLine(gerr.ID, gerr.Code, gerr.Message, nil))
 		return
 	}
 	if msg == nil || msg.IsResponse {
@@ -196,31 +201,31 @@ func (s *Server) handleLine(line []byte) {
 	case "initialize":
 		c := s.config.get()
 		if c.err != nil {
-			s.write(ErrorLine(id, codeInternal, "Cannot read server configuration: "+c.path, nil))
+			out.respond(ErrorLine(id, codeInternal, "Cannot read server configuration: "+c.path, nil))
 			return
 		}
 		res, version := c.initializeResult(msg.Params)
 		s.log.Info("initialize", zap.String("protocol_version", version))
-		s.write(ResultLine(id, res))
+		out.respond(ResultLine(id, res))
 	case "ping":
-		s.write(ResultLine(id, json.RawMessage(`{}`)))
+		out.respond(ResultLine(id, json.RawMessage(`{}`)))
 	case "tools/list":
 		c := s.tools.get()
 		if c.err != nil {
-			s.write(ErrorLine(id, codeInternal, "Cannot read tools list: "+c.path, nil))
+			out.respond(ErrorLine(id, codeInternal, "Cannot read tools list: "+c.path, nil))
 			return
 		}
-		s.write(ResultLine(id, c.list))
+		out.respond(ResultLine(id, c.list))
 	case "tools/call":
-		s.startCall(id, append(json.RawMessage(nil), msg.Params...))
+		s.startCall(id, append(json.RawMessage(nil), msg.Params...), out)
 	case "resources/list":
-		s.write(ResultLine(id, json.RawMessage(`{"resources":[]}`)))
+		out.respond(ResultLine(id, json.RawMessage(`{"resources":[]}`)))
 	case "resources/templates/list":
-		s.write(ResultLine(id, json.RawMessage(`{"resourceTemplates":[]}`)))
+		out.respond(ResultLine(id, json.RawMessage(`{"resourceTemplates":[]}`)))
 	case "prompts/list":
-		s.write(ResultLine(id, json.RawMessage(`{"prompts":[]}`)))
+		out.respond(ResultLine(id, json.RawMessage(`{"prompts":[]}`)))
 	default:
-		s.write(ErrorLine(id, codeMethodNotFound, "Method not found: "+msg.Method, nil))
+		out.respond(ErrorLine(id, codeMethodNotFound, "Method not found: "+msg.Method, nil))
 	}
 }
 
@@ -269,6 +274,20 @@ func idKey(raw json.RawMessage) (string, bool) {
 	}
 	return "", false
 }
+
+// sink is where one request's output goes: request-related notifications
+// first, then at most one response. On stdio both are lines on stdout; the
+// HTTP transport gives each request its own.
+type sink interface {
+	notify(line []byte)
+	respond(line []byte)
+}
+
+// streamSink writes to the server's single output stream (stdio).
+type streamSink struct{ s *Server }
+
+func (w streamSink) notify(line []byte)  { w.s.write(line) }
+func (w streamSink) respond(line []byte) { w.s.write(line) }
 
 // write sends one line to the client. After a failed write nothing more is
 // written and OutputDead is closed.
