@@ -1,8 +1,10 @@
 package rpc
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"math/big"
 
 	"go.uber.org/zap"
 
@@ -48,6 +50,8 @@ func (s *Server) startCall(id, params json.RawMessage, out sink) {
 // call applies the SDK's checks in its order and runs the tool; nil means
 // no response (the call was cancelled).
 func (s *Server) call(ctx context.Context, id, params json.RawMessage, out sink) []byte {
+	meta := parseMeta(params)
+	modern := isModern("tools/call", meta, out.hint())
 	cp, perr := parseCallParams(params)
 	if perr != nil {
 		return ErrorLine(id, perr.code, perr.msg, nil)
@@ -57,10 +61,26 @@ func (s *Server) call(ctx context.Context, id, params json.RawMessage, out sink)
 		return ErrorLine(id, codeInvalidParams, "Invalid tool name: "+name, nil)
 	}
 	cat := s.tools.get()
+	cfg := s.config.get()
+	result := func(body json.RawMessage) []byte {
+		if modern {
+			body = modernResult(body, cfg.serverInfo(), "")
+		}
+		return ResultLine(id, body)
+	}
+	// The SDK answers an unknown tool -32601; the 2026 revision's spec
+	// example is -32602, and that era has no SDK servers to keep.
+	notFound := func() []byte {
+		code := codeMethodNotFound
+		if modern {
+			code = codeInvalidParams
+		}
+		return ErrorLine(id, code, "Tool not found: "+name, nil)
+	}
 	cannot := func(why string) []byte {
 		msg := "Cannot validate arguments for " + name + ": " + why
 		s.log.Error("tool call rejected", zap.String("tool", name), zap.String("reason", msg))
-		return ResultLine(id, textResult(msg, true))
+		return result(textResult(msg, true))
 	}
 	if cat.err != nil {
 		return cannot("the tool list at " + cat.path + " is missing or does not hold one JSON object.")
@@ -70,7 +90,7 @@ func (s *Server) call(ctx context.Context, id, params json.RawMessage, out sink)
 	}
 	decl := cat.declared(name)
 	if len(decl) == 0 {
-		return ErrorLine(id, codeMethodNotFound, "Tool not found: "+name, nil)
+		return notFound()
 	}
 	if len(decl) > 1 {
 		return cannot("the tool list at " + cat.path + " declares it more than once.")
@@ -81,14 +101,20 @@ func (s *Server) call(ctx context.Context, id, params json.RawMessage, out sink)
 	}
 	snap := s.opt.Snapshot()
 	if !snap.HasFunction("tool_" + name) {
-		return ErrorLine(id, codeMethodNotFound, "Tool not found: "+name, nil)
+		return notFound()
+	}
+	if modern && t.requires != nil {
+		if missing := missingCaps(t.requires, meta.caps); missing != nil {
+			data := []byte(`{"requiredCapabilities":` + string(missing) + `}`)
+			return ErrorLine(id, codeMissingCapability, "Missing required client capability for tool "+name, data)
+		}
 	}
 	if t.schemaErr != nil {
 		return cannot("its inputSchema does not compile: " + t.schemaErr.Error())
 	}
 	if err := t.schema.Validate(cp.args); err != nil {
 		s.log.Info("tool arguments rejected", zap.String("tool", name), zap.String("reason", err.Error()))
-		return ResultLine(id, textResult(err.Error(), true))
+		return result(textResult(err.Error(), true))
 	}
 	select {
 	case s.sem <- struct{}{}:
@@ -102,14 +128,70 @@ func (s *Server) call(ctx context.Context, id, params json.RawMessage, out sink)
 	}
 	oc := s.opt.Runner.Call(ctx, supervisor.Request{
 		ID: string(id), Tool: name, Args: cp.args, Snapshot: snap, Timeout: timeout,
+		Events: s.eventSink(ctx, meta, modern, cfg, out),
 	})
 	if oc.Cancelled {
 		return nil
 	}
-	text, isErr := oc.Result(name)
-	text, fixed := validUTF8(text)
-	if fixed {
-		s.log.Warn("tool output is not valid UTF-8; invalid bytes replaced by U+FFFD", zap.String("tool", name))
+	return result(s.buildResult(name, t, oc))
+}
+
+// eventSink turns a tool's mcp_progress/mcp_log records into notifications
+// for this request, or returns nil when the request can receive none.
+func (s *Server) eventSink(ctx context.Context, meta reqMeta, modern bool, cfg *config, out sink) func(supervisor.Event) {
+	threshold := -1
+	if modern {
+		if meta.hasLogLevel {
+			threshold = levelRank(meta.logLevel)
+		}
+	} else if ss := out.hint().session; ss != nil {
+		threshold = ss.threshold(cfg.declaresLogging())
 	}
-	return ResultLine(id, textResult(text, isErr))
+	token := meta.progressToken
+	if token == nil && threshold < 0 {
+		return nil
+	}
+	var last *big.Rat
+	return func(ev supervisor.Event) {
+		if ctx.Err() != nil {
+			return // cancelled: nothing more for this request
+		}
+		switch ev.Kind {
+		case "progress":
+			if token == nil {
+				return
+			}
+			// "The progress value MUST increase with each notification."
+			cur, ok := new(big.Rat).SetString(string(ev.Progress))
+			if !ok || (last != nil && cur.Cmp(last) <= 0) {
+				s.log.Info("progress not increasing; dropped", zap.ByteString("progress", ev.Progress))
+				return
+			}
+			last = cur
+			var b bytes.Buffer
+			b.WriteString(`{"progressToken":`)
+			b.Write(token)
+			b.WriteString(`,"progress":`)
+			b.Write(ev.Progress)
+			if ev.Total != nil {
+				b.WriteString(`,"total":`)
+				b.Write(ev.Total)
+			}
+			if ev.Message != "" {
+				msg, _ := validUTF8(ev.Message)
+				b.WriteString(`,"message":`)
+				b.Write(mustJSON(msg))
+			}
+			b.WriteByte('}')
+			out.notify(NotificationLine("notifications/progress", b.Bytes()))
+		case "log":
+			rank := levelRank(ev.Level)
+			if threshold < 0 || rank < threshold {
+				return
+			}
+			data, _ := validUTF8(ev.Data)
+			params := `{"level":` + string(mustJSON(logLevels[rank])) + `,"logger":"mcp-bashd","data":` + string(mustJSON(data)) + `}`
+			out.notify(NotificationLine("notifications/message", json.RawMessage(params)))
+		}
+	}
 }

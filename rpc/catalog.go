@@ -26,6 +26,8 @@ type tool struct {
 	schema    *schema.Schema
 	schemaErr error
 	timeout   time.Duration
+	output    *schema.Schema  // compiled outputSchema, nil when none (or it does not compile)
+	requires  json.RawMessage // client capabilities the tool needs (x-mcp-bashd.requiresClientCapabilities)
 }
 
 // catalog is one parse of tools.json.
@@ -135,7 +137,7 @@ func parseTool(raw json.RawMessage) (*tool, json.RawMessage) {
 	for _, kv := range kvs {
 		switch kv.key {
 		case privateKey:
-			t.timeout = parsePrivate(kv.val)
+			t.timeout, t.requires = parsePrivate(kv.val)
 			continue
 		case "name":
 			named = json.Unmarshal(kv.val, &t.name) == nil
@@ -143,6 +145,10 @@ func parseTool(raw json.RawMessage) (*tool, json.RawMessage) {
 			t.hasSchema = firstByte(kv.val) != 'n'
 			if t.hasSchema {
 				t.schema, t.schemaErr = schema.Compile(t.name, kv.val)
+			}
+		case "outputSchema":
+			if firstByte(kv.val) == '{' {
+				t.output, _ = schema.Compile(t.name, kv.val)
 			}
 		}
 		if n > 0 {
@@ -161,24 +167,29 @@ func parseTool(raw json.RawMessage) (*tool, json.RawMessage) {
 	return t, pub.Bytes()
 }
 
-func parsePrivate(raw json.RawMessage) time.Duration {
+func parsePrivate(raw json.RawMessage) (time.Duration, json.RawMessage) {
 	var p struct {
-		Timeout json.RawMessage `json:"timeout"`
+		Timeout  json.RawMessage `json:"timeout"`
+		Requires json.RawMessage `json:"requiresClientCapabilities"`
 	}
-	if json.Unmarshal(raw, &p) != nil || p.Timeout == nil {
-		return 0
+	if json.Unmarshal(raw, &p) != nil {
+		return 0, nil
+	}
+	var requires json.RawMessage
+	if firstByte(p.Requires) == '{' {
+		requires = p.Requires
 	}
 	var secs float64
 	if json.Unmarshal(p.Timeout, &secs) == nil && secs > 0 {
-		return time.Duration(secs * float64(time.Second))
+		return time.Duration(secs * float64(time.Second)), requires
 	}
 	var s string
 	if json.Unmarshal(p.Timeout, &s) == nil {
 		if d, err := time.ParseDuration(s); err == nil && d > 0 {
-			return d
+			return d, requires
 		}
 	}
-	return 0
+	return 0, requires
 }
 
 // onlyObject checks that data holds exactly one JSON document and that it

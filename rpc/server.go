@@ -128,7 +128,7 @@ func (s *Server) OutputDead() <-chan struct{} { return s.outDead }
 // returns. After Stop, Serve returns once Stop's drain and cancel are done.
 func (s *Server) Serve(r io.Reader, w io.Writer) error {
 	s.w = w
-	s.stdio = streamSink{s}
+	s.stdio = streamSink{s: s, ss: newSession()}
 	readDone := make(chan error, 1)
 	// The reader may stay blocked in read(2) on stdin after Stop; it owns
 	// nothing, and the process exits right after Serve returns.
@@ -197,6 +197,10 @@ func (s *Server) handleLine(line []byte, out sink) {
 		return
 	}
 	id := append(json.RawMessage(nil), msg.ID...)
+	if m := parseMeta(msg.Params); isModern(msg.Method, m, out.hint()) {
+		s.handleModern(id, msg, m, out)
+		return
+	}
 	switch msg.Method {
 	case "initialize":
 		c := s.config.get()
@@ -206,7 +210,24 @@ func (s *Server) handleLine(line []byte, out sink) {
 		}
 		res, version := c.initializeResult(msg.Params)
 		s.log.Info("initialize", zap.String("protocol_version", version))
+		if ss := out.hint().session; ss != nil {
+			ss.setVersion(version)
+		}
 		out.respond(ResultLine(id, res))
+	case "logging/setLevel":
+		var p struct {
+			Level string `json:"level"`
+		}
+		_ = json.Unmarshal(msg.Params, &p)
+		rank := levelRank(p.Level)
+		if rank < 0 {
+			out.respond(ErrorLine(id, codeInvalidParams, "Invalid params: unknown log level "+p.Level, nil))
+			return
+		}
+		if ss := out.hint().session; ss != nil {
+			ss.setLevel(rank)
+		}
+		out.respond(ResultLine(id, json.RawMessage(`{}`)))
 	case "ping":
 		out.respond(ResultLine(id, json.RawMessage(`{}`)))
 	case "tools/list":
@@ -281,13 +302,18 @@ func idKey(raw json.RawMessage) (string, bool) {
 type sink interface {
 	notify(line []byte)
 	respond(line []byte)
+	hint() transportHint
 }
 
 // streamSink writes to the server's single output stream (stdio).
-type streamSink struct{ s *Server }
+type streamSink struct {
+	s  *Server
+	ss *session
+}
 
 func (w streamSink) notify(line []byte)  { w.s.write(line) }
 func (w streamSink) respond(line []byte) { w.s.write(line) }
+func (w streamSink) hint() transportHint { return transportHint{session: w.ss} }
 
 // write sends one line to the client. After a failed write nothing more is
 // written and OutputDead is closed.

@@ -79,6 +79,81 @@ read_json_file() {
     printf '%s\n' "$__out"
 }
 
+# Rich results and notifications, without jq. Records go to files in the
+# call's root that the daemon reads (see supervisor/events.go); they work
+# from the tool and from any child it starts. Outside a call they do
+# nothing.
+__mcpbashd_esc() {
+    __mcpbashd_e=${1//\\/\\\\}
+    __mcpbashd_e=${__mcpbashd_e//$'\n'/\\n}
+    __mcpbashd_e=${__mcpbashd_e//$'\t'/\\t}
+    __mcpbashd_e=${__mcpbashd_e//$'\r'/\\r}
+}
+__mcpbashd_abs() {
+    case $1 in
+    /*) __mcpbashd_e=$1 ;;
+    *) __mcpbashd_e=$PWD/$1 ;;
+    esac
+}
+
+# mcp_progress PROGRESS [TOTAL] [MESSAGE] — notifications/progress for the
+# request's progressToken (dropped when the request had none).
+mcp_progress() {
+    [ -n "${MCP_BASHD_EVENTS:-}" ] || return 0
+    __mcpbashd_esc "${3:-}"
+    printf 'progress\t%s\t%s\t%s\n' "${1:-}" "${2:-}" "$__mcpbashd_e" >>"$MCP_BASHD_EVENTS"
+}
+
+# mcp_log LEVEL MESSAGE — notifications/message, when the client asked for
+# that level (logging/setLevel, or _meta logLevel in 2026-07-28).
+mcp_log() {
+    [ -n "${MCP_BASHD_EVENTS:-}" ] || return 0
+    __mcpbashd_esc "${2:-}"
+    printf 'log\t%s\t%s\n' "${1:-info}" "$__mcpbashd_e" >>"$MCP_BASHD_EVENTS"
+}
+
+# mcp_text TEXT — a text item in the result.
+mcp_text() {
+    [ -n "${MCP_BASHD_CONTENT:-}" ] || return 0
+    __mcpbashd_esc "${1:-}"
+    printf 'text\t%s\n' "$__mcpbashd_e" >>"$MCP_BASHD_CONTENT"
+}
+
+# mcp_image FILE MIME / mcp_audio FILE MIME — binary content read from FILE
+# (base64-encoded by the daemon).
+mcp_image() {
+    [ -n "${MCP_BASHD_CONTENT:-}" ] || return 0
+    __mcpbashd_abs "${1:-}"
+    printf 'image\t%s\t%s\n' "${2:-image/png}" "$__mcpbashd_e" >>"$MCP_BASHD_CONTENT"
+}
+mcp_audio() {
+    [ -n "${MCP_BASHD_CONTENT:-}" ] || return 0
+    __mcpbashd_abs "${1:-}"
+    printf 'audio\t%s\t%s\n' "${2:-audio/wav}" "$__mcpbashd_e" >>"$MCP_BASHD_CONTENT"
+}
+
+# mcp_resource URI MIME TEXT — an embedded text resource.
+mcp_resource() {
+    [ -n "${MCP_BASHD_CONTENT:-}" ] || return 0
+    __mcpbashd_esc "${3:-}"
+    printf 'resource\t%s\t%s\t%s\n' "${1:-}" "${2:-text/plain}" "$__mcpbashd_e" >>"$MCP_BASHD_CONTENT"
+}
+
+# mcp_structured JSON — structuredContent (validated against the tool's
+# outputSchema when it declares one).
+mcp_structured() {
+    [ -n "${MCP_BASHD_CONTENT:-}" ] || return 0
+    __mcpbashd_esc "${1:-}"
+    printf 'structured\t%s\n' "$__mcpbashd_e" >>"$MCP_BASHD_CONTENT"
+}
+
+# mcp_result JSON — the whole CallToolResult, replacing everything else.
+mcp_result() {
+    [ -n "${MCP_BASHD_CONTENT:-}" ] || return 0
+    __mcpbashd_esc "${1:-}"
+    printf 'result\t%s\n' "$__mcpbashd_e" >>"$MCP_BASHD_CONTENT"
+}
+
 # The shell's state as a file the daemon sources into every call. Variables
 # first (bash's own special and read-only ones skipped; the daemon silences
 # errors while restoring), then functions, then options, the EXIT trap and

@@ -2,12 +2,14 @@ package supervisor
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -33,6 +35,9 @@ type Request struct {
 	Args     []byte // arguments JSON, exactly as the tool receives it in $1
 	Snapshot *Snapshot
 	Timeout  time.Duration // 0: none
+	// Events, when set, receives the notifications the tool asks for
+	// (mcp_progress, mcp_log) while it runs, in order, from one goroutine.
+	Events func(Event)
 }
 
 // Outcome is how a call ended.
@@ -49,6 +54,11 @@ type Outcome struct {
 	Timeout    time.Duration
 	SetupErr   error // the call never ran (no call directory, spawn failure)
 	Duration   time.Duration
+	// What the tool returned through the shim's content helpers.
+	Items           []Item
+	Structured      json.RawMessage // mcp_structured
+	FullResult      json.RawMessage // mcp_result: the whole CallToolResult
+	ContentProblems []string
 }
 
 // Call runs req to completion, cancellation or timeout. It returns only
@@ -103,6 +113,14 @@ func (s *Supervisor) call(ctx context.Context, req Request, log *zap.Logger) Out
 		return Outcome{SetupErr: err}
 	}
 	log = log.With(zap.Int("pgid", pid))
+	if req.Events != nil {
+		stop := make(chan struct{})
+		var wg sync.WaitGroup
+		wg.Add(1)
+		go tailEvents(filepath.Join(root, "events"), stop, req.Events, &wg)
+		// Runs before the root is removed (defers run last-in first-out).
+		defer func() { close(stop); wg.Wait() }()
+	}
 
 	var timeout <-chan time.Time
 	if req.Timeout > 0 {
@@ -146,6 +164,7 @@ func (s *Supervisor) call(ctx context.Context, req Request, log *zap.Logger) Out
 	} else {
 		o.ExitCode = ei.status.ExitStatus()
 	}
+	o.Items, o.Structured, o.FullResult, o.ContentProblems = readContent(root, s.cfg.OutputCap)
 	return o
 }
 
@@ -247,6 +266,8 @@ func (s *Supervisor) spawn(mode string, req Request, root string, stdout, stderr
 		"__MCPBASHD_MODE="+mode,
 		"__MCPBASHD_SNAPSHOT="+req.Snapshot.Path,
 		"MCP_CALL_TMPDIR="+filepath.Join(root, "tmp"),
+		"MCP_BASHD_EVENTS="+filepath.Join(root, "events"),
+		"MCP_BASHD_CONTENT="+filepath.Join(root, "content"),
 	)
 	attr := &syscall.ProcAttr{
 		Dir:   root,
