@@ -15,6 +15,8 @@ import (
 // cancellation on the very next line finds it, then runs it concurrently.
 func (s *Server) startCall(id, params json.RawMessage, out sink) {
 	key, _ := idKey(id)
+	hint := out.hint()
+	key = hint.scope + "|" + key
 	s.mu.Lock()
 	if _, dup := s.inflight[key]; dup {
 		s.mu.Unlock()
@@ -40,6 +42,16 @@ func (s *Server) startCall(id, params json.RawMessage, out sink) {
 			s.pending.Add(-1)
 			s.calls.Done()
 		}()
+		if hint.done != nil {
+			// HTTP: a client that drops the connection cancels its call.
+			go func() {
+				select {
+				case <-hint.done:
+					cancel(supervisor.ErrCancelled)
+				case <-ctx.Done():
+				}
+			}()
+		}
 		line := s.call(ctx, id, params, out)
 		if line != nil {
 			out.respond(line)

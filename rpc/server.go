@@ -193,7 +193,7 @@ func (s *Server) handleLine(line []byte, out sink) {
 		return
 	}
 	if !msg.HasID {
-		s.notification(msg)
+		s.notification(msg, out.hint().scope)
 		return
 	}
 	id := append(json.RawMessage(nil), msg.ID...)
@@ -250,7 +250,7 @@ func (s *Server) handleLine(line []byte, out sink) {
 	}
 }
 
-func (s *Server) notification(msg *Message) {
+func (s *Server) notification(msg *Message, scope string) {
 	switch msg.Method {
 	case "notifications/initialized":
 		s.log.Info("client initialized")
@@ -263,6 +263,7 @@ func (s *Server) notification(msg *Message) {
 			return
 		}
 		key, ok := idKey(p.RequestID)
+		key = scope + "|" + key
 		s.mu.Lock()
 		cancel := s.inflight[key]
 		s.mu.Unlock()

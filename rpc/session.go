@@ -62,6 +62,9 @@ type transportHint struct {
 	session *session
 	// done is closed when the client went away (HTTP); nil on stdio.
 	done <-chan struct{}
+	// scope keeps request ids of different HTTP sessions apart in the
+	// in-flight table ("" on stdio).
+	scope string
 }
 
 // declaresLogging reports whether config.json's capabilities name logging.

@@ -66,7 +66,13 @@ type options struct {
 	outputCap           int64
 	grace, timeout      time.Duration
 	drain               time.Duration
+	drainSet            bool
 	snapshotFD          int
+	http                bool
+	httpPort, httpBind  string
+	httpPath, origins   string
+	tokenFile           string
+	tlsCert, tlsKey     string
 }
 
 func main() {
@@ -103,12 +109,30 @@ func run(args []string) int {
 	fs.DurationVar(&o.grace, "grace", 2*time.Second, "time between SIGTERM and SIGKILL when a call is stopped")
 	fs.DurationVar(&o.timeout, "timeout", 0, "default per-call timeout (0: none; tools.json x-mcp-bashd.timeout overrides)")
 	fs.DurationVar(&o.drain, "drain", 0, "on SIGINT/SIGTERM/SIGHUP, time in-flight calls get to finish before they are cancelled")
+	fs.BoolVar(&o.http, "http", false, "serve Streamable HTTP instead of stdio")
+	fs.StringVar(&o.httpPort, "http-port", envOr("MCP_HTTP_PORT", "3000"), "HTTP `port` (MCP_HTTP_PORT)")
+	fs.StringVar(&o.httpBind, "http-bind", envOr("MCP_HTTP_BIND", "127.0.0.1"), "HTTP bind `address` (MCP_HTTP_BIND)")
+	fs.StringVar(&o.httpPath, "http-path", envOr("MCP_HTTP_PATH", "/mcp"), "HTTP endpoint `path` (MCP_HTTP_PATH)")
+	fs.StringVar(&o.origins, "allowed-origins", os.Getenv("MCP_ALLOWED_ORIGINS"), "comma-separated Origins accepted besides loopback ones (MCP_ALLOWED_ORIGINS)")
+	fs.StringVar(&o.tokenFile, "auth-token-file", "", "require `file`'s content as a bearer token on HTTP")
+	fs.StringVar(&o.tlsCert, "tls-cert", "", "serve HTTPS with this certificate `file` (with --tls-key)")
+	fs.StringVar(&o.tlsKey, "tls-key", "", "the TLS private key `file`")
 	fs.IntVar(&o.snapshotFD, "snapshot-fd", -1, "internal: read the server snapshot from this descriptor (used by the shim's run_mcp_server)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
 		}
 		return 2
+	}
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == "drain" {
+			o.drainSet = true
+		}
+	})
+	if o.http && !o.drainSet {
+		// An HTTP client that is still connected expects its answer; a
+		// stdio client that signals wants the server gone.
+		o.drain = 5 * time.Second
 	}
 	if fs.NArg() < 1 {
 		fmt.Fprintln(os.Stderr, "mcp-bashd: missing SERVER.sh (see mcp-bashd --help)")
@@ -177,7 +201,16 @@ func serve(o options, script string, scriptArgs []string) int {
 		Snapshot: func() *supervisor.Snapshot { return snap },
 	})
 	served := make(chan error, 1)
-	go func() { served <- srv.Serve(os.Stdin, os.Stdout) }()
+	var httpSrv *httpServer
+	if o.http {
+		if httpSrv, err = startHTTP(o, srv, log); err != nil {
+			fmt.Fprintln(os.Stderr, "mcp-bashd:", err)
+			return 1
+		}
+		go func() { served <- httpSrv.wait() }()
+	} else {
+		go func() { served <- srv.Serve(os.Stdin, os.Stdout) }()
+	}
 
 	var sig os.Signal
 	select {
@@ -193,6 +226,9 @@ func serve(o options, script string, scriptArgs []string) int {
 		// Further signals queue in sigc and are ignored: a second signal
 		// must not cut the teardown short.
 		srv.Stop(o.drain)
+	}
+	if httpSrv != nil {
+		httpSrv.close()
 	}
 	sup.RunExitTrap(snap)
 	if err := sup.Close(); err != nil {
@@ -232,6 +268,13 @@ func loadSnapshot(sup *supervisor.Supervisor, fd int) (*supervisor.Snapshot, err
 		return nil, fmt.Errorf("read snapshot: %w", err)
 	}
 	return sup.Adopt(data)
+}
+
+func envOr(k, def string) string {
+	if v := os.Getenv(k); v != "" {
+		return v
+	}
+	return def
 }
 
 func pick(vals ...string) string {
