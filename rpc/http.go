@@ -405,4 +405,3 @@ func statusFor(line []byte, modern bool) int {
 	}
 	return http.StatusOK
 }
-
