@@ -222,7 +222,14 @@ run_mcp_server() {
             fi
         done <"/proc/$$/cmdline"
     fi
-    exec "$__b" --snapshot-fd 3 "$__script" ${__args[@]+"${__args[@]}"} 3< <(__mcpbashd_dump)
+    exec "$__b" ${__MCPBASHD_SERVE_FLAGS:+"$__MCPBASHD_SERVE_FLAGS"} --snapshot-fd 3 "$__script" ${__args[@]+"${__args[@]}"} 3< <(__mcpbashd_dump)
+}
+
+# run_mcp_http_server — the 2026 SDK's HTTP entry point: the same server
+# over Streamable HTTP (MCP_HTTP_PORT, MCP_HTTP_BIND, MCP_HTTP_PATH,
+# MCP_ALLOWED_ORIGINS). Its socat "handle-connection" mode is not needed.
+run_mcp_http_server() {
+    __MCPBASHD_SERVE_FLAGS=--http run_mcp_server "$@"
 }
 
 # Sourcing without the binary cannot serve anything: say so now, with the
