@@ -176,7 +176,13 @@ __mcpbashd_dump() {
         esac
         declare -p "$__mcpbashd_n" 2>/dev/null
     done
-    declare -f
+    # The shim's own entry points are of no use inside a call.
+    for __mcpbashd_n in $(compgen -A function); do
+        case $__mcpbashd_n in
+        __mcpbashd_dump | run_mcp_server | run_mcp_http_server) ;;
+        *) declare -f "$__mcpbashd_n" ;;
+        esac
+    done
     printf '} 2>/dev/null\n'
     printf '__mcpbashd_options() {\n'
     shopt -p

@@ -162,6 +162,7 @@ func (sn *Snapshot) HasFunction(name string) bool { return sn != nil && sn.Funct
 func (s *Supervisor) Adopt(data []byte) (*Snapshot, error) {
 	gen := s.seq.Add(1)
 	path := filepath.Join(s.runtime, fmt.Sprintf("snapshot.%d.sh", gen))
+	data = trimExported(data, s.env)
 	if err := os.WriteFile(path, data, 0o600); err != nil {
 		return nil, err
 	}
@@ -266,6 +267,10 @@ func (s *Supervisor) Load(ctx context.Context) (*Snapshot, error) {
 	if strings.TrimSpace(output) != "" {
 		s.log.Info("server script printed while loading", zap.String("script", s.cfg.Script), zap.String("output", output))
 	}
+	data = trimExported(data, s.env)
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		return nil, err
+	}
 	return parseSnapshot(path, data, gen)
 }
 
@@ -278,4 +283,62 @@ func readCapped(path string, max int64) string {
 	b := make([]byte, max)
 	n, _ := f.ReadAt(b, 0)
 	return string(b[:n])
+}
+
+// trimExported drops from a snapshot the `declare -x NAME="VALUE"` lines
+// whose value every call already gets from its environment: in the drop-in
+// form that is every exported variable the script did not change after
+// exec, and sourcing them again in every call is wasted work.
+func trimExported(data []byte, env []string) []byte {
+	have := make(map[string]string, len(env))
+	for _, kv := range env {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			have[k] = v
+		}
+	}
+	var out bytes.Buffer
+	out.Grow(len(data))
+	for len(data) > 0 {
+		line := data
+		if i := bytes.IndexByte(data, '\n'); i >= 0 {
+			line, data = data[:i+1], data[i+1:]
+		} else {
+			data = nil
+		}
+		if rest, ok := bytes.CutPrefix(line, []byte("declare -x ")); ok {
+			if name, val, ok := strings.Cut(strings.TrimSuffix(string(rest), "\n"), "="); ok {
+				if v, ok := unquoteDeclare(val); ok {
+					if cur, ok := have[name]; ok && cur == v {
+						continue
+					}
+				}
+			}
+		}
+		out.Write(line)
+	}
+	return out.Bytes()
+}
+
+// unquoteDeclare decodes the double-quoted value `declare -p` prints on one
+// line (backslash escapes only before " \ $ and `).
+func unquoteDeclare(q string) (string, bool) {
+	if len(q) < 2 || q[0] != '"' || q[len(q)-1] != '"' {
+		return "", false
+	}
+	q = q[1 : len(q)-1]
+	var b strings.Builder
+	for i := 0; i < len(q); i++ {
+		c := q[i]
+		switch c {
+		case '\\':
+			if i+1 < len(q) && strings.IndexByte("\"\\$`", q[i+1]) >= 0 {
+				i++
+				c = q[i]
+			}
+		case '"', '$', '`':
+			return "", false // not a plain value (would need bash to read it)
+		}
+		b.WriteByte(c)
+	}
+	return b.String(), true
 }
