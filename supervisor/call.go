@@ -64,6 +64,10 @@ type Outcome struct {
 // Call runs req to completion, cancellation or timeout. It returns only
 // once the call's process group is gone and its root removed.
 func (s *Supervisor) Call(ctx context.Context, req Request) Outcome {
+	if !s.enter() {
+		return Outcome{SetupErr: errClosed}
+	}
+	defer s.users.Done()
 	start := time.Now()
 	s.stats.Calls.Add(1)
 	log := s.log.With(zap.String("call_id", req.ID), zap.String("tool", req.Tool))
@@ -236,9 +240,10 @@ func (s *Supervisor) runBounded(mode string, req Request, root string, stdout, s
 // was loaded: stdin /dev/null, stdout to our stderr (stdout is protocol),
 // the hook budget, failures logged.
 func (s *Supervisor) RunExitTrap(sn *Snapshot) {
-	if sn == nil {
+	if sn == nil || !s.enter() {
 		return
 	}
+	defer s.users.Done()
 	root, err := tmpdir.Create(s.base, tmpdir.CallPrefix, s.owner)
 	if err != nil {
 		s.log.Error("EXIT trap not run", zap.Error(err))

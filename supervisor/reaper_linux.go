@@ -136,6 +136,15 @@ func (r *reaper) signalGroup(pid int, sig unix.Signal) bool {
 	return unix.Kill(-pid, sig) == nil
 }
 
+// killAll SIGKILLs every registered group (supervisor shutdown).
+func (r *reaper) killAll() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for pid := range r.tracked {
+		_ = unix.Kill(-pid, unix.SIGKILL)
+	}
+}
+
 // reapedOrphans is how many unregistered processes were reaped.
 func (r *reaper) reapedOrphans() uint64 {
 	r.mu.Lock()

@@ -51,6 +51,26 @@ type Supervisor struct {
 	seq     atomic.Uint64
 	closeMu sync.Once
 	stats   Stats
+
+	// Close waits for every user of the processes (calls, loads, the EXIT
+	// trap) after killing what still runs, so nothing spawns after the
+	// lifeline and reaper are gone.
+	usersMu sync.Mutex
+	closing bool
+	users   sync.WaitGroup
+}
+
+var errClosed = errors.New("supervisor closed")
+
+// enter registers one user of the supervisor; false once Close began.
+func (s *Supervisor) enter() bool {
+	s.usersMu.Lock()
+	defer s.usersMu.Unlock()
+	if s.closing {
+		return false
+	}
+	s.users.Add(1)
+	return true
 }
 
 // Stats are counters for logs and metrics.
@@ -130,6 +150,13 @@ func (s *Supervisor) Stats() *Stats { return &s.stats }
 func (s *Supervisor) Close() error {
 	var err error
 	s.closeMu.Do(func() {
+		s.usersMu.Lock()
+		s.closing = true
+		s.usersMu.Unlock()
+		if s.reaper != nil {
+			s.reaper.killAll()
+		}
+		s.users.Wait()
 		if s.life != nil {
 			err = errors.Join(err, s.life.Close())
 		}
@@ -209,6 +236,10 @@ func (e *LoadError) Error() string {
 // mode and for reloads. The script's output goes to the returned error
 // when the load fails, and is logged otherwise; it never reaches stdout.
 func (s *Supervisor) Load(ctx context.Context) (*Snapshot, error) {
+	if !s.enter() {
+		return nil, errClosed
+	}
+	defer s.users.Done()
 	gen := s.seq.Add(1)
 	path := filepath.Join(s.runtime, fmt.Sprintf("snapshot.%d.sh", gen))
 	outPath := filepath.Join(s.runtime, fmt.Sprintf("load.%d.out", gen))
