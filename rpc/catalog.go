@@ -199,7 +199,7 @@ func onlyObject(data []byte) (json.RawMessage, error) {
 	dec.UseNumber()
 	var doc json.RawMessage
 	if err := dec.Decode(&doc); err != nil {
-		return nil, fmt.Errorf("not valid JSON: %w", err)
+		return nil, fmt.Errorf("not valid JSON: %s", jsonErrorAt(data, err))
 	}
 	if dec.More() {
 		return nil, errors.New("holds more than one JSON document")
@@ -270,6 +270,12 @@ type fileCache[T any] struct {
 	stamp fileStamp
 	val   T
 	load  func(path string) T
+	// bad reports why a loaded value is unusable ("" when fine). A change
+	// that breaks a file that was good is logged and the last good value
+	// keeps serving: a half-saved edit must not take the server down.
+	bad    func(T) error
+	onBad  func(path string, err error)
+	isGood bool
 }
 
 type fileStamp struct {
@@ -291,10 +297,11 @@ func stampOf(path string) fileStamp {
 	return fileStamp{ok: true, ino: ino, size: fi.Size(), mtime: fi.ModTime()}
 }
 
-func newFileCache[T any](path string, load func(string) T) *fileCache[T] {
-	c := &fileCache[T]{path: path, load: load}
+func newFileCache[T any](path string, load func(string) T, bad func(T) error, onBad func(string, error)) *fileCache[T] {
+	c := &fileCache[T]{path: path, load: load, bad: bad, onBad: onBad}
 	c.stamp = stampOf(path)
 	c.val = load(path)
+	c.isGood = bad(c.val) == nil
 	return c
 }
 
@@ -305,7 +312,28 @@ func (c *fileCache[T]) get() T {
 	defer c.mu.Unlock()
 	if st != c.stamp {
 		c.stamp = st
-		c.val = c.load(c.path)
+		v := c.load(c.path)
+		if err := c.bad(v); err != nil && c.isGood {
+			c.onBad(c.path, err)
+			return c.val
+		}
+		c.val, c.isGood = v, c.bad(v) == nil
 	}
 	return c.val
+}
+
+// jsonErrorAt names the line and column of a JSON syntax error, so a log
+// line points at the spot in tools.json or config.json.
+func jsonErrorAt(data []byte, err error) string {
+	var se *json.SyntaxError
+	if !errors.As(err, &se) {
+		return err.Error()
+	}
+	off := int(se.Offset)
+	if off > len(data) {
+		off = len(data)
+	}
+	line := 1 + bytes.Count(data[:off], []byte("\n"))
+	col := off - bytes.LastIndexByte(data[:off], '\n')
+	return fmt.Sprintf("line %d, column %d: %v", line, col, err)
 }

@@ -93,10 +93,16 @@ func NewServer(opt Options) *Server {
 	}
 	base, cancel := context.WithCancelCause(context.Background())
 	s := &Server{
-		opt:      opt,
-		log:      opt.Log,
-		tools:    newFileCache(opt.ToolsFile, loadCatalog),
-		config:   newFileCache(opt.ConfigFile, loadConfig),
+		opt: opt,
+		log: opt.Log,
+		tools: newFileCache(opt.ToolsFile, loadCatalog, func(c *catalog) error { return c.err },
+			func(path string, err error) {
+				opt.Log.Error("tools list changed but is unusable; the last good one keeps serving", zap.String("path", path), zap.Error(err))
+			}),
+		config: newFileCache(opt.ConfigFile, loadConfig, func(c *config) error { return c.err },
+			func(path string, err error) {
+				opt.Log.Error("server configuration changed but is unusable; the last good one keeps serving", zap.String("path", path), zap.Error(err))
+			}),
 		sem:      make(chan struct{}, opt.MaxConcurrent),
 		inflight: map[string]context.CancelCauseFunc{},
 		base:     base,
@@ -104,6 +110,7 @@ func NewServer(opt Options) *Server {
 		outDead:  make(chan struct{}),
 		stopped:  make(chan struct{}),
 	}
+	s.stdio = streamSink{s: s, ss: newSession()}
 	if c := s.tools.get(); c.err != nil {
 		s.log.Error("tools list unreadable", zap.String("path", opt.ToolsFile), zap.Error(c.err))
 	} else {
@@ -127,8 +134,9 @@ func (s *Server) OutputDead() <-chan struct{} { return s.outDead }
 // At EOF every in-flight call finishes and is answered before Serve
 // returns. After Stop, Serve returns once Stop's drain and cancel are done.
 func (s *Server) Serve(r io.Reader, w io.Writer) error {
+	s.wmu.Lock()
 	s.w = w
-	s.stdio = streamSink{s: s, ss: newSession()}
+	s.wmu.Unlock()
 	readDone := make(chan error, 1)
 	// The reader may stay blocked in read(2) on stdin after Stop; it owns
 	// nothing, and the process exits right after Serve returns.
@@ -321,7 +329,7 @@ func (w streamSink) hint() transportHint { return transportHint{session: w.ss} }
 func (s *Server) write(line []byte) {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
-	if s.werr != nil {
+	if s.werr != nil || s.w == nil {
 		return
 	}
 	if _, err := s.w.Write(line); err != nil {
@@ -329,6 +337,20 @@ func (s *Server) write(line []byte) {
 		s.log.Warn("client output failed", zap.Error(err))
 		s.outOnce.Do(func() { close(s.outDead) })
 	}
+}
+
+// NotifyToolsChanged tells a legacy stdio client that the tools changed,
+// when the server advertises listChanged and the client has initialized.
+// (2026-07-28 delivers list_changed only on subscriptions/listen streams,
+// which mcp-bashd does not offer; HTTP sessions have no stream to carry it.)
+func (s *Server) NotifyToolsChanged() {
+	if !s.config.get().declaresListChanged() {
+		return
+	}
+	if ss, ok := s.stdio.(streamSink); ok && ss.ss.Version() == "" {
+		return
+	}
+	s.write(NotificationLine("notifications/tools/list_changed", nil))
 }
 
 // Stop stops taking requests, lets in-flight calls finish for up to drain,

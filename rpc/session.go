@@ -80,3 +80,17 @@ func (c *config) declaresLogging() bool {
 	_, ok = caps["logging"]
 	return ok
 }
+
+// declaresListChanged reports whether config.json advertises
+// capabilities.tools.listChanged: true. mcp-bashd reloads either way; it
+// tells clients only when the server says it will (and the SDK's
+// initialize bytes stay what they were for servers that do not).
+func (c *config) declaresListChanged() bool {
+	var caps struct {
+		Tools struct {
+			ListChanged bool `json:"listChanged"`
+		} `json:"tools"`
+	}
+	raw, ok := c.fields["capabilities"]
+	return ok && json.Unmarshal(raw, &caps) == nil && caps.Tools.ListChanged
+}

@@ -261,11 +261,36 @@ func (s *Supervisor) Load(ctx context.Context) (*Snapshot, error) {
 	if wd, err := os.Getwd(); err == nil {
 		attr.Dir = wd // the SDK resolves relative paths against the caller's cwd
 	}
+	// A syntax error does not stop bash: the load would go on and snapshot
+	// a server missing the broken part. `bash -n` reports it with its file
+	// and line; it runs alongside the load, so it costs no start-up time.
+	checkPath := outPath + ".syntax"
+	check, err := os.OpenFile(checkPath, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		out.Close()
+		return nil, err
+	}
+	defer os.Remove(checkPath)
+	checkAttr := &syscall.ProcAttr{Dir: attr.Dir, Env: s.env, Files: []uintptr{s.devnull.Fd(), check.Fd(), check.Fd()}, Sys: &syscall.SysProcAttr{Setpgid: true}}
+	_, checkDone, err := s.reaper.spawn(func() (int, error) {
+		return syscall.ForkExec(s.cfg.Bash, []string{s.cfg.Bash, "--noprofile", "--norc", "-n", s.cfg.Script}, checkAttr)
+	})
+	check.Close()
+	if err != nil {
+		out.Close()
+		return nil, fmt.Errorf("start %s: %w", s.cfg.Bash, err)
+	}
 	pid, done, err := s.reaper.spawn(func() (int, error) { return syscall.ForkExec(s.cfg.Bash, argv, attr) })
 	out.Close()
 	if err != nil {
+		<-checkDone
 		return nil, fmt.Errorf("start %s: %w", s.cfg.Bash, err)
 	}
+	defer func() {
+		if checkDone != nil {
+			<-checkDone
+		}
+	}()
 	budget := s.cfg.LoadBudget
 	if budget <= 0 {
 		budget = 30 * time.Second
@@ -285,6 +310,11 @@ func (s *Supervisor) Load(ctx context.Context) (*Snapshot, error) {
 		return nil, ctx.Err()
 	}
 	output := readCapped(outPath, 64<<10)
+	if ci := <-checkDone; ci.status.ExitStatus() != 0 || ci.status.Signaled() {
+		checkDone = nil
+		return nil, &LoadError{Script: s.cfg.Script, Status: "syntax error", Output: readCapped(checkPath, 64<<10)}
+	}
+	checkDone = nil
 	if ei.status.Signaled() {
 		return nil, &LoadError{Script: s.cfg.Script, Status: "killed by " + unix.SignalName(ei.status.Signal()), Output: output}
 	}

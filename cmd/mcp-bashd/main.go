@@ -15,6 +15,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -68,6 +69,7 @@ type options struct {
 	drain               time.Duration
 	drainSet            bool
 	snapshotFD          int
+	noWatch             bool
 	http                bool
 	httpPort, httpBind  string
 	httpPath, origins   string
@@ -109,6 +111,7 @@ func run(args []string) int {
 	fs.DurationVar(&o.grace, "grace", 2*time.Second, "time between SIGTERM and SIGKILL when a call is stopped")
 	fs.DurationVar(&o.timeout, "timeout", 0, "default per-call timeout (0: none; tools.json x-mcp-bashd.timeout overrides)")
 	fs.DurationVar(&o.drain, "drain", 0, "on SIGINT/SIGTERM/SIGHUP, time in-flight calls get to finish before they are cancelled")
+	fs.BoolVar(&o.noWatch, "no-reload", false, "do not reload when the script, tools.json or config.json changes")
 	fs.BoolVar(&o.http, "http", false, "serve Streamable HTTP instead of stdio")
 	fs.StringVar(&o.httpPort, "http-port", envOr("MCP_HTTP_PORT", "3000"), "HTTP `port` (MCP_HTTP_PORT)")
 	fs.StringVar(&o.httpBind, "http-bind", envOr("MCP_HTTP_BIND", "127.0.0.1"), "HTTP bind `address` (MCP_HTTP_BIND)")
@@ -186,20 +189,27 @@ func serve(o options, script string, scriptArgs []string) int {
 	}
 	defer sup.Close()
 
-	snap, err := loadSnapshot(sup, o.snapshotFD)
+	first, err := loadSnapshot(sup, o.snapshotFD)
 	if err != nil {
 		log.Error("server script not loaded", zap.Error(err))
 		fmt.Fprintln(os.Stderr, "mcp-bashd:", err)
 		return 1
 	}
+	var snap atomic.Pointer[supervisor.Snapshot]
+	snap.Store(first)
 	log.Info("serving", zap.String("script", abs), zap.String("tools", toolsFile), zap.String("config", configFile), zap.String("version", version))
 
 	srv := rpc.NewServer(rpc.Options{
 		ToolsFile: toolsFile, ConfigFile: configFile,
 		MaxLine: o.maxLine, MaxConcurrent: o.maxConcurrent, DefaultTimeout: o.timeout,
 		Log: log.Named("rpc"), Runner: sup,
-		Snapshot: func() *supervisor.Snapshot { return snap },
+		Snapshot: snap.Load,
 	})
+	watchCtx, stopWatch := context.WithCancel(context.Background())
+	defer stopWatch()
+	if !o.noWatch {
+		go watchServer(watchCtx, sup, srv, &snap, abs, []string{toolsFile, configFile}, log.Named("reload"))
+	}
 	served := make(chan error, 1)
 	var httpSrv *httpServer
 	if o.http {
@@ -230,7 +240,8 @@ func serve(o options, script string, scriptArgs []string) int {
 	if httpSrv != nil {
 		httpSrv.close()
 	}
-	sup.RunExitTrap(snap)
+	stopWatch()
+	sup.RunExitTrap(snap.Load())
 	if err := sup.Close(); err != nil {
 		log.Warn("cleanup incomplete", zap.Error(err))
 	}

@@ -1,0 +1,95 @@
+package main
+
+import (
+	"context"
+	"os"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/mcp-bashd/mcp-bashd/rpc"
+	"github.com/mcp-bashd/mcp-bashd/supervisor"
+)
+
+// reloadPoll is how often the server's files are checked for changes.
+const reloadPoll = 500 * time.Millisecond
+
+// watchServer reloads the server when the script, tools.json or
+// config.json changes: the script is loaded again (a new snapshot) and
+// swapped in for new calls only — a call that started before the change
+// finishes on the definitions it started with. A load that fails (syntax
+// error, script exits non-zero) is logged and the last good snapshot keeps
+// serving. tools.json and config.json are re-read by rpc on their own; a
+// change to either, or to the set of functions, is announced with
+// notifications/tools/list_changed.
+func watchServer(ctx context.Context, sup *supervisor.Supervisor, srv *rpc.Server, cur *atomic.Pointer[supervisor.Snapshot], script string, files []string, log *zap.Logger) {
+	stamps := map[string]stamp{}
+	for _, f := range append([]string{script}, files...) {
+		stamps[f] = stampOf(f)
+	}
+	t := time.NewTicker(reloadPoll)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		changed := map[string]bool{}
+		for f, old := range stamps {
+			if st := stampOf(f); st != old {
+				stamps[f] = st
+				changed[f] = true
+			}
+		}
+		if len(changed) == 0 {
+			continue
+		}
+		if changed[script] {
+			snap, err := sup.Load(ctx)
+			if err != nil {
+				log.Error("reload failed; the previous definitions keep serving", zap.String("script", script), zap.Error(err))
+				continue
+			}
+			old := cur.Swap(snap)
+			log.Info("server script reloaded", zap.String("script", script), zap.Uint64("generation", snap.Gen))
+			if !changed[files[0]] && sameFunctions(old, snap) {
+				continue
+			}
+		}
+		srv.NotifyToolsChanged()
+	}
+}
+
+type stamp struct {
+	ok    bool
+	ino   uint64
+	size  int64
+	mtime time.Time
+}
+
+func stampOf(path string) stamp {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return stamp{}
+	}
+	st := stamp{ok: true, size: fi.Size(), mtime: fi.ModTime()}
+	if sys, ok := fi.Sys().(*syscall.Stat_t); ok {
+		st.ino = sys.Ino
+	}
+	return st
+}
+
+func sameFunctions(a, b *supervisor.Snapshot) bool {
+	if a == nil || b == nil || len(a.Functions) != len(b.Functions) {
+		return false
+	}
+	for f := range a.Functions {
+		if !b.Functions[f] {
+			return false
+		}
+	}
+	return true
+}
