@@ -94,13 +94,21 @@ func (s *Server) call(ctx context.Context, id, params json.RawMessage, out sink)
 		s.log.Error("tool call rejected", zap.String("tool", name), zap.String("reason", msg))
 		return result(textResult(msg, true))
 	}
-	if cat.err != nil {
-		return cannot("the tool list at " + cat.path + " is missing or does not hold one JSON object.")
+	var decl []*tool
+	if s.dir != nil {
+		if d := s.dir.get(); d.err == nil && d.byName[name] != nil {
+			decl = []*tool{d.byName[name]}
+		}
 	}
-	if cat.unusable {
-		return cannot("the tool list at " + cat.path + " does not hold a usable tools list.")
+	if decl == nil && (s.dir == nil || s.opt.ToolsFile != "") {
+		if cat.err != nil {
+			return cannot("the tool list at " + cat.path + " is missing or does not hold one JSON object.")
+		}
+		if cat.unusable {
+			return cannot("the tool list at " + cat.path + " does not hold a usable tools list.")
+		}
+		decl = cat.declared(name)
 	}
-	decl := cat.declared(name)
 	if len(decl) == 0 {
 		return notFound()
 	}
@@ -112,7 +120,7 @@ func (s *Server) call(ctx context.Context, id, params json.RawMessage, out sink)
 		return cannot("its entry in " + cat.path + " declares no inputSchema.")
 	}
 	snap := s.opt.Snapshot()
-	if !snap.HasFunction("tool_" + name) {
+	if t.exe == "" && !snap.HasFunction("tool_"+name) {
 		return notFound()
 	}
 	if modern && t.requires != nil {
@@ -141,6 +149,7 @@ func (s *Server) call(ctx context.Context, id, params json.RawMessage, out sink)
 	oc := s.opt.Runner.Call(ctx, supervisor.Request{
 		ID: string(id), Tool: name, Args: cp.args, Snapshot: snap, Timeout: timeout,
 		Events: s.eventSink(ctx, meta, modern, cfg, out),
+		Exe:    t.exe,
 	})
 	if oc.Cancelled {
 		return nil

@@ -28,6 +28,7 @@ type tool struct {
 	timeout   time.Duration
 	output    *schema.Schema  // compiled outputSchema, nil when none (or it does not compile)
 	requires  json.RawMessage // client capabilities the tool needs (x-mcp-bashd.requiresClientCapabilities)
+	exe       string          // a --tools-dir executable; "" for a bash function
 }
 
 // catalog is one parse of tools.json.

@@ -120,12 +120,12 @@ func (s *Server) handleModern(id json.RawMessage, msg *Message, m reqMeta, out s
 	case "server/discover":
 		out.respond(ResultLine(id, cfg.discoverResult(info)))
 	case "tools/list":
-		c := s.tools.get()
-		if c.err != nil {
-			out.respond(ErrorLine(id, codeInternal, "Cannot read tools list: "+c.path, nil))
+		list, err := s.toolsList()
+		if err != nil {
+			out.respond(ErrorLine(id, codeInternal, err.Error(), nil))
 			return
 		}
-		out.respond(ResultLine(id, modernResult(c.list, info, cfg.cacheFields())))
+		out.respond(ResultLine(id, modernResult(list, info, cfg.cacheFields())))
 	case "tools/call":
 		s.startCall(id, append(json.RawMessage(nil), msg.Params...), out)
 	case "resources/list":

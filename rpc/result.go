@@ -23,6 +23,17 @@ import (
 func (s *Server) buildResult(name string, t *tool, oc supervisor.Outcome) json.RawMessage {
 	text, isErr := oc.Result(name)
 	text = s.cleanText(name, text)
+	if t.exe != "" && oc.SetupErr == nil && !oc.TimedOut {
+		// A tools-directory executable may print a whole CallToolResult.
+		if out := bytes.TrimSpace(oc.Output); firstByte(out) == '{' {
+			if body, why := checkFullResult(out); why == "" {
+				if oc.ExitCode != 0 && !bytes.Contains(body, []byte(`"isError":true`)) {
+					return textResult("Error executing "+name+": "+s.cleanText(name, string(out)), true)
+				}
+				return body
+			}
+		}
+	}
 	for _, p := range oc.ContentProblems {
 		s.log.Warn("tool content ignored", zap.String("tool", name), zap.String("problem", p))
 	}

@@ -46,6 +46,7 @@ type Options struct {
 	Log            *zap.Logger
 	Runner         Runner
 	Snapshot       func() *supervisor.Snapshot
+	ToolsDir       string // --tools-dir; "" for none
 }
 
 // Server serves one JSON-RPC stream.
@@ -53,6 +54,7 @@ type Server struct {
 	opt     Options
 	log     *zap.Logger
 	tools   *fileCache[*catalog]
+	dir     *toolsDir // nil without --tools-dir
 	config  *fileCache[*config]
 	sem     chan struct{}
 	pending atomic.Int64
@@ -111,6 +113,14 @@ func NewServer(opt Options) *Server {
 		stopped:  make(chan struct{}),
 	}
 	s.stdio = streamSink{s: s, ss: newSession()}
+	if opt.ToolsDir != "" {
+		if l, ok := opt.Runner.(Lister); ok {
+			s.dir = &toolsDir{dir: opt.ToolsDir, lister: l, log: opt.Log.Named("tools-dir")}
+			if d := s.dir.get(); d.err != nil {
+				s.log.Error("tools directory unusable", zap.Error(d.err))
+			}
+		}
+	}
 	if c := s.tools.get(); c.err != nil {
 		s.log.Error("tools list unreadable", zap.String("path", opt.ToolsFile), zap.Error(c.err))
 	} else {
@@ -239,12 +249,12 @@ func (s *Server) handleLine(line []byte, out sink) {
 	case "ping":
 		out.respond(ResultLine(id, json.RawMessage(`{}`)))
 	case "tools/list":
-		c := s.tools.get()
-		if c.err != nil {
-			out.respond(ErrorLine(id, codeInternal, "Cannot read tools list: "+c.path, nil))
+		list, err := s.toolsList()
+		if err != nil {
+			out.respond(ErrorLine(id, codeInternal, err.Error(), nil))
 			return
 		}
-		out.respond(ResultLine(id, c.list))
+		out.respond(ResultLine(id, list))
 	case "tools/call":
 		s.startCall(id, append(json.RawMessage(nil), msg.Params...), out)
 	case "resources/list":
@@ -337,6 +347,27 @@ func (s *Server) write(line []byte) {
 		s.log.Warn("client output failed", zap.Error(err))
 		s.outOnce.Do(func() { close(s.outDead) })
 	}
+}
+
+// toolsList is the tools/list result: tools.json's tools, then those of the
+// tools directory.
+func (s *Server) toolsList() (json.RawMessage, error) {
+	c := s.tools.get()
+	list := c.list
+	if c.err != nil {
+		if s.dir == nil || s.opt.ToolsFile != "" {
+			return nil, errors.New("Cannot read tools list: " + c.path)
+		}
+		list = json.RawMessage(`{"tools":[]}`)
+	}
+	if s.dir != nil {
+		d := s.dir.get()
+		if d.err != nil {
+			return nil, d.err
+		}
+		list = mergeList(list, d.public)
+	}
+	return list, nil
 }
 
 // NotifyToolsChanged tells a legacy stdio client that the tools changed,

@@ -23,9 +23,10 @@ __mcpbashd_root=$__MCPBASHD_ROOT
 __mcpbashd_tool=$__MCPBASHD_TOOL
 __mcpbashd_mode=$__MCPBASHD_MODE
 __mcpbashd_snapshot=$__MCPBASHD_SNAPSHOT
+__mcpbashd_exe=${__MCPBASHD_EXE:-}
 __mcpbashd_args=
 IFS= builtin read -r -d '' __mcpbashd_args <"$__mcpbashd_root/args"
-builtin unset __MCPBASHD_ROOT __MCPBASHD_TOOL __MCPBASHD_MODE __MCPBASHD_SNAPSHOT __MCPBASHD_WORKER
+builtin unset __MCPBASHD_ROOT __MCPBASHD_TOOL __MCPBASHD_MODE __MCPBASHD_SNAPSHOT __MCPBASHD_WORKER __MCPBASHD_EXE
 
 builtin . "$__mcpbashd_snapshot"
 { __mcpbashd_options; } 2>/dev/null
@@ -47,6 +48,10 @@ call)
         builtin printf tool >|"$__mcpbashd_root/phase"
     fi
     "tool_$__mcpbashd_tool" "$__mcpbashd_args"
+    ;;
+exec)
+    # A --tools-dir executable: EXE NAME ARGS_JSON, as that system ran it.
+    "$__mcpbashd_exe" "$__mcpbashd_tool" "$__mcpbashd_args"
     ;;
 cancel)
     if builtin declare -F "tool_${__mcpbashd_tool}_cancel" >/dev/null; then

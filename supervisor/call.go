@@ -38,6 +38,9 @@ type Request struct {
 	// Events, when set, receives the notifications the tool asks for
 	// (mcp_progress, mcp_log) while it runs, in order, from one goroutine.
 	Events func(Event)
+	// Exe, when set, is a --tools-dir executable run as `EXE TOOL ARGS`
+	// instead of the bash function tool_TOOL.
+	Exe string
 }
 
 // Outcome is how a call ended.
@@ -111,7 +114,11 @@ func (s *Supervisor) call(ctx context.Context, req Request, log *zap.Logger) Out
 	if err != nil {
 		return Outcome{SetupErr: fmt.Errorf("create output file: %w", err)}
 	}
-	pid, done, err := s.spawn("call", req, root, out, out)
+	mode := "call"
+	if req.Exe != "" {
+		mode = "exec"
+	}
+	pid, done, err := s.spawn(mode, req, root, out, out)
 	out.Close()
 	if err != nil {
 		return Outcome{SetupErr: err}
@@ -262,8 +269,12 @@ func (s *Supervisor) spawn(mode string, req Request, root string, stdout, stderr
 	}
 	// The comment after the command makes the tool name visible in ps; the
 	// script and its arguments follow as $0 and $@, as in a bash subshell.
+	zero := s.cfg.Script
+	if req.Exe != "" {
+		zero = req.Exe
+	}
 	argv := append([]string{s.cfg.Bash, "--noprofile", "--norc", "-c",
-		`. "$__MCPBASHD_WORKER" # ` + mode + " " + req.Tool, s.cfg.Script}, s.cfg.ScriptArgs...)
+		`. "$__MCPBASHD_WORKER" # ` + mode + " " + req.Tool, zero}, s.cfg.ScriptArgs...)
 	env := append(append(make([]string, 0, len(s.env)+6), s.env...),
 		"__MCPBASHD_WORKER="+s.worker,
 		"__MCPBASHD_ROOT="+root,
@@ -273,6 +284,7 @@ func (s *Supervisor) spawn(mode string, req Request, root string, stdout, stderr
 		"MCP_CALL_TMPDIR="+filepath.Join(root, "tmp"),
 		"MCP_BASHD_EVENTS="+filepath.Join(root, "events"),
 		"MCP_BASHD_CONTENT="+filepath.Join(root, "content"),
+		"__MCPBASHD_EXE="+req.Exe,
 	)
 	attr := &syscall.ProcAttr{
 		Dir:   root,
@@ -310,4 +322,57 @@ func readOutput(path string, max int64) ([]byte, int64) {
 		return b[:got], 0
 	}
 	return b[:got], size - int64(got)
+}
+
+// ListTools runs `EXE list` (a --tools-dir executable) and returns its
+// stdout: one tool JSON object per line. Its stderr is returned in the
+// error when it fails.
+func (s *Supervisor) ListTools(ctx context.Context, exe string) ([]byte, error) {
+	if !s.enter() {
+		return nil, errClosed
+	}
+	defer s.users.Done()
+	dir, err := tmpdir.Create(s.base, tmpdir.CallPrefix, s.owner)
+	if err != nil {
+		return nil, err
+	}
+	defer tmpdir.Remove(dir)
+	outPath, errPath := filepath.Join(dir, "out"), filepath.Join(dir, "err")
+	out, err := os.Create(outPath)
+	if err != nil {
+		return nil, err
+	}
+	errf, err := os.Create(errPath)
+	if err != nil {
+		out.Close()
+		return nil, err
+	}
+	attr := &syscall.ProcAttr{Dir: filepath.Dir(exe), Env: s.env,
+		Files: []uintptr{s.devnull.Fd(), out.Fd(), errf.Fd()}, Sys: &syscall.SysProcAttr{Setpgid: true}}
+	pid, done, err := s.reaper.spawn(func() (int, error) { return syscall.ForkExec(exe, []string{exe, "list"}, attr) })
+	out.Close()
+	errf.Close()
+	if err != nil {
+		return nil, fmt.Errorf("run %s list: %w", exe, err)
+	}
+	t := time.NewTimer(s.cfg.LoadBudgetOrDefault())
+	defer t.Stop()
+	var ei exitInfo
+	select {
+	case ei = <-done:
+	case <-t.C:
+		s.reaper.signalGroup(pid, unix.SIGKILL)
+		<-done
+		return nil, fmt.Errorf("%s list did not finish within %s", exe, s.cfg.LoadBudgetOrDefault())
+	case <-ctx.Done():
+		s.reaper.signalGroup(pid, unix.SIGKILL)
+		<-done
+		return nil, ctx.Err()
+	}
+	stdout, _ := readOutput(outPath, s.cfg.OutputCap)
+	if ei.status.Signaled() || ei.status.ExitStatus() != 0 {
+		stderr, _ := readOutput(errPath, 64<<10)
+		return nil, fmt.Errorf("%s list failed (exit %d): %s", exe, ei.status.ExitStatus(), strings.TrimSpace(string(stderr)))
+	}
+	return stdout, nil
 }

@@ -35,6 +35,20 @@ type Config struct {
 	Log        *zap.Logger
 }
 
+// LoadBudgetOrDefault is how long a load or a `list` may take.
+func (c Config) LoadBudgetOrDefault() time.Duration {
+	if c.LoadBudget > 0 {
+		return c.LoadBudget
+	}
+	return 30 * time.Second
+}
+
+// Empty is the snapshot of a server without a script (a --tools-dir only
+// server): nothing to source but the two functions the prelude calls.
+func (s *Supervisor) Empty() (*Snapshot, error) {
+	return s.Adopt([]byte("# mcp-bashd snapshot v1\n__mcpbashd_options() { :; }\n__mcpbashd_exit_trap() { :; }\n"))
+}
+
 // Supervisor runs a server's processes.
 type Supervisor struct {
 	cfg     Config

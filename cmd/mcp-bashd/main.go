@@ -70,6 +70,7 @@ type options struct {
 	drainSet            bool
 	snapshotFD          int
 	noWatch             bool
+	toolsDir            string
 	http                bool
 	httpPort, httpBind  string
 	httpPath, origins   string
@@ -111,6 +112,7 @@ func run(args []string) int {
 	fs.DurationVar(&o.grace, "grace", 2*time.Second, "time between SIGTERM and SIGKILL when a call is stopped")
 	fs.DurationVar(&o.timeout, "timeout", 0, "default per-call timeout (0: none; tools.json x-mcp-bashd.timeout overrides)")
 	fs.DurationVar(&o.drain, "drain", 0, "on SIGINT/SIGTERM/SIGHUP, time in-flight calls get to finish before they are cancelled")
+	fs.StringVar(&o.toolsDir, "tools-dir", "", "also serve every executable in `DIR` that answers `EXE list` (one tool JSON per line); calls run `EXE NAME ARGS_JSON`")
 	fs.BoolVar(&o.noWatch, "no-reload", false, "do not reload when the script, tools.json or config.json changes")
 	fs.BoolVar(&o.http, "http", false, "serve Streamable HTTP instead of stdio")
 	fs.StringVar(&o.httpPort, "http-port", envOr("MCP_HTTP_PORT", "3000"), "HTTP `port` (MCP_HTTP_PORT)")
@@ -137,11 +139,11 @@ func run(args []string) int {
 		// stdio client that signals wants the server gone.
 		o.drain = 5 * time.Second
 	}
-	if fs.NArg() < 1 {
+	if fs.NArg() < 1 && o.toolsDir == "" {
 		fmt.Fprintln(os.Stderr, "mcp-bashd: missing SERVER.sh (see mcp-bashd --help)")
 		return 2
 	}
-	return serve(o, fs.Arg(0), fs.Args()[1:])
+	return serve(o, fs.Arg(0), fs.Args()[min(1, fs.NArg()):])
 }
 
 func serve(o options, script string, scriptArgs []string) int {
@@ -152,13 +154,29 @@ func serve(o options, script string, scriptArgs []string) int {
 	}
 	defer closeLog()
 
-	abs, err := filepath.Abs(script)
-	if err == nil {
-		_, err = os.Stat(abs)
+	var abs, home string
+	if script != "" {
+		abs, err = filepath.Abs(script)
+		if err == nil {
+			_, err = os.Stat(abs)
+		}
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "mcp-bashd: server script %s: %v\n", script, err)
+			return 1
+		}
+		home = filepath.Dir(abs)
 	}
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "mcp-bashd: server script %s: %v\n", script, err)
-		return 1
+	if o.toolsDir != "" {
+		if o.toolsDir, err = filepath.Abs(o.toolsDir); err == nil {
+			_, err = os.ReadDir(o.toolsDir)
+		}
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "mcp-bashd: tools directory: %v\n", err)
+			return 1
+		}
+		if home == "" {
+			home = o.toolsDir
+		}
 	}
 	bash := o.bash
 	if bash == "" {
@@ -168,8 +186,11 @@ func serve(o options, script string, scriptArgs []string) int {
 		}
 	}
 	self, _ := os.Executable()
-	toolsFile := pick(o.tools, os.Getenv("MCP_TOOLS_LIST_FILE"), filepath.Join(filepath.Dir(abs), "tools.json"))
-	configFile := pick(o.config, os.Getenv("MCP_CONFIG_FILE"), filepath.Join(filepath.Dir(abs), "config.json"))
+	toolsFile := pick(o.tools, os.Getenv("MCP_TOOLS_LIST_FILE"))
+	if toolsFile == "" && abs != "" {
+		toolsFile = filepath.Join(home, "tools.json")
+	}
+	configFile := pick(o.config, os.Getenv("MCP_CONFIG_FILE"), filepath.Join(home, "config.json"))
 
 	// Signals first: a SIGTERM during start-up must still tear down.
 	sigc := make(chan os.Signal, 4)
@@ -189,7 +210,7 @@ func serve(o options, script string, scriptArgs []string) int {
 	}
 	defer sup.Close()
 
-	first, err := loadSnapshot(sup, o.snapshotFD)
+	first, err := loadSnapshot(sup, o.snapshotFD, abs == "")
 	if err != nil {
 		log.Error("server script not loaded", zap.Error(err))
 		fmt.Fprintln(os.Stderr, "mcp-bashd:", err)
@@ -204,10 +225,11 @@ func serve(o options, script string, scriptArgs []string) int {
 		MaxLine: o.maxLine, MaxConcurrent: o.maxConcurrent, DefaultTimeout: o.timeout,
 		Log: log.Named("rpc"), Runner: sup,
 		Snapshot: snap.Load,
+		ToolsDir: o.toolsDir,
 	})
 	watchCtx, stopWatch := context.WithCancel(context.Background())
 	defer stopWatch()
-	if !o.noWatch {
+	if !o.noWatch && abs != "" {
 		go watchServer(watchCtx, sup, srv, &snap, abs, []string{toolsFile, configFile}, log.Named("reload"))
 	}
 	served := make(chan error, 1)
@@ -265,7 +287,10 @@ func dieBy(s syscall.Signal) int {
 	return 128 + int(s)
 }
 
-func loadSnapshot(sup *supervisor.Supervisor, fd int) (*supervisor.Snapshot, error) {
+func loadSnapshot(sup *supervisor.Supervisor, fd int, noScript bool) (*supervisor.Snapshot, error) {
+	if noScript {
+		return sup.Empty()
+	}
 	if fd < 0 {
 		return sup.Load(context.Background())
 	}
