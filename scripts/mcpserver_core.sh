@@ -176,10 +176,10 @@ __mcpbashd_dump() {
         esac
         declare -p "$__mcpbashd_n" 2>/dev/null
     done
-    # The shim's own entry points are of no use inside a call.
+    # The shim's server entry points are of no use inside a call.
     for __mcpbashd_n in $(compgen -A function); do
         case $__mcpbashd_n in
-        __mcpbashd_dump | run_mcp_server | run_mcp_http_server) ;;
+        run_mcp_server | run_mcp_http_server) ;;
         *) declare -f "$__mcpbashd_n" ;;
         esac
     done
@@ -236,6 +236,42 @@ run_mcp_server() {
 # MCP_ALLOWED_ORIGINS). Its socat "handle-connection" mode is not needed.
 run_mcp_http_server() {
     __MCPBASHD_SERVE_FLAGS=--http run_mcp_server "$@"
+}
+
+# The SDK's in-process API, for authors' own tests and for nested dispatch
+# from inside a tool: each is a one-shot run of the daemon with this
+# shell's functions and variables (never reading this shell's stdin).
+process_request() {
+    local __b __script
+    __b=$(__mcpbashd_bin) || return $?
+    __script=${BASH_SOURCE[${#BASH_SOURCE[@]} - 1]}
+    __mcpbashd_trap=$(trap -p EXIT)
+    MCP_TOOLS_LIST_FILE="${MCP_TOOLS_LIST_FILE:-tools.json}" \
+        MCP_CONFIG_FILE="${MCP_CONFIG_FILE:-config.json}" \
+        "$__b" --oneshot --snapshot-fd 3 "$__script" <<<"${1:-}" 3< <(__mcpbashd_dump)
+}
+
+# handle_tools_call ID PARAMS_JSON
+handle_tools_call() {
+    process_request "{\"jsonrpc\":\"2.0\",\"id\":${1:-null},\"method\":\"tools/call\",\"params\":${2:-{\}}}"
+}
+
+# handle_initialize ID [PARAMS_JSON]
+handle_initialize() {
+    process_request "{\"jsonrpc\":\"2.0\",\"id\":${1:-null},\"method\":\"initialize\",\"params\":${2:-{\}}}"
+}
+
+# handle_tools_list ID
+handle_tools_list() {
+    process_request "{\"jsonrpc\":\"2.0\",\"id\":${1:-null},\"method\":\"tools/list\"}"
+}
+
+# validate_tool_arguments NAME ARGS_JSON — prints why the arguments are
+# rejected and returns 1, or returns 0.
+validate_tool_arguments() {
+    local __b
+    __b=$(__mcpbashd_bin) || return $?
+    "$__b" json validate "${MCP_TOOLS_LIST_FILE:-tools.json}" "${1:-}" "${2:-}"
 }
 
 # Sourcing without the binary cannot serve anything: say so now, with the

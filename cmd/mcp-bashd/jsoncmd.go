@@ -64,6 +64,14 @@ func jsonCommand(args []string, stdout, stderr io.Writer) int {
 			return fail("%v", err)
 		}
 		stdout.Write(append(obj, '\n'))
+	case "validate":
+		if len(args) != 4 {
+			return fail("usage: mcp-bashd json validate TOOLS_FILE NAME ARGS_JSON")
+		}
+		if msg := rpc.ValidateArguments(args[1], args[2], []byte(args[3])); msg != "" {
+			fmt.Fprint(stdout, msg)
+			return 1
+		}
 	default:
 		return fail("mcp-bashd json: unknown helper %q", args[0])
 	}

@@ -70,6 +70,7 @@ type options struct {
 	drainSet            bool
 	snapshotFD          int
 	noWatch             bool
+	oneshot             bool
 	toolsDir            string
 	http                bool
 	httpPort, httpBind  string
@@ -113,6 +114,7 @@ func run(args []string) int {
 	fs.DurationVar(&o.timeout, "timeout", 0, "default per-call timeout (0: none; tools.json x-mcp-bashd.timeout overrides)")
 	fs.DurationVar(&o.drain, "drain", 0, "on SIGINT/SIGTERM/SIGHUP, time in-flight calls get to finish before they are cancelled")
 	fs.StringVar(&o.toolsDir, "tools-dir", "", "also serve every executable in `DIR` that answers `EXE list` (one tool JSON per line); calls run `EXE NAME ARGS_JSON`")
+	fs.BoolVar(&o.oneshot, "oneshot", false, "internal: serve stdin once for the shim's process_request (no reload, the caller's EXIT trap not run)")
 	fs.BoolVar(&o.noWatch, "no-reload", false, "do not reload when the script, tools.json or config.json changes")
 	fs.BoolVar(&o.http, "http", false, "serve Streamable HTTP instead of stdio")
 	fs.StringVar(&o.httpPort, "http-port", envOr("MCP_HTTP_PORT", "3000"), "HTTP `port` (MCP_HTTP_PORT)")
@@ -229,7 +231,7 @@ func serve(o options, script string, scriptArgs []string) int {
 	})
 	watchCtx, stopWatch := context.WithCancel(context.Background())
 	defer stopWatch()
-	if !o.noWatch && abs != "" {
+	if !o.noWatch && !o.oneshot && abs != "" {
 		go watchServer(watchCtx, sup, srv, &snap, abs, []string{toolsFile, configFile}, log.Named("reload"))
 	}
 	served := make(chan error, 1)
@@ -263,7 +265,9 @@ func serve(o options, script string, scriptArgs []string) int {
 		httpSrv.close()
 	}
 	stopWatch()
-	sup.RunExitTrap(snap.Load())
+	if !o.oneshot {
+		sup.RunExitTrap(snap.Load())
+	}
 	if err := sup.Close(); err != nil {
 		log.Warn("cleanup incomplete", zap.Error(err))
 	}
