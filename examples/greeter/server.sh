@@ -16,6 +16,7 @@ printf '0\n' >"$GREETER_STATE_FILE"
 # The server's own EXIT trap: mcp-bashd runs it once, at shutdown.
 trap 'rm -f "$GREETER_STATE_FILE"' EXIT
 
+# shellcheck disable=SC1091 # the shim (a symlink to scripts/mcpserver_core.sh)
 source "${HERE}/mcpserver_core.sh"
 
 # json_string KEY JSON — the string value of a top-level key (no escapes).
