@@ -130,7 +130,9 @@ func (s *Server) call(ctx context.Context, id, params json.RawMessage, out sink)
 		}
 	}
 	if t.schemaErr != nil {
-		return cannot("its inputSchema does not compile: " + t.schemaErr.Error())
+		// schema.Compile's error is already the whole user-facing text.
+		s.log.Error("tool call rejected", zap.String("tool", name), zap.Error(t.schemaErr))
+		return result(textResult(t.schemaErr.Error(), true))
 	}
 	if err := t.schema.Validate(cp.args); err != nil {
 		s.log.Info("tool arguments rejected", zap.String("tool", name), zap.String("reason", err.Error()))

@@ -132,6 +132,7 @@ func parseTool(raw json.RawMessage) (*tool, json.RawMessage) {
 	}
 	t := &tool{}
 	var named bool
+	var input, output json.RawMessage
 	var pub bytes.Buffer
 	pub.WriteByte('{')
 	n := 0
@@ -144,13 +145,9 @@ func parseTool(raw json.RawMessage) (*tool, json.RawMessage) {
 			named = json.Unmarshal(kv.val, &t.name) == nil
 		case "inputSchema":
 			t.hasSchema = firstByte(kv.val) != 'n'
-			if t.hasSchema {
-				t.schema, t.schemaErr = schema.Compile(t.name, kv.val)
-			}
+			input = kv.val
 		case "outputSchema":
-			if firstByte(kv.val) == '{' {
-				t.output, _ = schema.Compile(t.name, kv.val)
-			}
+			output = kv.val
 		}
 		if n > 0 {
 			pub.WriteByte(',')
@@ -164,6 +161,13 @@ func parseTool(raw json.RawMessage) (*tool, json.RawMessage) {
 	pub.WriteByte('}')
 	if !named {
 		return nil, pub.Bytes()
+	}
+	// Compiled once the name is known: keys may come in any order.
+	if t.hasSchema {
+		t.schema, t.schemaErr = schema.Compile(t.name, input)
+	}
+	if firstByte(output) == '{' {
+		t.output, _ = schema.Compile(t.name, output)
 	}
 	return t, pub.Bytes()
 }
@@ -284,6 +288,7 @@ type fileStamp struct {
 	ino   uint64
 	size  int64
 	mtime time.Time
+	ctime syscall.Timespec // changes on every write, even one that keeps size and mtime
 }
 
 func stampOf(path string) fileStamp {
@@ -291,11 +296,11 @@ func stampOf(path string) fileStamp {
 	if err != nil {
 		return fileStamp{}
 	}
-	var ino uint64
+	stamp := fileStamp{ok: true, size: fi.Size(), mtime: fi.ModTime()}
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		ino = st.Ino
+		stamp.ino, stamp.ctime = st.Ino, st.Ctim
 	}
-	return fileStamp{ok: true, ino: ino, size: fi.Size(), mtime: fi.ModTime()}
+	return stamp
 }
 
 func newFileCache[T any](path string, load func(string) T, bad func(T) error, onBad func(string, error)) *fileCache[T] {

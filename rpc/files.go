@@ -52,7 +52,7 @@ func ValidateArguments(toolsFile, name string, args []byte) string {
 	case !decl[0].hasSchema:
 		return prefix + "its entry in " + cat.path + " declares no inputSchema."
 	case decl[0].schemaErr != nil:
-		return prefix + "its inputSchema does not compile: " + decl[0].schemaErr.Error()
+		return decl[0].schemaErr.Error()
 	}
 	if len(bytes.TrimSpace(args)) == 0 {
 		args = []byte(`{}`)

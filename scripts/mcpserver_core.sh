@@ -16,7 +16,7 @@ MCP_BASHD_SHIM_VERSION=1
 
 # Where the daemon is: MCP_BASHD (a path) or mcp-bashd on PATH.
 __mcpbashd_bin() {
-    if [ -n "${MCP_BASHD:-}" ] && [ -x "${MCP_BASHD}" ]; then
+    if [ -n "${MCP_BASHD:-}" ] && [ -f "${MCP_BASHD}" ] && [ -x "${MCP_BASHD}" ]; then
         printf '%s\n' "$MCP_BASHD"
         return 0
     fi
@@ -50,6 +50,28 @@ log() {
         printf '%s\n' "$__line" >&2
     fi
     return 0
+}
+
+# _configure_extra_log_file PATH — the SDK's second log target: a relative
+# PATH resolves against PROJECT_ROOT; a missing parent directory is logged
+# and the extra log stays off.
+_configure_extra_log_file() {
+    local __raw="${1:-}" __resolved __parent
+    [ -z "$__raw" ] && return 0
+    __resolved=$__raw
+    case $__raw in
+    /*) ;;
+    *) __resolved="${PROJECT_ROOT:-}/${__raw}" ;;
+    esac
+    __parent=${__resolved%/*}
+    [ -z "$__parent" ] && __parent=/
+    if [ ! -d "$__parent" ]; then
+        log "WARN" "log_file parent directory does not exist: ${__parent} — extra log file disabled"
+        return 0
+    fi
+    MCP_EXTRA_LOG_FILE=$__resolved
+    export MCP_EXTRA_LOG_FILE
+    log "INFO" "Extra log file configured: ${MCP_EXTRA_LOG_FILE}"
 }
 
 # create_response ID RESULT_JSON — a compact JSON-RPC result envelope.

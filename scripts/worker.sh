@@ -17,6 +17,9 @@ if builtin read -r -t 0 -u 3; then builtin exit 125; fi
     builtin read -r -u 3
     builtin kill -KILL 0
 ) &
+# Not one of the tool's jobs: a plain `wait` or `jobs` in the tool must see
+# only what the tool itself started.
+builtin disown $!
 builtin exec 3<&-
 
 __mcpbashd_root=$__MCPBASHD_ROOT
@@ -39,7 +42,11 @@ call)
         builtin printf hook >|"$__mcpbashd_root/phase"
         mcp_before_tool_call "$__mcpbashd_tool" "$__mcpbashd_args" >|"$__mcpbashd_root/hook" 2>&1
         __mcpbashd_st=$?
-        { builtin . "$__mcpbashd_root/opts"; } 2>/dev/null
+        # Each saved line is a shopt or set command; run it as the builtin
+        # so functions the hook defined (shopt, set) cannot intercept it.
+        while IFS= builtin read -r __mcpbashd_l; do
+            builtin eval "builtin $__mcpbashd_l" 2>/dev/null
+        done <"$__mcpbashd_root/opts"
         builtin set +e
         if builtin test "$__mcpbashd_st" -ne 0; then
             builtin printf 'refused %d' "$__mcpbashd_st" >|"$__mcpbashd_root/phase"

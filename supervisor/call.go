@@ -80,6 +80,12 @@ func (s *Supervisor) Call(ctx context.Context, req Request) Outcome {
 	switch {
 	case o.SetupErr != nil:
 		log.Error("call not run", zap.Error(o.SetupErr))
+	case o.Phase == "refused":
+		log.Info("before-tool hook refused the call", zap.Int("status", o.HookStatus))
+	case o.Phase == "hook" && o.Signal != 0:
+		log.Error("before-tool hook killed by a signal; tool not run", zap.String("signal", unix.SignalName(o.Signal)))
+	case o.Phase == "hook":
+		log.Error("before-tool hook ended the call instead of returning; tool not run", zap.Int("exit", o.ExitCode))
 	case o.Cancelled:
 		log.Info("call cancelled", fields...)
 	case o.TimedOut:

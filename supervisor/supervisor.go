@@ -111,8 +111,25 @@ func New(cfg Config) (*Supervisor, error) {
 	} else if len(removed) > 0 {
 		s.log.Info("removed temp dirs of dead daemons", zap.Strings("paths", removed))
 	}
-	if s.runtime, err = tmpdir.Create(base, tmpdir.RuntimePrefix, owner); err != nil {
-		return nil, fmt.Errorf("runtime dir under %s: %w", base, err)
+	// The runtime directory (lifeline, snapshot, prelude) is what the daemon
+	// cannot serve without; if TMPDIR is unusable it goes to /tmp or
+	// XDG_RUNTIME_DIR instead, and only the calls (whose roots must live
+	// under TMPDIR) fail, each with the SDK's "call directory" result.
+	var rerr error
+	for _, dir := range []string{base, "/tmp", os.Getenv("XDG_RUNTIME_DIR")} {
+		if dir == "" {
+			continue
+		}
+		if s.runtime, err = tmpdir.Create(dir, tmpdir.RuntimePrefix, owner); err == nil {
+			break
+		}
+		rerr = errors.Join(rerr, fmt.Errorf("runtime dir under %s: %w", dir, err))
+	}
+	if s.runtime == "" {
+		return nil, rerr
+	}
+	if rerr != nil {
+		s.log.Warn("TMPDIR unusable; calls will fail until it is", zap.String("tmpdir", base), zap.Error(rerr))
 	}
 	fail := func(err error) (*Supervisor, error) {
 		s.Close()
