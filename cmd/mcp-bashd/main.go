@@ -33,8 +33,13 @@ const usage = `mcp-bashd — serve MCP tools written as bash functions.
 
 Usage:
   mcp-bashd [flags] SERVER.sh [ARGS...]   serve SERVER.sh over stdio (host-manifest form)
+  mcp-bashd --tools-dir DIR [SERVER.sh]   also serve DIR's executables (EXE list / EXE NAME ARGS)
+  mcp-bashd tools SERVER.sh               list the tools (name, description, arguments)
+  mcp-bashd call SERVER.sh TOOL [k=v...]  run one call and print the result
+  mcp-bashd check SERVER.sh               lint a server without serving it
   mcp-bashd shim                          print the drop-in mcpserver_core.sh
   mcp-bashd version                       print the version
+Each subcommand takes --help.
 
 SERVER.sh defines tool_<name> bash functions; tools.json declares them with
 their inputSchema. Its top level runs once; every call then runs in a fresh
@@ -94,6 +99,12 @@ func run(args []string) int {
 			return 0
 		case "json":
 			return jsonCommand(args[1:], os.Stdout, os.Stderr)
+		case "tools":
+			return toolsCommand(args[1:], os.Stdout)
+		case "call":
+			return callCommand(args[1:], os.Stdout)
+		case "check":
+			return checkCommand(args[1:], os.Stdout)
 		}
 	}
 	var o options

@@ -1,0 +1,379 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/mcp-bashd/mcp-bashd/rpc"
+	"github.com/mcp-bashd/mcp-bashd/scripts"
+	"github.com/mcp-bashd/mcp-bashd/supervisor"
+)
+
+// The commands for people: tools, call, check. Each resolves tools.json
+// and config.json as the server does (flag, environment, beside SERVER).
+
+type cliFiles struct {
+	script, tools, config string
+}
+
+func cliFlags(name, usage string, args []string) (*flag.FlagSet, *cliFiles, []string, int) {
+	fs := flag.NewFlagSet("mcp-bashd "+name, flag.ContinueOnError)
+	f := &cliFiles{}
+	fs.StringVar(&f.tools, "tools", "", "tools list `file` (default: MCP_TOOLS_LIST_FILE, or tools.json beside SERVER)")
+	fs.StringVar(&f.config, "config", "", "configuration `file` (default: MCP_CONFIG_FILE, or config.json beside SERVER)")
+	fs.Usage = func() {
+		fmt.Fprint(os.Stderr, usage)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if err == flag.ErrHelp {
+			return nil, nil, nil, 0
+		}
+		return nil, nil, nil, 2
+	}
+	if fs.NArg() < 1 {
+		fmt.Fprintf(os.Stderr, "mcp-bashd %s: missing SERVER.sh (see mcp-bashd %s --help)\n", name, name)
+		return nil, nil, nil, 2
+	}
+	abs, err := filepath.Abs(fs.Arg(0))
+	if err == nil {
+		_, err = os.Stat(abs)
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "mcp-bashd %s: server script %s: %v\n", name, fs.Arg(0), err)
+		return nil, nil, nil, 1
+	}
+	f.script = abs
+	f.tools = pick(f.tools, os.Getenv("MCP_TOOLS_LIST_FILE"), filepath.Join(filepath.Dir(abs), "tools.json"))
+	f.config = pick(f.config, os.Getenv("MCP_CONFIG_FILE"), filepath.Join(filepath.Dir(abs), "config.json"))
+	return fs, f, fs.Args()[1:], -1
+}
+
+const toolsUsage = `Usage: mcp-bashd tools [flags] SERVER.sh
+
+Lists the tools SERVER.sh's tools.json declares: name, description and
+arguments (* marks a required one).
+
+Example:
+  mcp-bashd tools examples/greeter/server.sh
+
+Flags:
+`
+
+func toolsCommand(args []string, stdout io.Writer) int {
+	_, f, _, code := cliFlags("tools", toolsUsage, args)
+	if code >= 0 {
+		return code
+	}
+	tools, err := rpc.InspectTools(f.tools)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "mcp-bashd tools:", err)
+		return 1
+	}
+	w := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "NAME\tDESCRIPTION\tARGUMENTS")
+	for _, t := range tools {
+		var as []string
+		for _, a := range t.Args {
+			s := a.Name + ":" + a.Type
+			if a.Required {
+				s += "*"
+			}
+			as = append(as, s)
+		}
+		desc := t.Description
+		if len(desc) > 60 {
+			desc = desc[:57] + "..."
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\n", t.Name, desc, strings.Join(as, " "))
+	}
+	w.Flush()
+	return 0
+}
+
+const callUsage = `Usage: mcp-bashd call [flags] SERVER.sh TOOL [key=value ... | JSON]
+
+Runs one call of TOOL through the real supervisor (its own process group,
+MCP_CALL_TMPDIR, the before-tool hook, validation) and prints the result.
+Values are typed by the tool's inputSchema: n=3 is a number where the
+schema says integer or number, a string otherwise; arrays and objects are
+JSON. A single JSON object argument is used as the arguments as is.
+Exit status: 0 for a result, 1 for an isError result or an error.
+
+Examples:
+  mcp-bashd call examples/greeter/server.sh greet name=Ada
+  mcp-bashd call examples/plain/tools.sh slow '{"seconds":1}'
+
+Flags:
+`
+
+func callCommand(args []string, stdout io.Writer) int {
+	_, f, rest, code := cliFlags("call", callUsage, args)
+	if code >= 0 {
+		return code
+	}
+	if len(rest) < 1 {
+		fmt.Fprintln(os.Stderr, "mcp-bashd call: missing TOOL (see mcp-bashd call --help)")
+		return 2
+	}
+	tool := rest[0]
+	arguments, err := callArguments(f.tools, tool, rest[1:])
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "mcp-bashd call:", err)
+		return 2
+	}
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "mcp-bashd call: bash not found on PATH")
+		return 1
+	}
+	self, _ := os.Executable()
+	log, closeLog, err := newLogger()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "mcp-bashd call:", err)
+		return 1
+	}
+	defer closeLog()
+	sup, err := supervisor.New(supervisor.Config{Bash: bash, Script: f.script, Self: self, OutputCap: 16 << 20, Grace: 2 * time.Second, HookBudget: 2 * time.Second, Log: log})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "mcp-bashd call:", err)
+		return 1
+	}
+	defer sup.Close()
+	snap, err := sup.Load(context.Background())
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "mcp-bashd call:", err)
+		return 1
+	}
+	srv := rpc.NewServer(rpc.Options{ToolsFile: f.tools, ConfigFile: f.config, Runner: sup, Log: log, Snapshot: func() *supervisor.Snapshot { return snap }})
+	params, _ := json.Marshal(map[string]any{"name": tool, "arguments": arguments})
+	req := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":` + string(params) + "}\n"
+	var out bytes.Buffer
+	if err := srv.Serve(strings.NewReader(req), &out); err != nil {
+		fmt.Fprintln(os.Stderr, "mcp-bashd call:", err)
+		return 1
+	}
+	sup.RunExitTrap(snap)
+	return printCallResult(out.Bytes(), stdout)
+}
+
+// callArguments types key=value pairs by the tool's inputSchema.
+func callArguments(toolsFile, tool string, kvs []string) (json.RawMessage, error) {
+	if len(kvs) == 1 && strings.HasPrefix(strings.TrimSpace(kvs[0]), "{") {
+		var v json.RawMessage
+		if err := json.Unmarshal([]byte(kvs[0]), &v); err != nil {
+			return nil, fmt.Errorf("arguments are not JSON: %v", err)
+		}
+		return v, nil
+	}
+	types := map[string]string{}
+	if tools, err := rpc.InspectTools(toolsFile); err == nil {
+		for _, t := range tools {
+			if t.Name == tool {
+				for _, a := range t.Args {
+					types[a.Name] = a.Type
+				}
+			}
+		}
+	}
+	args := map[string]json.RawMessage{}
+	for _, kv := range kvs {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return nil, fmt.Errorf("argument %q is not key=value", kv)
+		}
+		args[k] = typedValue(types[k], v)
+	}
+	b, _ := json.Marshal(args)
+	return b, nil
+}
+
+func typedValue(typ, v string) json.RawMessage {
+	asString, _ := json.Marshal(v)
+	switch {
+	case typ == "string":
+		return asString
+	case typ == "integer" || typ == "number":
+		if _, err := strconv.ParseFloat(v, 64); err == nil {
+			return json.RawMessage(v)
+		}
+	case typ == "boolean":
+		if v == "true" || v == "false" {
+			return json.RawMessage(v)
+		}
+	case typ == "array" || typ == "object" || typ == "null":
+		if json.Valid([]byte(v)) {
+			return json.RawMessage(v)
+		}
+	case typ == "" || strings.Contains(typ, "|"):
+		// No or several declared types: JSON if it is JSON, else a string.
+		if json.Valid([]byte(v)) {
+			return json.RawMessage(v)
+		}
+	}
+	return asString
+}
+
+func printCallResult(line []byte, stdout io.Writer) int {
+	var resp struct {
+		Result *struct {
+			Content []struct {
+				Type     string          `json:"type"`
+				Text     string          `json:"text"`
+				MimeType string          `json:"mimeType"`
+				Data     string          `json:"data"`
+				Resource json.RawMessage `json:"resource"`
+			} `json:"content"`
+			Structured json.RawMessage `json:"structuredContent"`
+			IsError    bool            `json:"isError"`
+		} `json:"result"`
+		Error *struct {
+			Code    int    `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal(line, &resp); err != nil {
+		fmt.Fprintf(os.Stderr, "mcp-bashd call: unexpected response %q\n", line)
+		return 1
+	}
+	if resp.Error != nil {
+		fmt.Fprintf(os.Stderr, "mcp-bashd call: error %d: %s\n", resp.Error.Code, resp.Error.Message)
+		return 1
+	}
+	for _, c := range resp.Result.Content {
+		switch c.Type {
+		case "text":
+			fmt.Fprintln(stdout, c.Text)
+		case "image", "audio":
+			fmt.Fprintf(stdout, "[%s %s, %d bytes base64]\n", c.Type, c.MimeType, len(c.Data))
+		default:
+			fmt.Fprintf(stdout, "[%s] %s\n", c.Type, c.Resource)
+		}
+	}
+	if resp.Result.Structured != nil {
+		fmt.Fprintf(stdout, "structuredContent: %s\n", resp.Result.Structured)
+	}
+	if resp.Result.IsError {
+		return 1
+	}
+	return 0
+}
+
+const checkUsage = `Usage: mcp-bashd check [flags] SERVER.sh
+
+Lints a server without serving it: tools.json parses and holds usable
+entries, names are valid and unique, every inputSchema compiles, every
+declared tool has a tool_<name> function and every tool_ function is
+declared, and a vendored mcpserver_core.sh is this version's shim.
+Problems are printed as FILE:LINE: message; the exit status is 1 if any.
+
+Example:
+  mcp-bashd check examples/greeter/server.sh
+
+Flags:
+`
+
+var shimVersionRE = regexp.MustCompile(`(?m)^MCP_BASHD_SHIM_VERSION=(\S+)`)
+
+func checkCommand(args []string, stdout io.Writer) int {
+	_, f, _, code := cliFlags("check", checkUsage, args)
+	if code >= 0 {
+		return code
+	}
+	var problems []string
+	report := func(file string, line int, format string, a ...any) {
+		loc := file
+		if line > 0 {
+			loc += ":" + strconv.Itoa(line)
+		}
+		problems = append(problems, loc+": "+fmt.Sprintf(format, a...))
+	}
+	tools, err := rpc.InspectTools(f.tools)
+	if err != nil {
+		report(f.tools, 0, "%v", err)
+	}
+	declared := map[string]bool{}
+	for _, t := range tools {
+		switch {
+		case !t.ValidName:
+			report(f.tools, t.Line, "tool name %q is not a valid bash function suffix ([a-zA-Z_][a-zA-Z0-9_]*)", t.Name)
+		case declared[t.Name]:
+			report(f.tools, t.Line, "tool %q is declared more than once", t.Name)
+		case !t.HasSchema:
+			report(f.tools, t.Line, "tool %q declares no inputSchema (its calls are refused)", t.Name)
+		case t.SchemaErr != nil:
+			report(f.tools, t.Line, "tool %q: %v", t.Name, t.SchemaErr)
+		}
+		declared[t.Name] = true
+	}
+	if bash, err := exec.LookPath("bash"); err != nil {
+		report(f.script, 0, "bash not found on PATH: cannot load the script")
+	} else {
+		self, _ := os.Executable()
+		sup, err := supervisor.New(supervisor.Config{Bash: bash, Script: f.script, Self: self, Log: zap.NewNop()})
+		if err != nil {
+			report(f.script, 0, "%v", err)
+		} else {
+			snap, err := sup.Load(context.Background())
+			sup.Close()
+			if err != nil {
+				report(f.script, 0, "%v", err)
+			} else {
+				for _, t := range tools {
+					if t.ValidName && !snap.HasFunction("tool_"+t.Name) {
+						report(f.tools, t.Line, "tool %q has no tool_%s function in %s", t.Name, t.Name, f.script)
+					}
+				}
+				var fns []string
+				for fn := range snap.Functions {
+					fns = append(fns, fn)
+				}
+				sort.Strings(fns)
+				for _, fn := range fns {
+					name, ok := strings.CutPrefix(fn, "tool_")
+					if !ok || declared[name] {
+						continue
+					}
+					if base, ok := strings.CutSuffix(name, "_cancel"); ok && declared[base] {
+						continue // a cancel hook
+					}
+					report(f.script, 0, "function %s is not declared in %s (it can never be called)", fn, f.tools)
+				}
+			}
+		}
+	}
+	vendored := filepath.Join(filepath.Dir(f.script), "mcpserver_core.sh")
+	if data, err := os.ReadFile(vendored); err == nil {
+		want := shimVersionRE.FindStringSubmatch(scripts.Shim)
+		got := shimVersionRE.FindSubmatch(data)
+		switch {
+		case got == nil:
+			report(vendored, 0, "this is not mcp-bashd's shim (bash-mcp-sdk's own file?): replace it with `mcp-bashd shim > mcpserver_core.sh`")
+		case want != nil && string(got[1]) != want[1]:
+			report(vendored, 0, "shim version %s, this mcp-bashd ships %s: refresh it with `mcp-bashd shim > mcpserver_core.sh`", got[1], want[1])
+		}
+	}
+	for _, p := range problems {
+		fmt.Fprintln(stdout, p)
+	}
+	if len(problems) > 0 {
+		return 1
+	}
+	fmt.Fprintf(stdout, "%s: ok (%d tools)\n", f.script, len(tools))
+	return 0
+}

@@ -1,0 +1,128 @@
+package rpc
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"sort"
+)
+
+// ToolInfo describes one tools.json entry for people (mcp-bashd tools,
+// mcp-bashd check).
+type ToolInfo struct {
+	Name        string
+	Description string
+	Line        int // line of the entry's name in the file (0: unknown)
+	HasSchema   bool
+	SchemaErr   error
+	Args        []ArgInfo
+	ValidName   bool // a name a bash function can carry
+}
+
+// ArgInfo is one property of an inputSchema.
+type ArgInfo struct {
+	Name, Type, Description string
+	Required                bool
+}
+
+// InspectTools reads a tools file the way the server does and describes
+// each entry. The error names the file (and the line of a syntax error).
+func InspectTools(path string) ([]ToolInfo, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	c := loadCatalog(path)
+	if c.err != nil {
+		return nil, fmt.Errorf("%s: %v", path, c.err)
+	}
+	if c.unusable {
+		return nil, fmt.Errorf("%s: \"tools\" holds entries that are not objects", path)
+	}
+	var out []ToolInfo
+	for _, t := range c.order {
+		ti := ToolInfo{Name: t.name, HasSchema: t.hasSchema, SchemaErr: t.schemaErr, ValidName: toolNameRE.MatchString(t.name)}
+		ti.Line = lineOf(data, t.name)
+		out = append(out, ti)
+	}
+	// Descriptions and arguments come from the raw entries.
+	var raw struct {
+		Tools json.RawMessage `json:"tools"`
+	}
+	_ = json.Unmarshal(data, &raw)
+	var entries []struct {
+		Name        string `json:"name"`
+		Description string `json:"description"`
+		InputSchema struct {
+			Properties map[string]struct {
+				Type        any    `json:"type"`
+				Description string `json:"description"`
+			} `json:"properties"`
+			Required []string `json:"required"`
+		} `json:"inputSchema"`
+	}
+	if json.Unmarshal(raw.Tools, &entries) != nil {
+		// tools as an object map: its values are the entries.
+		var m map[string]json.RawMessage
+		if json.Unmarshal(raw.Tools, &m) == nil {
+			vals := make([]json.RawMessage, 0, len(m))
+			for _, v := range m {
+				vals = append(vals, v)
+			}
+			b, _ := json.Marshal(vals)
+			_ = json.Unmarshal(b, &entries)
+		}
+	}
+	for i := range out {
+		for _, e := range entries {
+			if e.Name != out[i].Name {
+				continue
+			}
+			out[i].Description = e.Description
+			req := map[string]bool{}
+			for _, r := range e.InputSchema.Required {
+				req[r] = true
+			}
+			for name, p := range e.InputSchema.Properties {
+				out[i].Args = append(out[i].Args, ArgInfo{Name: name, Type: typeName(p.Type), Description: p.Description, Required: req[name]})
+			}
+			sort.Slice(out[i].Args, func(a, b int) bool {
+				if out[i].Args[a].Required != out[i].Args[b].Required {
+					return out[i].Args[a].Required
+				}
+				return out[i].Args[a].Name < out[i].Args[b].Name
+			})
+			break
+		}
+	}
+	return out, nil
+}
+
+func typeName(t any) string {
+	switch v := t.(type) {
+	case string:
+		return v
+	case []any:
+		var b bytes.Buffer
+		for i, x := range v {
+			if i > 0 {
+				b.WriteString("|")
+			}
+			fmt.Fprint(&b, x)
+		}
+		return b.String()
+	}
+	return "any"
+}
+
+// lineOf finds the line where "name": "<name>" appears.
+func lineOf(data []byte, name string) int {
+	needle, _ := json.Marshal(name)
+	for i, line := range bytes.Split(data, []byte("\n")) {
+		if bytes.Contains(line, []byte(`"name"`)) && bytes.Contains(line, needle) {
+			return i + 1
+		}
+	}
+	return 0
+}
