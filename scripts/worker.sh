@@ -20,7 +20,11 @@ if builtin read -r -t 0 -u 3; then builtin exit 125; fi
 # Not one of the tool's jobs: a plain `wait` or `jobs` in the tool must see
 # only what the tool itself started.
 builtin disown $!
-builtin exec 3<&-
+# A plain exec: `builtin exec 3<&-` would treat the redirection as that one
+# command's and restore fd 3. Nothing can shadow exec yet except a function
+# exported through the environment, so drop that first.
+builtin unset -f exec
+exec 3<&-
 
 __mcpbashd_root=$__MCPBASHD_ROOT
 __mcpbashd_tool=$__MCPBASHD_TOOL

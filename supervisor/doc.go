@@ -18,8 +18,8 @@
 //     unreaped zombie); every signal is sent under the reaper's lock.
 //   - Every process is spawned under the reaper's lock, so the reaper can
 //     never mistake a just-forked call leader for an orphan.
-//   - The daemon is a child subreaper: detached grandchildren (setsid,
-//     double fork) are reparented to it and reaped when they exit.
+//   - The daemon is a child subreaper: detached grandchildren (setsid, set -m
+//     jobs, orphaned double forks) are reparented to it and reaped when they exit.
 //   - When a call's leader exits, everything left in its group is killed
 //     (containment) before the exit is reported.
 //

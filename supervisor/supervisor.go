@@ -55,7 +55,8 @@ type Supervisor struct {
 	log     *zap.Logger
 	base    string // TMPDIR, absolute
 	owner   tmpdir.Owner
-	runtime string // private runtime dir
+	rt      *tmpdir.Runtime
+	runtime string // private runtime dir (rt.Dir)
 	worker  string // path of the worker prelude
 	shim    string // path of the shim (sourced before a script in manifest mode)
 	life    *lifeline.Lifeline
@@ -101,11 +102,7 @@ func New(cfg Config) (*Supervisor, error) {
 	if err != nil {
 		return nil, fmt.Errorf("temp dir: %w", err)
 	}
-	owner, err := tmpdir.Self()
-	if err != nil {
-		return nil, fmt.Errorf("owner record: %w", err)
-	}
-	s := &Supervisor{cfg: cfg, log: cfg.Log, base: base, owner: owner}
+	s := &Supervisor{cfg: cfg, log: cfg.Log, base: base}
 	if removed, err := tmpdir.Sweep(base); err != nil {
 		s.log.Warn("stale temp dirs not all removed", zap.Error(err))
 	} else if len(removed) > 0 {
@@ -120,7 +117,8 @@ func New(cfg Config) (*Supervisor, error) {
 		if dir == "" {
 			continue
 		}
-		if s.runtime, err = tmpdir.Create(dir, tmpdir.RuntimePrefix, owner); err == nil {
+		if s.rt, err = tmpdir.NewRuntime(dir); err == nil {
+			s.runtime, s.owner = s.rt.Dir, s.rt.Owner()
 			break
 		}
 		rerr = errors.Join(rerr, fmt.Errorf("runtime dir under %s: %w", dir, err))
@@ -197,8 +195,8 @@ func (s *Supervisor) Close() error {
 		if s.devnull != nil {
 			s.devnull.Close()
 		}
-		if s.runtime != "" {
-			err = errors.Join(err, tmpdir.Remove(s.runtime))
+		if s.rt != nil {
+			err = errors.Join(err, s.rt.Close())
 		}
 	})
 	return err

@@ -6,10 +6,11 @@
 // Invariants:
 //   - every directory is created mode 0700 and its path is absolute, even
 //     when TMPDIR is relative;
-//   - every directory carries an owner record (daemon pid and the kernel's
-//     start time of that pid), so a later daemon can tell a root whose
-//     owner is provably gone (removed by Sweep) from one a live daemon is
-//     using (never touched);
+//   - every directory carries an owner record naming its daemon's runtime
+//     directory, whose record the daemon keeps flock'ed for its whole life;
+//     a later daemon removes (Sweep) only what belongs to a runtime whose
+//     lock it can take — the kernel releases it when the owner dies, even
+//     by SIGKILL, and the answer is the same from any pid namespace;
 //   - removal never follows symlinks and succeeds on subdirectories a tool
 //     left read-only or with no permissions at all.
 //

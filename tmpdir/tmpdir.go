@@ -6,8 +6,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
+
+	"golang.org/x/sys/unix"
 )
 
 // Name prefixes. "mcp-call." is part of the SDK contract (documented as the
@@ -28,48 +29,79 @@ func Base() (string, error) {
 	return filepath.Abs(base)
 }
 
-// Owner identifies a live daemon process across pid reuse.
+// Owner is what a directory's owner record says: the runtime directory of
+// the daemon that made it. A daemon holds an exclusive flock on its runtime
+// directory's record for its whole life; the kernel drops the lock when the
+// daemon dies, however it dies, and a lock is the same object seen from any
+// pid namespace sharing the filesystem. So "the owner is provably gone"
+// means "its lock can be taken" — not "its pid is absent from my /proc",
+// which a daemon in another container would get wrong.
 type Owner struct {
-	PID   int
-	Start uint64 // field 22 of /proc/PID/stat: clock ticks after boot
+	Runtime string
 }
 
-// Self is the owner record of the current process.
-func Self() (Owner, error) {
-	pid := os.Getpid()
-	st, err := startTime(pid)
+func (o Owner) String() string { return o.Runtime + "\n" }
+
+// Runtime is a daemon's own directory, locked for its lifetime.
+type Runtime struct {
+	Dir  string
+	lock *os.File
+}
+
+// NewRuntime creates base/mcp-bashd.XXXX with its locked owner record.
+func NewRuntime(base string) (*Runtime, error) {
+	dir, err := os.MkdirTemp(base, RuntimePrefix+"*")
 	if err != nil {
-		return Owner{}, err
+		return nil, err
 	}
-	return Owner{PID: pid, Start: st}, nil
-}
-
-func (o Owner) String() string { return fmt.Sprintf("%d %d\n", o.PID, o.Start) }
-
-// alive reports whether the owner's process still exists (same pid and the
-// same start time, so a reused pid does not count).
-func (o Owner) alive() bool {
-	st, err := startTime(o.PID)
-	return err == nil && st == o.Start
-}
-
-func startTime(pid int) (uint64, error) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	f, err := os.OpenFile(filepath.Join(dir, ownerFile), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
-		return 0, err
+		os.RemoveAll(dir)
+		return nil, err
 	}
-	// The command name (field 2) may hold spaces and parentheses: fields
-	// are counted after the last ')'.
-	i := strings.LastIndexByte(string(b), ')')
-	if i < 0 {
-		return 0, errors.New("malformed /proc stat")
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		f.Close()
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("lock owner record: %w", err)
 	}
-	f := strings.Fields(string(b[i+1:]))
-	// After ')' come field 3 (state) onwards; start time is field 22.
-	if len(f) < 20 {
-		return 0, errors.New("short /proc stat")
+	// Written only once locked: Sweep leaves an empty record alone (its
+	// maker may be between open and flock).
+	if _, err := f.WriteString(Owner{Runtime: dir}.String()); err != nil {
+		f.Close()
+		os.RemoveAll(dir)
+		return nil, err
 	}
-	return strconv.ParseUint(f[19], 10, 64)
+	return &Runtime{Dir: dir, lock: f}, nil
+}
+
+// Owner is the record call roots of this runtime carry.
+func (r *Runtime) Owner() Owner { return Owner{Runtime: r.Dir} }
+
+// Close removes the runtime directory, then releases the lock.
+func (r *Runtime) Close() error {
+	err := Remove(r.Dir)
+	r.lock.Close()
+	return err
+}
+
+// runtimeGone reports whether the daemon owning runtime dir is provably
+// gone: its directory no longer exists, or its record's lock can be taken.
+func runtimeGone(dir string) bool {
+	f, err := os.OpenFile(filepath.Join(dir, ownerFile), os.O_RDWR, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		_, derr := os.Lstat(dir)
+		return errors.Is(derr, fs.ErrNotExist)
+	}
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	if unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB) != nil {
+		return false // held: alive
+	}
+	defer unix.Flock(int(f.Fd()), unix.LOCK_UN)
+	fi, err := f.Stat()
+	return err == nil && fi.Size() > 0
 }
 
 // Create makes a fresh 0700 directory prefix+random under base, with the
@@ -149,8 +181,13 @@ func Sweep(base string) ([]string, error) {
 		if !ownedBy(dir, uid) {
 			continue
 		}
-		owner, ok := readOwner(dir)
-		if !ok || owner.alive() {
+		var gone bool
+		if strings.HasPrefix(name, RuntimePrefix) {
+			gone = runtimeGone(dir)
+		} else if owner, ok := readOwner(dir); ok {
+			gone = runtimeGone(owner.Runtime)
+		}
+		if !gone {
 			continue
 		}
 		if err := Remove(dir); err != nil {
@@ -167,9 +204,9 @@ func readOwner(dir string) (Owner, bool) {
 	if err != nil {
 		return Owner{}, false
 	}
-	var o Owner
-	if _, err := fmt.Sscanf(string(b), "%d %d", &o.PID, &o.Start); err != nil || o.PID <= 0 {
+	rt := strings.TrimSpace(string(b))
+	if !filepath.IsAbs(rt) || !strings.HasPrefix(filepath.Base(rt), RuntimePrefix) {
 		return Owner{}, false
 	}
-	return o, true
+	return Owner{Runtime: rt}, true
 }

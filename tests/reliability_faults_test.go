@@ -1,0 +1,1115 @@
+package tests
+
+// Faults and lifecycle: scenarios 1–9 and 11 of RELIABILITY.md, and the
+// sweep of per-call roots left by a daemon that died by SIGKILL. Scenario
+// 10 (mcp-bashd as PID 1) is in reliability_pid1_test.go.
+//
+// Every daemon gets a unique MCPBASHD_TEST_MARK in its environment; each
+// call process inherits it, which is how the tests find them in /proc, also
+// after a setsid. Tools announce readiness by writing a file (one write of
+// a line ending in a newline); the test waits for it. Time bounds are
+// asserted only where the scenario's pass criterion states one, with a
+// lower and a generous upper bound.
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/mcp-bashd/mcp-bashd/tests/internal/proctest"
+)
+
+const rfMarkKey = "MCPBASHD_TEST_MARK"
+
+// rfScanSlack is what a /proc poll adds to a measured bound: one poll
+// interval plus one scan of every process on the machine.
+const rfScanSlack = 250 * time.Millisecond
+
+var rfSeq atomic.Int64
+
+// rfLib is sourced by every test server: small helpers the tools share.
+//   - rf_i ARGS: RF_I = the value of "i" in the arguments JSON.
+//   - rf_note NAME [TEXT]: write one line (default: $$) to $RF_DIR/NAME.
+//   - rf_gate NAME: wait until $RF_DIR/NAME exists.
+const rfLib = `
+rf_i() { RF_I=; [[ $1 =~ \"i\":\"?([A-Za-z0-9_-]+) ]] && RF_I=${BASH_REMATCH[1]}; }
+rf_note() { echo "${2:-$$}" >"$RF_DIR/$1"; }
+rf_gate() { while [ ! -e "$RF_DIR/$1" ]; do sleep 0.01; done; }
+`
+
+// rfDaemon is one mcp-bashd under test with its marker and directories.
+type rfDaemon struct {
+	*server
+	dir  string // the server script's directory, $RF_DIR in tools
+	tmp  string // TMPDIR
+	mark string // value of MCPBASHD_TEST_MARK
+}
+
+// rfStart writes SERVER.sh (rfLib + body) and tools.json declaring tools,
+// starts mcp-bashd with flags, and initializes the session.
+func rfStart(t *testing.T, body string, tools []string, flags []string, env ...string) *rfDaemon {
+	t.Helper()
+	dir := writeServer(t, map[string]string{"server.sh": rfLib + body, "tools.json": toolsJSON(tools...)})
+	return rfStartIn(t, dir, t.TempDir(), flags, env...)
+}
+
+func rfStartIn(t *testing.T, dir, tmp string, flags []string, env ...string) *rfDaemon {
+	t.Helper()
+	mark := fmt.Sprintf("%s-%d-%d", t.Name(), os.Getpid(), rfSeq.Add(1))
+	logFile := filepath.Join(dir, fmt.Sprintf("daemon-%d.log", rfSeq.Add(1)))
+	args := append(append([]string{}, flags...), filepath.Join(dir, "server.sh"))
+	base := []string{rfMarkKey + "=" + mark, "RF_DIR=" + dir, "TMPDIR=" + tmp, "MCP_LOG_FILE=" + logFile}
+	s := startServer(t, serverOpt{args: args, env: append(base, env...)})
+	t.Cleanup(func() {
+		if t.Failed() {
+			b, _ := os.ReadFile(logFile)
+			t.Logf("daemon log %s:\n%s", logFile, rfTail(b, 40))
+		}
+	})
+	s.roundTrip(initLine)
+	return &rfDaemon{server: s, dir: dir, tmp: tmp, mark: mark}
+}
+
+func rfTail(b []byte, n int) string {
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+func rfCall(id, tool, args string) string {
+	return fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"method":"tools/call","params":{"name":%q,"arguments":%s}}`, id, tool, args)
+}
+
+func rfCancel(id string) string {
+	return fmt.Sprintf(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":%s,"reason":"test"}}`, id)
+}
+
+// rfResp is a response line, decoded.
+type rfResp struct {
+	ID     json.RawMessage `json:"id"`
+	Result *struct {
+		Content []struct {
+			Text string `json:"text"`
+		} `json:"content"`
+		IsError bool `json:"isError"`
+	} `json:"result"`
+	Error *struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+func rfDecode(t *testing.T, line []byte) rfResp {
+	t.Helper()
+	var r rfResp
+	if err := json.Unmarshal(line, &r); err != nil {
+		t.Fatalf("response is not JSON: %q", line)
+	}
+	return r
+}
+
+// text is the first content text of a tools/call result ("" otherwise).
+func (r rfResp) text() string {
+	if r.Result == nil || len(r.Result.Content) == 0 {
+		return ""
+	}
+	return r.Result.Content[0].Text
+}
+
+// expect reads the next line and checks it answers id with a result of
+// the given text and isError.
+func (d *rfDaemon) expect(t *testing.T, id, text string, isError bool) {
+	t.Helper()
+	line := d.recv()
+	r := rfDecode(t, line)
+	if string(r.ID) != id || r.Result == nil || r.text() != text || r.Result.IsError != isError {
+		t.Fatalf("want id %s text %q isError %v; got %s", id, text, isError, line)
+	}
+}
+
+// rfLine waits for $dir/name to hold a complete line and returns it.
+func rfLine(t *testing.T, dir, name string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	var got string
+	proctest.WaitUntil(t, deadline(t), "a tool to write "+name, func() (bool, string) {
+		b, err := os.ReadFile(p)
+		if err != nil || !bytes.HasSuffix(b, []byte("\n")) {
+			return false, fmt.Sprintf("%q %v", b, err)
+		}
+		got = strings.TrimSuffix(string(b), "\n")
+		return true, ""
+	})
+	return got
+}
+
+func rfInt(t *testing.T, dir, name string) int {
+	t.Helper()
+	s := rfLine(t, dir, name)
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		t.Fatalf("%s holds %q, not a number", name, s)
+	}
+	return n
+}
+
+func rfTouch(t *testing.T, dir, name string) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(dir, name), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// alive lists the live (non-zombie) processes carrying the daemon's marker,
+// the daemon itself excluded.
+func (d *rfDaemon) alive(t *testing.T) []proctest.Proc {
+	t.Helper()
+	ps, err := proctest.WithEnv(rfMarkKey, d.mark)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []proctest.Proc
+	for _, p := range proctest.Alive(ps) {
+		if p.PID != d.cmd.Process.Pid {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func rfList(ps []proctest.Proc) string {
+	var b strings.Builder
+	for _, p := range ps {
+		fmt.Fprintf(&b, "\n  %v", p)
+	}
+	return b.String()
+}
+
+// waitNoneAlive waits until no process of the daemon's calls is alive.
+func (d *rfDaemon) waitNoneAlive(t *testing.T, until time.Time, what string) time.Time {
+	t.Helper()
+	var at time.Time
+	proctest.WaitUntil(t, until, what, func() (bool, string) {
+		left := d.alive(t)
+		at = time.Now()
+		return len(left) == 0, fmt.Sprintf("%d alive:%s", len(left), rfList(left))
+	})
+	return at
+}
+
+// rfGroupGone waits until no live process is in group pgid and returns the
+// time it saw that.
+func rfGroupGone(t *testing.T, pgid int, until time.Time) time.Time {
+	t.Helper()
+	var at time.Time
+	proctest.WaitUntil(t, until, fmt.Sprintf("process group %d to be gone", pgid), func() (bool, string) {
+		ps, err := proctest.InGroup(pgid)
+		if err != nil {
+			return false, err.Error()
+		}
+		at = time.Now()
+		left := proctest.Alive(ps)
+		return len(left) == 0, rfList(left)
+	})
+	return at
+}
+
+// drain reads the server's stdout to EOF (after stdin was closed or the
+// daemon died), checking each line as recv does, and returns the lines.
+func (d *rfDaemon) drain(t *testing.T) [][]byte {
+	t.Helper()
+	var out [][]byte
+	timeout := time.After(time.Until(deadline(t)))
+	for {
+		select {
+		case line, ok := <-d.lines:
+			if !ok {
+				return out
+			}
+			d.check(line)
+			out = append(out, bytes.TrimSuffix(line, []byte("\n")))
+		case <-timeout:
+			t.Fatalf("stdout not closed before the deadline; stderr:\n%s", d.stderr)
+		}
+	}
+}
+
+func (d *rfDaemon) waitExit(t *testing.T) {
+	t.Helper()
+	select {
+	case <-d.done:
+	case <-time.After(time.Until(deadline(t))):
+		t.Fatalf("daemon did not exit; stderr:\n%s", d.stderr)
+	}
+}
+
+// signalled reports the signal that ended the daemon (0: it exited).
+func (d *rfDaemon) signalled() syscall.Signal {
+	ws := d.cmd.ProcessState.Sys().(syscall.WaitStatus)
+	if ws.Signaled() {
+		return ws.Signal()
+	}
+	return 0
+}
+
+// rfHold: tools that ignore SIGTERM and hold three children each (which
+// inherit the ignored SIGTERM).
+const rfHold = `
+tool_hold() {
+	trap '' TERM
+	rf_i "$1"
+	sleep 1000 & sleep 1000 & sleep 1000 &
+	rf_note "hold.$RF_I"
+	wait
+}
+`
+
+// rfKillWithCallsInFlight is scenario 1 on a running daemon (which must
+// serve rfHold with --max-concurrency >= n): n calls in flight, each a
+// TERM-ignoring shell with three children, then SIGKILL to the daemon. No
+// call process may be alive 1 s later.
+func rfKillWithCallsInFlight(t *testing.T, d *rfDaemon, n int) {
+	t.Helper()
+	for i := 0; i < n; i++ {
+		d.send(rfCall(fmt.Sprintf(`"k%d"`, i), "hold", fmt.Sprintf(`{"i":%d}`, i)))
+	}
+	pgids := map[int]bool{}
+	for i := 0; i < n; i++ {
+		pgids[rfInt(t, d.dir, fmt.Sprintf("hold.%d", i))] = true
+	}
+	// Every group complete: leader, sentinel and three sleeps that exec'd.
+	var pids []int
+	proctest.WaitUntil(t, deadline(t), "every call's group to be complete", func() (bool, string) {
+		ps := d.alive(t)
+		members, sleeps := map[int]int{}, map[int]int{}
+		pids = pids[:0]
+		for _, p := range ps {
+			if pgids[p.PGID] {
+				members[p.PGID]++
+				if p.Comm == "sleep" {
+					sleeps[p.PGID]++
+				}
+				pids = append(pids, p.PID)
+			}
+		}
+		for g := range pgids {
+			if members[g] != 5 || sleeps[g] != 3 {
+				return false, fmt.Sprintf("group %d: %d members, %d sleeps", g, members[g], sleeps[g])
+			}
+		}
+		return true, ""
+	})
+	if err := d.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	killed := time.Now()
+	gone := d.waitNoneAlive(t, killed.Add(time.Second+rfScanSlack), "every call process to die within 1 s of the daemon's SIGKILL")
+	t.Logf("%d call processes in %d groups; all dead %v after SIGKILL", len(pids), n, gone.Sub(killed).Round(time.Millisecond))
+	d.waitExit(t)
+	if sig := d.signalled(); sig != syscall.SIGKILL {
+		t.Fatalf("daemon ended by %v, want SIGKILL", sig)
+	}
+	// Zombies are a separate criterion, and not the dead daemon's: its
+	// orphans are reparented to the machine's init (or a subreaper above
+	// the test), which reaps them on its own schedule.
+	zombies := 0
+	for _, pid := range pids {
+		if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid)); err == nil && bytes.Contains(b, []byte(") Z ")) {
+			zombies++
+		}
+	}
+	t.Logf("%d of those %d processes are zombies awaiting their new reaper (not asserted)", zombies, len(pids))
+}
+
+// Scenario 1: daemon SIGKILLed with 50 calls in flight (tools ignore TERM,
+// each with 3 children): no call process alive 1 s later.
+func TestFaultSIGKILLWith50CallsInFlight(t *testing.T) {
+	d := rfStart(t, rfHold, []string{"hold"}, []string{"--max-concurrency", "64"})
+	rfKillWithCallsInFlight(t, d, 50)
+}
+
+// Scenario 2: a tool that detaches with setsid, with a double fork or with
+// set -m. Documented outcome (README "What a call sees"): a process that
+// left the call's process group outlives the call; whatever is still in
+// the group when the tool returns is killed. A double fork alone does not
+// leave the group, so it is contained. Either way the daemon, child
+// subreaper, reaps the process: no zombie 2 s after it exits.
+func TestFaultDetachedToolsAreReaped(t *testing.T) {
+	body := `
+rf_linger() { rf_note "$1.pid" "$BASHPID"; rf_gate "$1.gate"; }
+rf_started() { while [ ! -s "$RF_DIR/$1.pid" ]; do sleep 0.01; done; echo "started $$"; }
+tool_setsid() { setsid bash -c 'echo "$$" >"$1.pid"; while [ ! -e "$1.gate" ]; do sleep 0.01; done' _ "$RF_DIR/setsid" & rf_started setsid; }
+tool_setm() { set -m; rf_linger setm & set +m; rf_started setm; }
+tool_doublefork() { ( ( rf_linger doublefork ) & ); rf_started doublefork; }
+`
+	d := rfStart(t, body, []string{"setsid", "setm", "doublefork"}, nil)
+	daemon := d.cmd.Process.Pid
+	for i, name := range []string{"setsid", "setm", "doublefork"} {
+		func() {
+			line := d.roundTrip(rfCall(strconv.Itoa(i+1), name, `{}`))
+			r := rfDecode(t, []byte(line))
+			var pgid int
+			if r.Result == nil || r.Result.IsError || func() bool { _, err := fmt.Sscanf(r.text(), "started %d", &pgid); return err != nil }() {
+				t.Fatalf("%s call: %s", name, line)
+			}
+			pid := rfInt(t, d.dir, name+".pid")
+			if name == "doublefork" {
+				// Still in the call's group when the tool returned: killed
+				// by containment and reaped.
+				proctest.WaitUntil(t, time.Now().Add(2*time.Second+rfScanSlack), "the double-forked process to be killed and reaped", func() (bool, string) {
+					b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+					return err != nil, string(b)
+				})
+				return
+			}
+			// Answered while the detached process runs on, reparented to
+			// the daemon (the subreaper), outside the call's group.
+			p, ok := rfProc(t, pid)
+			if !ok || p.State == 'Z' {
+				t.Fatalf("detached process %d did not outlive its call: %v", pid, p)
+			}
+			if p.PGID == pgid || p.PPID != daemon {
+				t.Fatalf("detached process %d: want parent %d (the daemon) and a group other than %d; got %v", pid, daemon, pgid, p)
+			}
+			if name == "setsid" && p.SID != pid {
+				t.Fatalf("setsid process is not a session leader: %v", p)
+			}
+			rfTouch(t, d.dir, name+".gate")
+			proctest.WaitUntil(t, time.Now().Add(2*time.Second+rfScanSlack), name+": the detached process to exit and be reaped (no zombie)", func() (bool, string) {
+				b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+				return err != nil, string(b)
+			})
+		}()
+	}
+	if z := rfZombieChildren(t, daemon); len(z) != 0 {
+		t.Fatalf("zombie children of the daemon:%s", rfList(z))
+	}
+	if ee := d.closeAndWait(); ee != nil {
+		t.Fatalf("exit: %v", ee)
+	}
+}
+
+func rfProc(t *testing.T, pid int) (proctest.Proc, bool) {
+	t.Helper()
+	ps, err := proctest.Scan()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range ps {
+		if p.PID == pid {
+			return p, true
+		}
+	}
+	return proctest.Proc{}, false
+}
+
+func rfZombieChildren(t *testing.T, parent int) []proctest.Proc {
+	t.Helper()
+	ps, err := proctest.Scan()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []proctest.Proc
+	for _, p := range proctest.Zombies(ps) {
+		if p.PPID == parent {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// Scenario 3: stdin EOF with 20 calls in flight: every call answered, exit
+// 0 within grace + 1 s, every stdout line valid JSON, nothing left running.
+func TestFaultStdinEOFWith20CallsInFlight(t *testing.T) {
+	body := `tool_gated() { rf_i "$1"; sleep 1000 & rf_note "ready.$RF_I"; rf_gate go; echo "done $RF_I"; }`
+	d := rfStart(t, body, []string{"gated"}, []string{"--max-concurrency", "32"})
+	for i := 0; i < 20; i++ {
+		d.send(rfCall(strconv.Itoa(i), "gated", fmt.Sprintf(`{"i":%d}`, i)))
+	}
+	for i := 0; i < 20; i++ {
+		rfLine(t, d.dir, fmt.Sprintf("ready.%d", i))
+	}
+	d.stdin.Close()
+	// EOF is not a cancellation: the calls are still running.
+	if left := d.alive(t); len(left) < 20*3 {
+		t.Fatalf("calls stopped at EOF: only %d processes left:%s", len(left), rfList(left))
+	}
+	rfTouch(t, d.dir, "go")
+	released := time.Now()
+	seen := map[string]bool{}
+	for _, line := range d.drain(t) {
+		r := rfDecode(t, line)
+		var i int
+		if err := json.Unmarshal(r.ID, &i); err != nil || r.Result == nil || r.Result.IsError || r.text() != fmt.Sprintf("done %d", i) || seen[string(r.ID)] {
+			t.Fatalf("unexpected line: %s", line)
+		}
+		seen[string(r.ID)] = true
+	}
+	d.waitExit(t)
+	exited := time.Since(released)
+	if len(seen) != 20 {
+		t.Fatalf("answered %d of 20 calls", len(seen))
+	}
+	if d.waitErr != nil {
+		t.Fatalf("exit after EOF: %v", d.waitErr)
+	}
+	if limit := 2*time.Second + time.Second; exited > limit {
+		t.Fatalf("exited %v after the last call was released, want within grace + 1 s (%v)", exited, limit)
+	}
+	t.Logf("exit 0 %v after the calls were released", exited.Round(time.Millisecond))
+	d.waitNoneAlive(t, deadline(t), "nothing of the calls left running")
+}
+
+// Scenario 4: the client closes the daemon's stdout with calls in flight.
+// The daemon meets EPIPE on its next write, exits within grace + 1 s, uses
+// < 0.2 s CPU after the EPIPE, and leaves nothing running.
+func TestFaultClientClosesStdout(t *testing.T) {
+	const grace = 500 * time.Millisecond
+	dir := writeServer(t, map[string]string{"server.sh": rfLib + rfHold, "tools.json": toolsJSON("hold")})
+	mark := fmt.Sprintf("%s-%d", t.Name(), os.Getpid())
+	cmd := exec.Command(binary, "--grace", grace.String(), filepath.Join(dir, "server.sh"))
+	cmd.Env = append(os.Environ(), rfMarkKey+"="+mark, "RF_DIR="+dir, "TMPDIR="+t.TempDir(), "MCP_LOG_FILE="+filepath.Join(dir, "daemon.log"))
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = outW, &lockedWriter{w: &stderr}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	outW.Close()
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	t.Cleanup(func() {
+		stdin.Close()
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+			cmd.Process.Kill()
+			<-done
+		}
+	})
+	d := &rfDaemon{server: &server{t: t, cmd: cmd}, dir: dir, mark: mark}
+	write := func(line string) {
+		t.Helper()
+		if _, err := io.WriteString(stdin, line+"\n"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(initLine)
+	if line, err := bufio.NewReader(outR).ReadString('\n'); err != nil || !strings.Contains(line, `"protocolVersion"`) {
+		t.Fatalf("initialize: %q %v", line, err)
+	}
+	for i := 0; i < 5; i++ {
+		write(rfCall(strconv.Itoa(i), "hold", fmt.Sprintf(`{"i":%d}`, i)))
+	}
+	for i := 0; i < 5; i++ {
+		rfLine(t, dir, fmt.Sprintf("hold.%d", i))
+	}
+	outR.Close()
+	before, err := rfCPU(cmd.Process.Pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The next write the daemon makes fails with EPIPE.
+	write(`{"jsonrpc":"2.0","id":"epipe","method":"ping"}`)
+	epipe := time.Now()
+	select {
+	case <-done:
+	case <-time.After(time.Until(deadline(t))):
+		t.Fatalf("daemon still running after EPIPE; stderr:\n%s", stderr.String())
+	}
+	exited := time.Since(epipe)
+	if limit := grace + time.Second; exited > limit {
+		t.Fatalf("exited %v after EPIPE, want within grace + 1 s (%v)", exited, limit)
+	}
+	used := cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime() - before
+	if used >= 200*time.Millisecond {
+		t.Fatalf("daemon (and the children it reaped) used %v CPU after EPIPE, want < 0.2 s", used)
+	}
+	t.Logf("exited (%v) %v after EPIPE, %v CPU after it", cmd.ProcessState, exited.Round(time.Millisecond), used)
+	d.waitNoneAlive(t, deadline(t), "nothing of the calls left running")
+}
+
+// rfCPU is the CPU time pid and the children it has reaped have used so
+// far (utime+stime+cutime+cstime), comparable with the rusage wait4 gives.
+func rfCPU(pid int) (time.Duration, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+	var ticks int64
+	for _, i := range []int{11, 12, 13, 14} { // fields 14–17
+		n, err := strconv.ParseInt(f[i], 10, 64)
+		if err != nil {
+			return 0, err
+		}
+		ticks += n
+	}
+	return time.Duration(ticks) * time.Second / 100, nil // USER_HZ is 100 on Linux
+}
+
+// rfTeardown is the server for scenario 5: an EXIT trap that writes to
+// stdout (must land on stderr) and to a file, a long tool and its cancel
+// hook, which records its argument and whether MCP_CALL_TMPDIR still
+// exists and, when RF_HOOK_GATE is set, waits for the test.
+const rfTeardown = `
+trap 'echo "exit trap on stdout"; echo ran >>"$RF_DIR/exit-trap"' EXIT
+tool_slow() { rf_note slow.pid; sleep 1000; }
+tool_slow_cancel() {
+	local tmp=no; [ -d "$MCP_CALL_TMPDIR" ] && tmp=yes
+	rf_note hook "arg=[$1] tmpdir=$tmp"
+	if [ -n "${RF_HOOK_GATE:-}" ]; then rf_note hook-ready; rf_gate "$RF_HOOK_GATE"; fi
+	echo finished >>"$RF_DIR/hook-end"
+}
+`
+
+// Scenario 5: SIGTERM (and SIGINT, SIGHUP) to the daemon with a call in
+// flight: the call is cancelled (its hook runs with ""), the script's EXIT
+// trap runs with stdout on stderr, the daemon dies by the signal; a second
+// SIGTERM while the cancel hook runs does not cut the teardown short.
+func TestFaultSignalTeardown(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		sig    syscall.Signal
+		second bool
+	}{
+		{"SIGTERM", syscall.SIGTERM, false},
+		{"SIGTERM twice", syscall.SIGTERM, true},
+		{"SIGINT", syscall.SIGINT, false},
+		{"SIGHUP", syscall.SIGHUP, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var env []string
+			if tc.second {
+				env = append(env, "RF_HOOK_GATE=hook-go")
+			}
+			d := rfStart(t, rfTeardown, []string{"slow"}, nil, env...)
+			d.send(rfCall(`"slow"`, "slow", `{"x":1}`))
+			pgid := rfInt(t, d.dir, "slow.pid")
+			pid := d.cmd.Process.Pid
+			if err := syscall.Kill(pid, tc.sig); err != nil {
+				t.Fatal(err)
+			}
+			if tc.second {
+				rfLine(t, d.dir, "hook-ready")
+				if err := syscall.Kill(pid, syscall.SIGTERM); err != nil {
+					t.Fatal(err)
+				}
+				rfWaitDelivered(t, pid, syscall.SIGTERM)
+				rfTouch(t, d.dir, "hook-go")
+			}
+			lines := d.drain(t)
+			d.waitExit(t)
+			if sig := d.signalled(); sig != tc.sig {
+				t.Fatalf("daemon ended with %v (signal %v), want death by %v", d.waitErr, sig, tc.sig)
+			}
+			if len(lines) != 0 {
+				t.Fatalf("stdout after the signal (the cancelled call must get no response): %q", lines)
+			}
+			if got := rfLine(t, d.dir, "hook"); got != "arg=[] tmpdir=yes" {
+				t.Fatalf("cancel hook saw %q, want arg=[] (shutdown) and MCP_CALL_TMPDIR present", got)
+			}
+			if b, _ := os.ReadFile(filepath.Join(d.dir, "hook-end")); string(b) != "finished\n" {
+				t.Fatalf("cancel hook did not run to its end once: %q", b)
+			}
+			if b, _ := os.ReadFile(filepath.Join(d.dir, "exit-trap")); string(b) != "ran\n" {
+				t.Fatalf("EXIT trap ran %q, want once", b)
+			}
+			if !strings.Contains(d.stderr.String(), "exit trap on stdout") {
+				t.Fatalf("the EXIT trap's stdout did not reach stderr:\n%s", d.stderr)
+			}
+			if ps, _ := proctest.InGroup(pgid); len(proctest.Alive(ps)) != 0 {
+				t.Fatalf("the call's group outlived the daemon:%s", rfList(ps))
+			}
+			d.waitNoneAlive(t, deadline(t), "nothing of the call left running")
+		})
+	}
+}
+
+// rfWaitDelivered waits until sig is no longer pending for pid (its
+// handler has taken it), so a test knows the daemon has seen it.
+func rfWaitDelivered(t *testing.T, pid int, sig syscall.Signal) {
+	t.Helper()
+	bit := uint64(1) << (uint(sig) - 1)
+	proctest.WaitUntil(t, deadline(t), fmt.Sprintf("%v to be delivered to %d", sig, pid), func() (bool, string) {
+		tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+		if err != nil {
+			return true, "" // gone: delivered (and fatal) — checked later
+		}
+		for _, task := range tasks {
+			b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/status", pid, task.Name()))
+			if err != nil {
+				continue
+			}
+			for _, l := range strings.Split(string(b), "\n") {
+				k, v, _ := strings.Cut(l, ":")
+				if k != "SigPnd" && k != "ShdPnd" {
+					continue
+				}
+				if n, err := strconv.ParseUint(strings.TrimSpace(v), 16, 64); err == nil && n&bit != 0 {
+					return false, "pending: " + l
+				}
+			}
+		}
+		return true, ""
+	})
+}
+
+// Scenario 6: notifications/cancelled for a tool that ignores TERM (it
+// traps it and keeps running): TERM+CONT at once, KILL at grace ± 100 ms,
+// no message for that id afterwards, other calls unaffected.
+func TestFaultCancelTERMIgnoringTool(t *testing.T) {
+	const grace = 500 * time.Millisecond
+	body := `
+tool_stubborn() {
+	trap 'rf_note term "$EPOCHREALTIME"' TERM
+	trap 'rf_note cont "$EPOCHREALTIME"' CONT
+	rf_note stubborn.pid
+	while :; do sleep 0.05; done
+}
+tool_other() { rf_note other.ready; rf_gate other.go; echo "other done"; }
+tool_quick() { echo "quick $1"; }
+`
+	d := rfStart(t, body, []string{"stubborn", "other", "quick"}, []string{"--grace", grace.String()})
+	d.send(rfCall(`"other"`, "other", `{}`))
+	d.send(rfCall(`"stub"`, "stubborn", `{}`))
+	pgid := rfInt(t, d.dir, "stubborn.pid")
+	rfLine(t, d.dir, "other.ready")
+
+	cancelled := time.Now()
+	d.send(rfCancel(`"stub"`))
+	d.send(rfCall(`"quick"`, "quick", `{"n":1}`))
+	gone := rfGroupGone(t, pgid, cancelled.Add(grace+time.Second+rfScanSlack))
+	took := gone.Sub(cancelled)
+	if took < grace-100*time.Millisecond || took > grace+time.Second {
+		t.Fatalf("group gone %v after the cancel, want SIGKILL at the %v grace (lower bound %v, generous upper %v)", took, grace, grace-100*time.Millisecond, grace+time.Second)
+	}
+	termAt := rfEpoch(t, rfLine(t, d.dir, "term")).Sub(cancelled)
+	contAt := rfEpoch(t, rfLine(t, d.dir, "cont")).Sub(cancelled)
+	// The tool saw TERM and CONT at all, so both came before the KILL;
+	// "at once" means well inside the grace.
+	if termAt > grace-100*time.Millisecond || contAt > grace-100*time.Millisecond {
+		t.Fatalf("TERM after %v, CONT after %v: not at once (grace %v)", termAt, contAt, grace)
+	}
+	t.Logf("TERM %v, CONT %v, group gone %v after the cancel (grace %v)", termAt.Round(time.Millisecond), contAt.Round(time.Millisecond), took.Round(time.Millisecond), grace)
+
+	// Other calls unaffected; nothing ever comes for "stub".
+	d.expect(t, `"quick"`, `quick {"n":1}`, false)
+	if got := d.roundTrip(`{"jsonrpc":"2.0","id":"after","method":"ping"}`); got != `{"jsonrpc":"2.0","id":"after","result":{}}` {
+		t.Fatalf("the line after the cancelled call's teardown: %s", got)
+	}
+	rfTouch(t, d.dir, "other.go")
+	d.expect(t, `"other"`, "other done", false)
+	d.stdin.Close()
+	if lines := d.drain(t); len(lines) != 0 {
+		t.Fatalf("lines after the cancel: %q", lines)
+	}
+	d.waitExit(t)
+	if d.waitErr != nil {
+		t.Fatalf("exit: %v", d.waitErr)
+	}
+}
+
+func rfEpoch(t *testing.T, s string) time.Time {
+	t.Helper()
+	sec, frac, _ := strings.Cut(s, ".")
+	a, err1 := strconv.ParseInt(sec, 10, 64)
+	b, err2 := strconv.ParseInt((frac + "000000")[:6], 10, 64)
+	if err1 != nil || err2 != nil {
+		t.Fatalf("not an EPOCHREALTIME: %q", s)
+	}
+	return time.Unix(a, b*1000)
+}
+
+// Scenario 6, the other half: a TERM-compliant tool's group is gone at
+// once, not after the (default, 2 s) grace.
+func TestFaultCancelTERMCompliantTool(t *testing.T) {
+	d := rfStart(t, `tool_nap() { rf_note nap.pid; sleep 1000; }`, []string{"nap"}, nil)
+	d.send(rfCall("1", "nap", `{}`))
+	pgid := rfInt(t, d.dir, "nap.pid")
+	cancelled := time.Now()
+	d.send(rfCancel("1"))
+	took := rfGroupGone(t, pgid, deadline(t)).Sub(cancelled)
+	if took > 1500*time.Millisecond {
+		t.Fatalf("TERM-compliant group gone %v after the cancel, want well before the 2 s grace (< 1.5 s)", took)
+	}
+	t.Logf("group gone %v after the cancel", took.Round(time.Millisecond))
+	if got := d.roundTrip(`{"jsonrpc":"2.0","id":2,"method":"ping"}`); got != `{"jsonrpc":"2.0","id":2,"result":{}}` {
+		t.Fatalf("after the cancel: %s", got)
+	}
+	d.stdin.Close()
+	if lines := d.drain(t); len(lines) != 0 {
+		t.Fatalf("lines after the cancel: %q", lines)
+	}
+}
+
+// Scenario 7: cancel races over 1,000 calls of a fast tool — cancels sent
+// before the response, racing it, after it, for unknown ids and with the
+// id's type wrong ("7" for 7): at most one response per id, exactly one for
+// every call whose cancel could not apply.
+func TestFaultCancelRaces(t *testing.T) {
+	d := rfStart(t, `tool_fast() { echo "ok $1"; }`, []string{"fast"}, nil)
+	const n = 1000
+	type call struct {
+		id    string
+		class int // 0 before, 1 racing, 2 after, 3 wrong type, 4 none
+	}
+	// Cancels: class 0 on the line after its call; class 1 when the
+	// response of a nearby class 4 call arrives; class 2 after its own
+	// response; class 3 with the id's type wrong; class 4 never (but
+	// cancels for unknown ids follow it).
+	calls := make([]call, n)
+	byID := map[string]int{}
+	for i := 0; i < n; i++ {
+		c := call{class: i % 5}
+		switch c.class {
+		case 1:
+			c.id = fmt.Sprintf(`"r%d"`, i)
+		case 3:
+			if i%2 == 0 {
+				c.id = strconv.Itoa(i)
+			} else {
+				c.id = fmt.Sprintf(`"%d"`, i)
+			}
+		default:
+			c.id = strconv.Itoa(i)
+		}
+		calls[i] = c
+		byID[c.id] = i
+		d.send(rfCall(c.id, "fast", fmt.Sprintf(`{"i":%d}`, i)))
+		switch c.class {
+		case 0:
+			d.send(rfCancel(c.id))
+		case 3:
+			if i%2 == 0 {
+				d.send(rfCancel(fmt.Sprintf(`"%d"`, i)))
+			} else {
+				d.send(rfCancel(strconv.Itoa(i)))
+			}
+		case 4:
+			d.send(rfCancel(strconv.Itoa(100000 + i)))
+			d.send(rfCancel(fmt.Sprintf(`"u%d"`, i)))
+		}
+	}
+	got := map[string]int{}
+	record := func(line []byte) {
+		r := rfDecode(t, line)
+		i, ok := byID[string(r.ID)]
+		if !ok || r.Result == nil || r.Result.IsError || r.text() != fmt.Sprintf(`ok {"i":%d}`, i) {
+			t.Fatalf("unexpected response: %s", line)
+		}
+		got[string(r.ID)]++
+		switch calls[i].class {
+		case 2:
+			d.send(rfCancel(string(r.ID))) // after its response: dropped
+		case 4:
+			// Racing: the calls sent just before and just after this one
+			// are finishing or running now.
+			for _, j := range []int{i - 3, i + 2} {
+				if j >= 0 && j < n {
+					d.send(rfCancel(calls[j].id))
+				}
+			}
+		}
+	}
+	// Every class 2, 3 and 4 call must be answered; read until they are,
+	// then close stdin and collect whatever else comes until exit.
+	for want := 3 * n / 5; ; {
+		have := 0
+		for id, k := range got {
+			if c := calls[byID[id]].class; c >= 2 && k > 0 {
+				have++
+			}
+		}
+		if have == want {
+			break
+		}
+		record(d.recv())
+	}
+	d.stdin.Close()
+	for _, line := range d.drain(t) {
+		record(line)
+	}
+	d.waitExit(t)
+	if d.waitErr != nil {
+		t.Fatalf("exit: %v", d.waitErr)
+	}
+	answered := [5]int{}
+	for i, c := range calls {
+		k := got[c.id]
+		if k > 1 {
+			t.Errorf("call %d (id %s) answered %d times", i, c.id, k)
+		}
+		if c.class >= 2 && k != 1 {
+			t.Errorf("call %d (id %s, class %d) answered %d times, want exactly once", i, c.id, c.class, k)
+		}
+		answered[c.class] += k
+	}
+	t.Logf("answered of 200 each: cancel before %d, racing %d, after %d, wrong-type %d, none %d", answered[0], answered[1], answered[2], answered[3], answered[4])
+	if answered[0] == n/5 {
+		t.Fatalf("no cancel sent right after its call took effect: cancellation does nothing")
+	}
+	d.waitNoneAlive(t, deadline(t), "nothing of the calls left running")
+}
+
+// Scenario 8: a tool kills its own sentinel, another runs `kill 0`. Each
+// call is torn down (answered, nothing left running), the daemon survives,
+// and scenario 1 still passes on the same daemon.
+func TestFaultSentinelSabotage(t *testing.T) {
+	body := rfHold + `
+# The sentinel is the tool shell's child in its group (whether or not it is
+# one of the shell's jobs); found through /proc with builtins only.
+tool_killsentinel() {
+	local f line n=0
+	local -a st
+	for f in /proc/[0-9]*/stat; do
+		read -r line <"$f" 2>/dev/null || continue
+		st=(${line##*) })
+		if [ "${st[0]}" != Z ] && [ "${st[1]}" = $$ ] && [ "${st[2]}" = $$ ]; then
+			f=${f#/proc/}
+			kill -KILL "${f%/stat}" && n=$((n+1))
+		fi
+	done
+	sleep 1000 &
+	echo "killed $n"
+}
+tool_killgroup() { sleep 1000 & echo before; kill 0; echo after; }
+`
+	d := rfStart(t, body, []string{"hold", "killsentinel", "killgroup"}, []string{"--max-concurrency", "64"})
+	d.send(rfCall("1", "killsentinel", `{}`))
+	// bash may report the killed job on the tool's output first; the
+	// tool's own line comes last.
+	if r := rfDecode(t, d.recv()); string(r.ID) != "1" || r.Result == nil || r.Result.IsError || r.text() != "killed 1" && !strings.HasSuffix(r.text(), "\nkilled 1") {
+		t.Fatalf("killsentinel: %+v %q", r, r.text())
+	}
+	d.send(rfCall("2", "killgroup", `{}`))
+	d.expect(t, "2", "Error executing killgroup: before", true)
+	d.waitNoneAlive(t, deadline(t), "both calls torn down")
+	if got := d.roundTrip(`{"jsonrpc":"2.0","id":3,"method":"ping"}`); got != `{"jsonrpc":"2.0","id":3,"result":{}}` {
+		t.Fatalf("daemon after sabotage: %s", got)
+	}
+	rfKillWithCallsInFlight(t, d, 50)
+}
+
+// Scenario 9: a stopped group is still cancelled within grace + 1 s, both
+// when the whole group is stopped and when a TERM-ignoring tool stops
+// itself.
+func TestFaultStoppedGroupIsCancelled(t *testing.T) {
+	const grace = 500 * time.Millisecond
+	body := `
+tool_stopgroup() { sleep 1000 & rf_note stopgroup.pid; kill -STOP 0; sleep 1000; }
+tool_stopself() { trap '' TERM; rf_note stopself.pid; kill -STOP $$; sleep 1000; }
+`
+	d := rfStart(t, body, []string{"stopgroup", "stopself"}, []string{"--grace", grace.String()})
+	for i, name := range []string{"stopgroup", "stopself"} {
+		func() {
+			id := strconv.Itoa(i + 1)
+			d.send(rfCall(id, name, `{}`))
+			pgid := rfInt(t, d.dir, name+".pid")
+			proctest.WaitUntil(t, deadline(t), name+": the tool to be stopped", func() (bool, string) {
+				ps, err := proctest.InGroup(pgid)
+				if err != nil {
+					return false, err.Error()
+				}
+				stopped := 0
+				for _, p := range ps {
+					if p.State == 'T' {
+						stopped++
+					}
+				}
+				if name == "stopgroup" {
+					return stopped == len(ps) && len(ps) == 3, rfList(ps)
+				}
+				return stopped == 1, rfList(ps)
+			})
+			cancelled := time.Now()
+			d.send(rfCancel(id))
+			took := rfGroupGone(t, pgid, cancelled.Add(grace+time.Second+rfScanSlack)).Sub(cancelled)
+			if took > grace+time.Second {
+				t.Fatalf("%s: stopped group gone %v after the cancel, want within grace + 1 s", name, took)
+			}
+			t.Logf("%s: stopped group gone %v after the cancel", name, took.Round(time.Millisecond))
+		}()
+	}
+	if got := d.roundTrip(`{"jsonrpc":"2.0","id":9,"method":"ping"}`); got != `{"jsonrpc":"2.0","id":9,"result":{}}` {
+		t.Fatalf("after the cancels: %s", got)
+	}
+	d.stdin.Close()
+	if lines := d.drain(t); len(lines) != 0 {
+		t.Fatalf("cancelled calls answered: %q", lines)
+	}
+}
+
+// Scenario 11: inside a tool no signal is blocked or ignored and no
+// descriptor is open beyond 0, 1, 2 — except what the test process itself
+// passes to every child (the baseline), and never the lifeline.
+func TestFaultToolProcessIsClean(t *testing.T) {
+	const readMasks = `while read -r k v; do case $k in SigBlk:|SigIgn:) echo "$k $v";; esac; done </proc/self/status`
+	body := `
+tool_masks() { echo "== external"; grep -E '^Sig(Blk|Ign):' /proc/self/status | tr -d '\t' | sed 's/:/: /'; echo "== bash"; ` + readMasks + `; }
+tool_fds() { sleep 1000 & rf_note fds.pid "$$ $!"; wait; }
+`
+	d := rfStart(t, body, []string{"masks", "fds"}, nil)
+
+	// Baselines: the same commands started directly by the test.
+	ext, err := exec.Command("bash", "-c", `grep -E '^Sig(Blk|Ign):' /proc/self/status | tr -d '\t' | sed 's/:/: /'`).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sh, err := exec.Command("bash", "--noprofile", "--norc", "-c", readMasks).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "== external\n" + string(ext) + "== bash\n" + strings.TrimRight(string(sh), "\n")
+	d.send(rfCall("1", "masks", `{}`))
+	r := rfDecode(t, d.recv())
+	if r.text() != want {
+		t.Fatalf("signal masks inside a tool:\n%s\nwant (as for processes the test starts itself):\n%s", r.text(), want)
+	}
+	if !strings.Contains(string(ext), "SigBlk: 0000000000000000\nSigIgn: 0000000000000000") {
+		t.Logf("note: the test process passes on non-default signal masks: %q", ext)
+	}
+
+	// Descriptors of the tool's shell and of a child it started.
+	base := map[int]string{}
+	fds, err := proctest.InheritableFDs(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, fd := range fds {
+		base[fd], _ = os.Readlink(fmt.Sprintf("/proc/self/fd/%d", fd))
+	}
+	d.send(rfCall("2", "fds", `{}`))
+	var shell, child int
+	fmt.Sscanf(rfLine(t, d.dir, "fds.pid"), "%d %d", &shell, &child)
+	for _, pid := range []int{shell, child} {
+		open, err := proctest.OpenFDs(pid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, fd := range open {
+			if fd <= 2 {
+				continue
+			}
+			target, _ := os.Readlink(fmt.Sprintf("/proc/%d/fd/%d", pid, fd))
+			if want, ok := base[fd]; !ok || want != target {
+				t.Errorf("pid %d (%s) has fd %d -> %s open, which the test process does not pass on (its inheritable fds: %v)", pid, map[bool]string{true: "tool shell", false: "tool child"}[pid == shell], fd, target, base)
+			}
+		}
+	}
+	d.send(rfCancel("2"))
+	d.stdin.Close()
+	if lines := d.drain(t); len(lines) != 0 {
+		t.Fatalf("unexpected lines: %q", lines)
+	}
+}
+
+// Per-call roots left by a daemon that died by SIGKILL are removed when
+// the next daemon starts on the same TMPDIR, but only when their owner is
+// provably gone: a live daemon's root (with a call in flight) and a
+// directory without an owner record are left alone.
+func TestFaultSweepRemovesOnlyDeadOwnersRoots(t *testing.T) {
+	tmp := t.TempDir()
+	dir := writeServer(t, map[string]string{
+		"server.sh":  rfLib + `tool_hold() { rf_i "$1"; rf_note "root.$RF_I" "$MCP_CALL_TMPDIR"; rf_gate "go.$RF_I"; [ -d "$MCP_CALL_TMPDIR" ] && echo "root intact"; }`,
+		"tools.json": toolsJSON("hold"),
+	})
+	live := rfStartIn(t, dir, tmp, nil)
+	live.send(rfCall("1", "hold", `{"i":"live"}`))
+	liveRoot := filepath.Dir(rfLine(t, dir, "root.live"))
+
+	dead := rfStartIn(t, dir, tmp, nil)
+	dead.send(rfCall("1", "hold", `{"i":"dead"}`))
+	deadRoot := filepath.Dir(rfLine(t, dir, "root.dead"))
+	deadRuntime := rfOwnedDirs(t, tmp, dead.cmd.Process.Pid)
+	liveDirs := rfOwnedDirs(t, tmp, live.cmd.Process.Pid)
+	if err := dead.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	dead.waitExit(t)
+	dead.waitNoneAlive(t, deadline(t), "the killed daemon's call to die by its lifeline")
+	if _, err := os.Stat(deadRoot); err != nil {
+		t.Fatalf("precondition: the SIGKILLed daemon's call root should still exist: %v", err)
+	}
+	// Not ours to touch: no owner record.
+	foreign := filepath.Join(tmp, "mcp-call.foreign")
+	if err := os.Mkdir(foreign, 0o700); err != nil {
+		t.Fatal(err)
+	}
+
+	next := rfStartIn(t, dir, tmp, nil) // the sweep runs before it serves
+	for _, p := range deadRuntime {
+		if _, err := os.Stat(p); !os.IsNotExist(err) {
+			t.Errorf("dead daemon's %s not swept: %v", p, err)
+		}
+	}
+	if len(deadRuntime) < 2 {
+		t.Errorf("expected the dead daemon's runtime dir and call root, found %v", deadRuntime)
+	}
+	for _, p := range append(liveDirs, foreign) {
+		if _, err := os.Stat(p); err != nil {
+			t.Errorf("%s was removed: %v", p, err)
+		}
+	}
+	rfTouch(t, dir, "go.live")
+	live.expect(t, "1", "root intact", false)
+	if _, err := os.Stat(liveRoot); !os.IsNotExist(err) {
+		t.Errorf("live call root %s not removed when its call ended: %v", liveRoot, err)
+	}
+	if got := next.roundTrip(`{"jsonrpc":"2.0","id":2,"method":"ping"}`); got != `{"jsonrpc":"2.0","id":2,"result":{}}` {
+		t.Fatalf("new daemon: %s", got)
+	}
+}
+
+// rfOwnedDirs lists the mcp-bashd directories under tmp that belong to the
+// daemon pid: its runtime directory (the one whose owner record the daemon
+// holds open, locked) and the call roots whose owner record names it.
+func rfOwnedDirs(t *testing.T, tmp string, pid int) []string {
+	t.Helper()
+	fds, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	runtime := ""
+	for _, fd := range fds {
+		target, err := os.Readlink(fmt.Sprintf("/proc/%d/fd/%s", pid, fd.Name()))
+		if err == nil && filepath.Base(target) == ".mcp-bashd-owner" && filepath.Dir(filepath.Dir(target)) == tmp {
+			runtime = filepath.Dir(target)
+		}
+	}
+	if runtime == "" {
+		t.Fatalf("daemon %d holds no owner record under %s", pid, tmp)
+	}
+	out := []string{runtime}
+	ents, err := os.ReadDir(tmp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		b, err := os.ReadFile(filepath.Join(tmp, e.Name(), ".mcp-bashd-owner"))
+		if err == nil && strings.TrimSpace(string(b)) == runtime && filepath.Join(tmp, e.Name()) != runtime {
+			out = append(out, filepath.Join(tmp, e.Name()))
+		}
+	}
+	return out
+}

@@ -1,0 +1,216 @@
+package tests
+
+// Scenario 10 of RELIABILITY.md: mcp-bashd as PID 1 of a new pid
+// namespace (the container entrypoint case), run through
+// `unshare -fp --mount-proc` where the kernel allows it.
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/mcp-bashd/mcp-bashd/tests/internal/proctest"
+)
+
+// rpUnshare returns the unshare command, or skips with the reason the
+// machine cannot make a pid namespace.
+func rpUnshare(t *testing.T) string {
+	t.Helper()
+	path, err := exec.LookPath("unshare")
+	if err != nil {
+		t.Skip("unshare(1) not installed: cannot run mcp-bashd as PID 1 of a new pid namespace")
+	}
+	out, err := exec.Command(path, "-fp", "--mount-proc", "bash", "--noprofile", "--norc", "-c", `echo $$`).CombinedOutput()
+	if err != nil || strings.TrimSpace(string(out)) != "1" {
+		t.Skipf("unshare -fp --mount-proc not permitted here (%v): %s", err, out)
+	}
+	return path
+}
+
+// rpNSPid1 finds the daemon's host pid (the child unshare forked) and
+// checks it is PID 1 in its namespace.
+func rpNSPid1(t *testing.T, unsharePID int) int {
+	t.Helper()
+	var pid int
+	proctest.WaitUntil(t, deadline(t), "mcp-bashd to run as unshare's child", func() (bool, string) {
+		ps, err := proctest.Scan()
+		if err != nil {
+			return false, err.Error()
+		}
+		for _, p := range ps {
+			if p.PPID == unsharePID && p.Comm == "mcp-bashd" {
+				pid = p.PID
+				return true, ""
+			}
+		}
+		return false, "no child named mcp-bashd"
+	})
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "NSpid:"); ok {
+			if f := strings.Fields(v); len(f) < 2 || f[len(f)-1] != "1" {
+				t.Fatalf("mcp-bashd is not PID 1 of a new namespace: NSpid %q", v)
+			}
+			return pid
+		}
+	}
+	t.Fatal("no NSpid in /proc status")
+	return 0
+}
+
+// Scenario 10: as PID 1, 1,000 calls each leave 10 orphans (five killed by
+// the call's containment, five escaped with setsid that exit by
+// themselves): zero zombies in the namespace 3 s later, and every call's
+// result carries the tool's own exit status. Then SIGTERM to PID 1 tears
+// down (in-flight call cancelled, EXIT trap run) and exits 143: PID 1
+// cannot die by its own signal.
+func TestPID1ReapsOrphansAndExits143(t *testing.T) {
+	unshare := rpUnshare(t)
+	body := `
+trap 'echo ran >>"$RF_DIR/exit-trap"' EXIT
+tool_orphans() {
+	rf_i "$1"
+	local j
+	for j in 1 2 3 4 5; do (sleep 0.05 &); done
+	for j in 1 2 3 4 5; do (setsid sleep 0.05 &); done
+	echo "i=$RF_I"
+	return $((RF_I % 3))
+}
+tool_zombies() {
+	local n=0 f line st
+	for f in /proc/[0-9]*/stat; do
+		read -r line <"$f" 2>/dev/null || continue
+		st=${line##*) }
+		[ "${st%% *}" = Z ] && n=$((n+1))
+	done
+	echo "$n"
+}
+# The counter's self-check: a child that exec's a program which never
+# reaps leaves a zombie the count must see.
+tool_zcheck() {
+	(sleep 0 & exec sleep 0.3) &
+	local k n
+	for k in $(seq 100); do n=$(tool_zombies); [ "$n" -gt 0 ] && break; sleep 0.01; done
+	echo "$n"
+}
+tool_slow() { rf_note slow.pid; sleep 1000; }
+`
+	dir := writeServer(t, map[string]string{"server.sh": rfLib + body, "tools.json": toolsJSON("orphans", "zombies", "zcheck", "slow")})
+	mark := fmt.Sprintf("%s-%d", t.Name(), os.Getpid())
+	cmd := exec.Command(unshare, "-fp", "--mount-proc", binary, filepath.Join(dir, "server.sh"))
+	cmd.Env = append(os.Environ(), rfMarkKey+"="+mark, "RF_DIR="+dir, "TMPDIR="+t.TempDir(), "MCP_LOG_FILE="+filepath.Join(dir, "daemon.log"))
+	s := startPrepared(t, cmd)
+	t.Cleanup(func() {
+		if t.Failed() {
+			b, _ := os.ReadFile(filepath.Join(dir, "daemon.log"))
+			t.Logf("daemon log:\n%s", rfTail(b, 40))
+		}
+	})
+	daemon := rpNSPid1(t, cmd.Process.Pid)
+	d := &rfDaemon{server: s, dir: dir, mark: mark}
+	d.roundTrip(initLine)
+
+	if r := rfDecode(t, []byte(d.roundTrip(rfCall(`"zcheck"`, "zcheck", `{}`)))); r.text() == "0" || r.text() == "" {
+		t.Fatalf("the zombie counter does not see a zombie: %q", r.text())
+	}
+
+	const n = 1000
+	start := time.Now()
+	for i := 0; i < n; i++ {
+		d.send(rfCall(strconv.Itoa(i), "orphans", fmt.Sprintf(`{"i":%d}`, i)))
+	}
+	seen := map[int]bool{}
+	for k := 0; k < n; k++ {
+		line := d.recv()
+		r := rfDecode(t, line)
+		var i int
+		if err := json.Unmarshal(r.ID, &i); err != nil || r.Result == nil || seen[i] {
+			t.Fatalf("unexpected line: %s", line)
+		}
+		seen[i] = true
+		want := fmt.Sprintf("i=%d", i)
+		if i%3 != 0 {
+			want = "Error executing orphans: " + want
+		}
+		if r.text() != want || r.Result.IsError != (i%3 != 0) {
+			t.Fatalf("call %d returned %d: got %s", i, i%3, line)
+		}
+	}
+	last := time.Now()
+	t.Logf("%d calls, %d orphans, in %v", n, 10*n, last.Sub(start).Round(time.Millisecond))
+
+	// Zero zombies in the namespace, counted from inside it.
+	var zombies string
+	id := 0
+	proctest.WaitUntil(t, last.Add(3*time.Second), "zero zombies in the namespace 3 s after the last call", func() (bool, string) {
+		id++
+		r := rfDecode(t, []byte(d.roundTrip(rfCall(fmt.Sprintf(`"z%d"`, id), "zombies", `{}`))))
+		zombies = r.text()
+		return zombies == "0", "zombies counted inside: " + zombies
+	})
+	t.Logf("zero zombies %v after the last call", time.Since(last).Round(time.Millisecond))
+	if z := rfZombieChildren(t, daemon); len(z) != 0 {
+		t.Fatalf("zombie children of PID 1 seen from the host:%s", rfList(z))
+	}
+
+	// SIGTERM with a call in flight.
+	d.send(rfCall(`"slow"`, "slow", `{}`))
+	rfLine(t, dir, "slow.pid")
+	if err := syscall.Kill(daemon, syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if lines := d.drain(t); len(lines) != 0 {
+		t.Fatalf("stdout after SIGTERM: %q", lines)
+	}
+	d.waitExit(t)
+	if code := cmd.ProcessState.ExitCode(); code != 143 {
+		t.Fatalf("PID 1 ended with %v, want exit status 143", cmd.ProcessState)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "exit-trap")); string(b) != "ran\n" {
+		t.Fatalf("EXIT trap ran %q, want once", b)
+	}
+	d.waitNoneAlive(t, deadline(t), "nothing of the namespace left running")
+}
+
+// The sweep of dead daemons' roots must spare a live daemon in another pid
+// namespace sharing TMPDIR (a container with a bind-mounted /tmp): its
+// owner record names a pid of its own namespace, so from here its owner is
+// not provably gone.
+func TestPID1SweepSparesRootsOfAnotherNamespace(t *testing.T) {
+	unshare := rpUnshare(t)
+	tmp := t.TempDir()
+	dir := writeServer(t, map[string]string{
+		"server.sh":  rfLib + `tool_hold() { rf_i "$1"; rf_note "root.$RF_I" "$MCP_CALL_TMPDIR"; rf_gate "go.$RF_I"; [ -d "$MCP_CALL_TMPDIR" ] && echo "root intact"; }`,
+		"tools.json": toolsJSON("hold"),
+	})
+	mark := fmt.Sprintf("%s-%d", t.Name(), os.Getpid())
+	cmd := exec.Command(unshare, "-fp", "--mount-proc", binary, filepath.Join(dir, "server.sh"))
+	cmd.Env = append(os.Environ(), rfMarkKey+"="+mark, "RF_DIR="+dir, "TMPDIR="+tmp)
+	inner := &rfDaemon{server: startPrepared(t, cmd), dir: dir, mark: mark}
+	rpNSPid1(t, cmd.Process.Pid)
+	inner.roundTrip(initLine)
+	inner.send(rfCall("1", "hold", `{"i":"inner"}`))
+	root := filepath.Dir(rfLine(t, dir, "root.inner"))
+
+	outer := rfStartIn(t, dir, tmp, nil) // sweeps tmp before serving
+	_, err := os.Stat(root)
+	rfTouch(t, dir, "go.inner")
+	got := inner.recv()
+	if err != nil {
+		t.Fatalf("a daemon outside the namespace swept the live PID 1 daemon's call root %s: %v (answer: %s)", root, err, got)
+	}
+	if r := rfDecode(t, got); r.text() != "root intact" {
+		t.Fatalf("the in-flight call lost its root: %s", got)
+	}
+	outer.roundTrip(`{"jsonrpc":"2.0","id":2,"method":"ping"}`)
+}
