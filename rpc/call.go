@@ -123,6 +123,11 @@ func (s *Server) call(ctx context.Context, id, params json.RawMessage, out sink)
 	if t.exe == "" && !snap.HasFunction("tool_"+name) {
 		return notFound()
 	}
+	if h := out.hint(); modern && h.header != nil && len(t.paramHeaders) > 0 {
+		if why := checkParamHeaders(h.header, t.paramHeaders, cp.args); why != "" {
+			return ErrorLine(id, codeHeaderMismatch, "Header mismatch: "+why, nil)
+		}
+	}
 	if modern && t.requires != nil {
 		if missing := missingCaps(t.requires, meta.caps); missing != nil {
 			data := []byte(`{"requiredCapabilities":` + string(missing) + `}`)

@@ -29,6 +29,9 @@ type tool struct {
 	output    *schema.Schema  // compiled outputSchema, nil when none (or it does not compile)
 	requires  json.RawMessage // client capabilities the tool needs (x-mcp-bashd.requiresClientCapabilities)
 	exe       string          // a --tools-dir executable; "" for a bash function
+	// paramHeaders maps top-level argument names to the HTTP header names
+	// their schema assigns with "x-mcp-header" (Mcp-Param-<Name>).
+	paramHeaders map[string]string
 }
 
 // catalog is one parse of tools.json.
@@ -162,6 +165,7 @@ func parseTool(raw json.RawMessage) (*tool, json.RawMessage) {
 	if !named {
 		return nil, pub.Bytes()
 	}
+	t.paramHeaders = paramHeaders(input)
 	// Compiled once the name is known: keys may come in any order.
 	if t.hasSchema {
 		t.schema, t.schemaErr = schema.Compile(t.name, input)
@@ -342,4 +346,25 @@ func jsonErrorAt(data []byte, err error) string {
 	line := 1 + bytes.Count(data[:off], []byte("\n"))
 	col := off - bytes.LastIndexByte(data[:off], '\n')
 	return fmt.Sprintf("line %d, column %d: %v", line, col, err)
+}
+
+func paramHeaders(schema json.RawMessage) map[string]string {
+	var sc struct {
+		Properties map[string]struct {
+			Header string `json:"x-mcp-header"`
+		} `json:"properties"`
+	}
+	if firstByte(schema) != '{' || json.Unmarshal(schema, &sc) != nil {
+		return nil
+	}
+	var m map[string]string
+	for name, p := range sc.Properties {
+		if p.Header != "" {
+			if m == nil {
+				m = map[string]string{}
+			}
+			m[name] = p.Header
+		}
+	}
+	return m
 }

@@ -1,6 +1,7 @@
 package rpc
 
 import (
+	"bytes"
 	"crypto/rand"
 	"crypto/subtle"
 	"encoding/base64"
@@ -8,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math/big"
 	"net"
 	"net/http"
 	"net/url"
@@ -113,6 +115,7 @@ func (h *httpTransport) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if modern {
 		hs.modern = true
 		hs.h.checkHeaders = func(m *Message, v string) string { return checkModernHeaders(r.Header, m, v) }
+		hs.h.header = r.Header
 		hs.h.scope = randomID() // stateless: ids never clash across requests
 	} else {
 		ss, sid, status, why := h.legacySession(r, msg.Method)
@@ -247,11 +250,7 @@ func (h *httpTransport) originAllowed(origin string) bool {
 // values) and may be =?base64?…?= encoded.
 func checkModernHeaders(hd http.Header, msg *Message, version string) string {
 	get := func(k string) (string, bool) {
-		vs, ok := hd[http.CanonicalHeaderKey(k)]
-		if !ok || len(vs) == 0 {
-			return "", false
-		}
-		return decodeHeader(strings.TrimSpace(vs[0])), true
+		return headerValue(hd, k)
 	}
 	if v, ok := get("MCP-Protocol-Version"); !ok {
 		return "missing MCP-Protocol-Version header"
@@ -283,15 +282,70 @@ func checkModernHeaders(hd http.Header, msg *Message, version string) string {
 	return ""
 }
 
+// headerValue returns a request header's value, trimmed and decoded from
+// =?base64?…?= (a value so wrapped that does not decode strictly is
+// returned as "\x00invalid" so it can match nothing).
+func headerValue(hd http.Header, k string) (string, bool) {
+	vs, ok := hd[http.CanonicalHeaderKey(k)]
+	if !ok || len(vs) == 0 {
+		return "", false
+	}
+	return decodeHeader(strings.TrimSpace(vs[0])), true
+}
+
 func decodeHeader(v string) string {
 	if inner, ok := strings.CutPrefix(v, "=?base64?"); ok {
 		if inner, ok = strings.CutSuffix(inner, "?="); ok {
-			if b, err := base64.StdEncoding.DecodeString(inner); err == nil {
-				return string(b)
+			b, err := base64.StdEncoding.Strict().DecodeString(inner)
+			if err != nil {
+				return "\x00invalid"
 			}
+			return string(b)
 		}
 	}
 	return v
+}
+
+// checkParamHeaders compares the Mcp-Param-<Name> headers of a 2026 HTTP
+// tools/call with the arguments their schema marks with x-mcp-header:
+// present argument ⇔ present header, and equal values (numbers compared
+// numerically).
+func checkParamHeaders(hd http.Header, headers map[string]string, args json.RawMessage) string {
+	var argv map[string]json.RawMessage
+	_ = json.Unmarshal(args, &argv)
+	for prop, name := range headers {
+		raw, present := argv[prop]
+		if present && firstByte(raw) == 'n' {
+			present = false
+		}
+		got, hasHeader := headerValue(hd, "Mcp-Param-"+name)
+		switch {
+		case !present && !hasHeader:
+			continue
+		case !hasHeader:
+			return "missing Mcp-Param-" + name + " header"
+		case !present:
+			return "Mcp-Param-" + name + " header given for an absent argument " + prop
+		}
+		if !paramMatches(got, raw) {
+			return "Mcp-Param-" + name + " header does not match argument " + prop
+		}
+	}
+	return ""
+}
+
+func paramMatches(header string, raw json.RawMessage) bool {
+	switch firstByte(raw) {
+	case '"':
+		var s string
+		return json.Unmarshal(raw, &s) == nil && s == header
+	case 't', 'f':
+		return string(bytes.TrimSpace(raw)) == header
+	default:
+		a, ok1 := new(big.Rat).SetString(header)
+		b, ok2 := new(big.Rat).SetString(string(bytes.TrimSpace(raw)))
+		return ok1 && ok2 && a.Cmp(b) == 0
+	}
 }
 
 func randomID() string {

@@ -29,6 +29,7 @@ type httpFixture struct {
 
 const httpTestScript = `
 tool_hello() { echo "hello"; }
+tool_hello2() { echo "hello2"; }
 tool_progress() { mcp_progress 1 3 first; mcp_progress 2 3; mcp_progress 3 3 last; echo done; }
 tool_slow() { echo started > "$READY"; while :; do sleep 0.05; done; }
 tool_slow_cancel() { echo cancelled > "$CANCELLED"; }
@@ -37,7 +38,8 @@ tool_slow_cancel() { echo cancelled > "$CANCELLED"; }
 const httpTestTools = `{"tools":[
 {"name":"hello","description":"d","inputSchema":{"type":"object"}},
 {"name":"progress","description":"d","inputSchema":{"type":"object"}},
-{"name":"slow","description":"d","inputSchema":{"type":"object"}}]}`
+{"name":"slow","description":"d","inputSchema":{"type":"object"}},
+{"name":"hello2","description":"d","inputSchema":{"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Region"},"n":{"type":"integer","x-mcp-header":"N"}}}}]}`
 
 func newHTTPFixture(t *testing.T, opt HTTPOptions) *httpFixture {
 	t.Helper()
@@ -156,6 +158,10 @@ func TestHTTPStatusRules(t *testing.T) {
 		{"modern initialize is unknown", httpReq{body: `{"jsonrpc":"2.0","id":3,"method":"initialize","params":{` + modernMeta + `}}`, headers: modernHeaders("initialize", "")}, 404, `"code":-32601`},
 		{"modern ping is unknown", httpReq{body: `{"jsonrpc":"2.0","id":3,"method":"ping","params":{` + modernMeta + `}}`, headers: modernHeaders("ping", "")}, 404, `"code":-32601`},
 		{"modern unknown tool", httpReq{body: `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"nope",` + modernMeta + `}}`, headers: modernHeaders("tools/call", "nope")}, 400, `"code":-32602`},
+		{"param header matches", httpReq{body: `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"hello2","arguments":{"region":"eu","n":10},` + modernMeta + `}}`, headers: map[string]string{"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "hello2", "Mcp-Param-Region": "=?base64?ZXU=?=", "Mcp-Param-N": "1e1"}}, 200, `"text":"hello2"`},
+		{"param header missing", httpReq{body: `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"hello2","arguments":{"region":"eu"},` + modernMeta + `}}`, headers: modernHeaders("tools/call", "hello2")}, 400, `"code":-32020`},
+		{"param header bad base64", httpReq{body: `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"hello2","arguments":{"region":"eu"},` + modernMeta + `}}`, headers: map[string]string{"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "hello2", "Mcp-Param-Region": "=?base64?ZX!U?="}}, 400, `"code":-32020`},
+		{"modern prompts undeclared", httpReq{body: `{"jsonrpc":"2.0","id":3,"method":"prompts/list","params":{` + modernMeta + `}}`, headers: modernHeaders("prompts/list", "")}, 404, `"code":-32601`},
 		{"modern session id ignored", httpReq{body: `{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{` + modernMeta + `}}`, headers: map[string]string{"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/list", "Mcp-Session-Id": "whatever"}}, 200, `"ttlMs"`},
 	}
 	for _, c := range cases {

@@ -128,12 +128,22 @@ func (s *Server) handleModern(id json.RawMessage, msg *Message, m reqMeta, out s
 		out.respond(ResultLine(id, modernResult(list, info, cfg.cacheFields())))
 	case "tools/call":
 		s.startCall(id, append(json.RawMessage(nil), msg.Params...), out)
-	case "resources/list":
-		out.respond(ResultLine(id, modernResult(json.RawMessage(`{"resources":[]}`), info, cfg.cacheFields())))
-	case "resources/templates/list":
-		out.respond(ResultLine(id, modernResult(json.RawMessage(`{"resourceTemplates":[]}`), info, cfg.cacheFields())))
-	case "prompts/list":
-		out.respond(ResultLine(id, modernResult(json.RawMessage(`{"prompts":[]}`), info, cfg.cacheFields())))
+	// A 2026 server must not answer what server/discover did not declare:
+	// the empty lists the SDK era answers exist only for servers whose
+	// config.json declares resources or prompts.
+	case "resources/list", "resources/templates/list", "prompts/list":
+		capName, key := "resources", "resources"
+		switch msg.Method {
+		case "resources/templates/list":
+			key = "resourceTemplates"
+		case "prompts/list":
+			capName, key = "prompts", "prompts"
+		}
+		if !cfg.declares(capName) {
+			out.respond(ErrorLine(id, codeMethodNotFound, "Method not found: "+msg.Method, nil))
+			return
+		}
+		out.respond(ResultLine(id, modernResult(json.RawMessage(`{"`+key+`":[]}`), info, cfg.cacheFields())))
 	default:
 		out.respond(ErrorLine(id, codeMethodNotFound, "Method not found: "+msg.Method, nil))
 	}
@@ -142,19 +152,48 @@ func (s *Server) handleModern(id json.RawMessage, msg *Message, m reqMeta, out s
 // modernResult adds what every 2026 result carries: resultType, then any
 // extra fields (ttlMs, cacheScope), then _meta with serverInfo.
 func modernResult(obj json.RawMessage, info json.RawMessage, extra string) json.RawMessage {
+	// A tool's own result (mcp_result) may already carry resultType or
+	// _meta; those are kept rather than duplicated.
+	has := map[string]bool{}
+	if kvs, err := splitObject(obj); err == nil {
+		for _, kv := range kvs {
+			has[kv.key] = true
+		}
+	}
 	var b bytes.Buffer
 	body := bytes.TrimSpace(obj)
 	body = bytes.TrimSuffix(body, []byte("}"))
 	b.Write(body)
-	if len(bytes.TrimSpace(body)) > 1 {
-		b.WriteByte(',')
+	sep := len(bytes.TrimSpace(body)) > 1
+	add := func(s string) {
+		if sep {
+			b.WriteByte(',')
+		}
+		b.WriteString(s)
+		sep = true
 	}
-	b.WriteString(`"resultType":"complete"`)
-	b.WriteString(extra)
-	b.WriteString(`,"_meta":{"` + metaInfo + `":`)
-	b.Write(info)
-	b.WriteString(`}}`)
+	if !has["resultType"] {
+		add(`"resultType":"complete"`)
+	}
+	if extra != "" {
+		add(strings.TrimPrefix(extra, ","))
+	}
+	if !has["_meta"] {
+		add(`"_meta":{"` + metaInfo + `":` + string(info) + `}`)
+	}
+	b.WriteString("}")
 	return b.Bytes()
+}
+
+// declares reports whether config.json's capabilities name capability.
+func (c *config) declares(capability string) bool {
+	var caps map[string]json.RawMessage
+	raw, ok := c.fields["capabilities"]
+	if !ok || json.Unmarshal(raw, &caps) != nil {
+		return false
+	}
+	_, ok = caps[capability]
+	return ok
 }
 
 // modernVersions is what server/discover advertises: config.json's

@@ -2,6 +2,7 @@ package rpc
 
 import (
 	"encoding/json"
+	"net/http"
 	"sync"
 )
 
@@ -62,6 +63,9 @@ type transportHint struct {
 	session *session
 	// done is closed when the client went away (HTTP); nil on stdio.
 	done <-chan struct{}
+	// header is the HTTP request's header (nil on stdio), for the checks
+	// that need the tool's schema (Mcp-Param-*).
+	header http.Header
 	// scope keeps request ids of different HTTP sessions apart in the
 	// in-flight table ("" on stdio).
 	scope string
