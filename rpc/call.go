@@ -140,6 +140,7 @@ func (s *Server) call(ctx context.Context, id, params json.RawMessage, out sink)
 		return result(textResult(t.schemaErr.Error(), true))
 	}
 	if err := t.schema.Validate(cp.args); err != nil {
+		s.metrics.rejected(name)
 		s.log.Info("tool arguments rejected", zap.String("tool", name), zap.String("reason", err.Error()))
 		return result(textResult(err.Error(), true))
 	}
@@ -153,15 +154,27 @@ func (s *Server) call(ctx context.Context, id, params json.RawMessage, out sink)
 	if t.timeout > 0 {
 		timeout = t.timeout
 	}
+	s.metrics.start()
 	oc := s.opt.Runner.Call(ctx, supervisor.Request{
 		ID: string(id), Tool: name, Args: cp.args, Snapshot: snap, Timeout: timeout,
 		Events: s.eventSink(ctx, meta, modern, cfg, out),
 		Exe:    t.exe,
 	})
+	body := s.buildResult(name, t, oc)
+	outcome := "ok"
+	switch {
+	case oc.Cancelled:
+		outcome = "cancelled"
+	case oc.TimedOut:
+		outcome = "timeout"
+	case bytes.HasSuffix(body, []byte(`"isError":true}`)):
+		outcome = "error"
+	}
+	s.metrics.finish(name, outcome, oc.Duration)
 	if oc.Cancelled {
 		return nil
 	}
-	return result(s.buildResult(name, t, oc))
+	return result(body)
 }
 
 // eventSink turns a tool's mcp_progress/mcp_log records into notifications

@@ -55,6 +55,7 @@ type Server struct {
 	log     *zap.Logger
 	tools   *fileCache[*catalog]
 	dir     *toolsDir // nil without --tools-dir
+	metrics *Metrics
 	config  *fileCache[*config]
 	sem     chan struct{}
 	pending atomic.Int64
@@ -113,6 +114,7 @@ func NewServer(opt Options) *Server {
 		stopped:  make(chan struct{}),
 	}
 	s.stdio = streamSink{s: s, ss: newSession()}
+	s.metrics = newMetrics()
 	if opt.ToolsDir != "" {
 		if l, ok := opt.Runner.(Lister); ok {
 			s.dir = &toolsDir{dir: opt.ToolsDir, lister: l, log: opt.Log.Named("tools-dir")}

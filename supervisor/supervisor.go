@@ -171,6 +171,10 @@ func childEnv(env []string, self string) []string {
 	return out
 }
 
+// OrphansReaped is how many processes nobody registered (detached or
+// orphaned by a tool) the reaper has reaped.
+func (s *Supervisor) OrphansReaped() uint64 { return s.reaper.reapedOrphans() }
+
 // Stats returns the live counters.
 func (s *Supervisor) Stats() *Stats { return &s.stats }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -13,6 +14,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/mcp-bashd/mcp-bashd/rpc"
+	"github.com/mcp-bashd/mcp-bashd/supervisor"
 )
 
 type httpServer struct {
@@ -54,7 +56,7 @@ func startHTTP(o options, srv *rpc.Server, log *zap.Logger) (*httpServer, error)
 	if err != nil {
 		return nil, fmt.Errorf("listen on %s: %w", addr, err)
 	}
-	h := srv.HTTPHandler(rpc.HTTPOptions{Path: o.httpPath, AllowedOrigins: origins, Loopback: loopback, Token: token})
+	h := accessLog(srv.HTTPHandler(rpc.HTTPOptions{Path: o.httpPath, AllowedOrigins: origins, Loopback: loopback, Token: token}), log.Named("http"))
 	hs := &httpServer{
 		srv:  &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second},
 		errc: make(chan error, 1),
@@ -89,4 +91,65 @@ func (h *httpServer) close() {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	_ = h.srv.Shutdown(ctx)
+}
+
+// accessLog writes one structured line per HTTP request.
+func accessLog(next http.Handler, log *zap.Logger) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
+		next.ServeHTTP(sw, r)
+		log.Info("request", zap.String("method", r.Method), zap.String("path", r.URL.Path),
+			zap.Int("status", sw.status), zap.Duration("duration", time.Since(start)),
+			zap.String("remote", r.RemoteAddr), zap.String("mcp_method", r.Header.Get("Mcp-Method")))
+	})
+}
+
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (s *statusWriter) WriteHeader(code int) {
+	s.status = code
+	s.ResponseWriter.WriteHeader(code)
+}
+
+// Flush keeps SSE streaming through the wrapper.
+func (s *statusWriter) Flush() {
+	if f, ok := s.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// startMetrics serves /metrics and /healthz on their own address, so they
+// can stay unexposed while the MCP endpoint is public (or the reverse).
+func startMetrics(addr string, srv *rpc.Server, sup *supervisor.Supervisor, log *zap.Logger) (func(), error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("metrics: listen on %s: %w", addr, err)
+	}
+	st := sup.Stats()
+	h := srv.MetricsHandler(func(w io.Writer) {
+		fmt.Fprintln(w, "# HELP mcp_bashd_cancellations_total Calls cancelled by their client.")
+		fmt.Fprintln(w, "# TYPE mcp_bashd_cancellations_total counter")
+		fmt.Fprintf(w, "mcp_bashd_cancellations_total %d\n", st.Cancelled.Load())
+		fmt.Fprintln(w, "# HELP mcp_bashd_timeouts_total Calls stopped by their timeout.")
+		fmt.Fprintln(w, "# TYPE mcp_bashd_timeouts_total counter")
+		fmt.Fprintf(w, "mcp_bashd_timeouts_total %d\n", st.TimedOut.Load())
+		fmt.Fprintln(w, "# HELP mcp_bashd_group_kills_total Process groups SIGKILLed after ignoring SIGTERM for the grace.")
+		fmt.Fprintln(w, "# TYPE mcp_bashd_group_kills_total counter")
+		fmt.Fprintf(w, "mcp_bashd_group_kills_total %d\n", st.Killed.Load())
+		fmt.Fprintln(w, "# HELP mcp_bashd_orphans_reaped_total Processes reaped that no call started directly (lifeline sentinels, detached or orphaned tool processes).")
+		fmt.Fprintln(w, "# TYPE mcp_bashd_orphans_reaped_total counter")
+		fmt.Fprintf(w, "mcp_bashd_orphans_reaped_total %d\n", sup.OrphansReaped())
+	})
+	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	go hs.Serve(ln)
+	log.Info("serving metrics", zap.String("addr", ln.Addr().String()))
+	return func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		hs.Shutdown(ctx)
+	}, nil
 }

@@ -81,6 +81,7 @@ type options struct {
 	httpPort, httpBind  string
 	httpPath, origins   string
 	tokenFile           string
+	metricsAddr         string
 	tlsCert, tlsKey     string
 }
 
@@ -132,6 +133,7 @@ func run(args []string) int {
 	fs.StringVar(&o.httpBind, "http-bind", envOr("MCP_HTTP_BIND", "127.0.0.1"), "HTTP bind `address` (MCP_HTTP_BIND)")
 	fs.StringVar(&o.httpPath, "http-path", envOr("MCP_HTTP_PATH", "/mcp"), "HTTP endpoint `path` (MCP_HTTP_PATH)")
 	fs.StringVar(&o.origins, "allowed-origins", os.Getenv("MCP_ALLOWED_ORIGINS"), "comma-separated Origins accepted besides loopback ones (MCP_ALLOWED_ORIGINS)")
+	fs.StringVar(&o.metricsAddr, "metrics-addr", os.Getenv("MCP_METRICS_ADDR"), "serve /metrics (Prometheus text) and /healthz on this `address`, e.g. 127.0.0.1:9090 (MCP_METRICS_ADDR)")
 	fs.StringVar(&o.tokenFile, "auth-token-file", "", "require `file`'s content as a bearer token on HTTP")
 	fs.StringVar(&o.tlsCert, "tls-cert", "", "serve HTTPS with this certificate `file` (with --tls-key)")
 	fs.StringVar(&o.tlsKey, "tls-key", "", "the TLS private key `file`")
@@ -244,6 +246,14 @@ func serve(o options, script string, scriptArgs []string) int {
 	defer stopWatch()
 	if !o.noWatch && !o.oneshot && abs != "" {
 		go watchServer(watchCtx, sup, srv, &snap, abs, []string{toolsFile, configFile}, log.Named("reload"))
+	}
+	if o.metricsAddr != "" {
+		stopMetrics, err := startMetrics(o.metricsAddr, srv, sup, log)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "mcp-bashd:", err)
+			return 1
+		}
+		defer stopMetrics()
 	}
 	served := make(chan error, 1)
 	var httpSrv *httpServer
