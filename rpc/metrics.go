@@ -109,7 +109,9 @@ func (m *Metrics) WriteText(w io.Writer) {
 
 func label(s string) string { return strings.ToValidUTF8(s, "\uFFFD") }
 
-func trimFloat(f float64) string { return strings.TrimRight(strings.TrimRight(fmt.Sprintf("%.3f", f), "0"), ".") }
+func trimFloat(f float64) string {
+	return strings.TrimRight(strings.TrimRight(fmt.Sprintf("%.3f", f), "0"), ".")
+}
 
 // MetricsHandler serves /metrics (Prometheus text) and /healthz.
 func (s *Server) MetricsHandler(extra Extra) http.Handler {
