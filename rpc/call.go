@@ -63,7 +63,7 @@ func (s *Server) startCall(id, params json.RawMessage, out sink) {
 // no response (the call was cancelled).
 func (s *Server) call(ctx context.Context, id, params json.RawMessage, out sink) []byte {
 	meta := parseMeta(params)
-	modern := isModern("tools/call", meta, out.hint())
+	modern := isModern("tools/call", meta, out.hint()) && s.config.get().modernEnabled()
 	cp, perr := parseCallParams(params)
 	if perr != nil {
 		return ErrorLine(id, perr.code, perr.msg, nil)

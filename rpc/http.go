@@ -111,7 +111,7 @@ func (h *httpTransport) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	hs.h.versionHeader = strings.TrimSpace(r.Header.Get("MCP-Protocol-Version"))
 	hs.h.done = r.Context().Done()
 	meta := parseMeta(msg.Params)
-	modern := isModern(msg.Method, meta, hs.h)
+	modern := isModern(msg.Method, meta, hs.h) && h.s.config.get().modernEnabled()
 	if modern {
 		hs.modern = true
 		hs.h.checkHeaders = func(m *Message, v string) string { return checkModernHeaders(r.Header, m, v) }

@@ -286,3 +286,21 @@ func TestHTTPStoppingRefuses(t *testing.T) {
 		t.Fatalf("after Stop: %d", resp.StatusCode)
 	}
 }
+
+// A config.json whose supportedVersions omits 2026-07-28 makes the server
+// legacy-only: the server/discover probe gets -32601 at once, so probing
+// clients fall back to initialize.
+func TestLegacyOnlyServerRefusesDiscover(t *testing.T) {
+	f := newHTTPFixture(t, HTTPOptions{})
+	must(t, os.WriteFile(filepath.Join(f.dir, "config.json"), []byte(`{"supportedVersions":["2025-11-25"]}`), 0o644))
+	var out strings.Builder
+	in := `{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{` + modernMeta + `}}` + "\n"
+	must(t, f.srv.Serve(strings.NewReader(in), &lockedBuilder{b: &out}))
+	if got := out.String(); got != `{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"Method not found: server/discover"}}`+"\n" {
+		t.Fatalf("discover on a legacy-only server: %q", got)
+	}
+}
+
+type lockedBuilder struct{ b *strings.Builder }
+
+func (l *lockedBuilder) Write(p []byte) (int, error) { return l.b.Write(p) }

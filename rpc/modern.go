@@ -196,6 +196,22 @@ func (c *config) declares(capability string) bool {
 	return ok
 }
 
+// modernEnabled is false for a server whose config.json lists
+// supportedVersions without 2026-07-28: it is then legacy-only, answers
+// server/discover -32601 (so probing clients fall back to initialize) and
+// treats every request by the older rules.
+func (c *config) modernEnabled() bool {
+	raw, ok := c.fields["supportedVersions"]
+	if !ok {
+		return true
+	}
+	var vs []string
+	if json.Unmarshal(raw, &vs) != nil {
+		return true
+	}
+	return contains(vs, modernVersion)
+}
+
 // modernVersions is what server/discover advertises: config.json's
 // supportedVersions (the 2026 SDK's shape) filtered to what we speak.
 func (c *config) modernVersions() []string {

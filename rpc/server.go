@@ -217,7 +217,7 @@ func (s *Server) handleLine(line []byte, out sink) {
 		return
 	}
 	id := append(json.RawMessage(nil), msg.ID...)
-	if m := parseMeta(msg.Params); isModern(msg.Method, m, out.hint()) {
+	if m := parseMeta(msg.Params); isModern(msg.Method, m, out.hint()) && s.config.get().modernEnabled() {
 		s.handleModern(id, msg, m, out)
 		return
 	}
