@@ -22,6 +22,11 @@ shellcheck -S warning examples/*/*.sh
 echo "== static build"
 CGO_ENABLED=0 go build -o /dev/null ./cmd/mcp-bashd
 
+echo "== npm packages of the real-client tests (pinned by their lock files)"
+if [ ! -d tests/clients/node_modules ]; then
+    npm ci --prefix tests/clients --no-audit --no-fund
+fi
+
 echo "== go test -race"
 go test -race -count=1 -timeout 40m ./...
 
@@ -29,5 +34,8 @@ echo "== fuzz (short)"
 go test -run '^$' -fuzz '^FuzzParse$' -fuzztime 15s ./rpc/
 go test -run '^$' -fuzz '^FuzzLineReader$' -fuzztime 15s ./rpc/
 go test -run '^$' -fuzz '^FuzzValidate$' -fuzztime 15s ./schema/
+
+echo "== official MCP conformance suite (0.1.16; 0.2.0-alpha.12 for 2025-11-25 and 2026-07-28) over HTTP"
+./tests/conformance/run.sh
 
 echo "ALL TESTS PASSED"
