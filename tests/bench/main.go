@@ -2,7 +2,7 @@
 // figures the core issue asks for, next to the floor: the same bash
 // command spawned directly, without the daemon, in the same run.
 //
-//	go run ./tests/bench [-n 2000] [-calls 500]
+//	go run ./tests/bench [-n 20000] [-calls 500] [-http=false]
 package main
 
 import (
@@ -23,6 +23,7 @@ import (
 func main() {
 	pings := flag.Int("n", 20000, "ping requests")
 	calls := flag.Int("calls", 500, "tool calls per measurement")
+	httpToo := flag.Bool("http", true, "also measure Streamable HTTP")
 	flag.Parse()
 	dir, err := os.MkdirTemp("", "mcp-bashd-bench")
 	check(err)
@@ -107,6 +108,9 @@ func main() {
 	fmt.Printf("RSS after the run: %.1f MiB\n", float64(rssKiB(d.cmd.Process.Pid))/1024)
 	d.stdin.Close()
 	check(d.cmd.Wait())
+	if *httpToo {
+		benchHTTP(bin, script, dir, *pings/2, *calls)
+	}
 }
 
 type daemon struct {

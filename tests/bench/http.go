@@ -1,0 +1,87 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"time"
+)
+
+// benchHTTP measures the Streamable HTTP transport with keep-alive:
+// server/discover (2026, no tool) and ping (legacy) with 8 concurrent
+// clients, tools/call one at a time (p50) and with 8 concurrent clients.
+func benchHTTP(bin, script, dir string, requests, calls int) {
+	c := exec.Command(bin, "--http", "--http-port", "0", script)
+	c.Env = append(os.Environ(), "TMPDIR="+dir)
+	stderr, err := c.StderrPipe()
+	check(err)
+	check(c.Start())
+	defer func() { c.Process.Signal(os.Interrupt); c.Wait() }()
+	url := ""
+	sc := bufio.NewScanner(stderr)
+	for sc.Scan() {
+		if _, u, ok := strings.Cut(sc.Text(), "serving "); ok {
+			url = u
+			break
+		}
+	}
+	go io.Copy(io.Discard, stderr)
+	if url == "" {
+		check(fmt.Errorf("daemon did not print its URL"))
+	}
+	tr := &http.Transport{MaxIdleConnsPerHost: 16}
+	client := &http.Client{Transport: tr}
+	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
+	post := func(method, name, body string) {
+		req, _ := http.NewRequest("POST", url, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("MCP-Protocol-Version", "2026-07-28")
+		req.Header.Set("Mcp-Method", method)
+		if name != "" {
+			req.Header.Set("Mcp-Name", name)
+		}
+		resp, err := client.Do(req)
+		check(err)
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			check(fmt.Errorf("%s: HTTP %d", method, resp.StatusCode))
+		}
+	}
+	discover := `{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{` + meta + `}}`
+	call := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"x":1},` + meta + `}}`
+	parallel := func(n int, f func()) time.Duration {
+		t0 := time.Now()
+		var wg sync.WaitGroup
+		per := n / 8
+		for w := 0; w < 8; w++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := 0; i < per; i++ {
+					f()
+				}
+			}()
+		}
+		wg.Wait()
+		return time.Since(t0)
+	}
+	post("server/discover", "", discover) // warm the connection
+	el := parallel(requests, func() { post("server/discover", "", discover) })
+	fmt.Printf("http server/discover, 8 clients: %.0f req/s\n", float64(requests)/el.Seconds())
+	lat := make([]time.Duration, calls)
+	for i := range lat {
+		t := time.Now()
+		post("tools/call", "echo", call)
+		lat[i] = time.Since(t)
+	}
+	fmt.Printf("http tools/call one at a time: p50 %.2f ms, p99 %.2f ms\n", ms(pct(lat, 50)), ms(pct(lat, 99)))
+	el = parallel(calls, func() { post("tools/call", "echo", call) })
+	fmt.Printf("http tools/call, 8 clients: %.0f calls/s\n", float64(calls)/el.Seconds())
+}
