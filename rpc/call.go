@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"math/big"
+	"unicode/utf8"
 
 	"go.uber.org/zap"
 
@@ -78,7 +79,12 @@ func (s *Server) call(ctx context.Context, id, params json.RawMessage, out sink)
 		if modern {
 			body = modernResult(body, cfg.serverInfo(), "")
 		}
-		return ResultLine(id, body)
+		if !utf8.Valid(body) {
+			// Tool-provided JSON (mcp_result, mcp_structured, a tools-dir
+			// result) may hold invalid UTF-8: re-encoding repairs it.
+			return ResultLine(id, body)
+		}
+		return resultLineTrusted(id, body)
 	}
 	// The SDK answers an unknown tool -32601; the 2026 revision's spec
 	// example is -32602, and that era has no SDK servers to keep.

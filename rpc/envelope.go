@@ -36,6 +36,18 @@ func ResultLine(id json.RawMessage, result json.RawMessage) []byte {
 	return append(b, "}\n"...)
 }
 
+// resultLineTrusted is ResultLine for a result the server built itself
+// (compact, valid JSON by construction): it is copied, not re-parsed, which
+// matters for a tool result carrying megabytes of text.
+func resultLineTrusted(id json.RawMessage, result json.RawMessage) []byte {
+	b := make([]byte, 0, 40+len(id)+len(result))
+	b = append(b, `{"jsonrpc":"2.0","id":`...)
+	b = appendRaw(b, id)
+	b = append(b, `,"result":`...)
+	b = append(b, result...)
+	return append(b, "}\n"...)
+}
+
 // ErrorLine is {"jsonrpc":"2.0","id":<id>,"error":{"code":<code>,
 // "message":<msg>}} and a newline, with "data":<data> after the message
 // when data is not empty (the SDK omits it when empty).
@@ -138,6 +150,12 @@ const hexDigits = "0123456789abcdef"
 // appendJQString appends s (valid UTF-8) as a JSON string with jq's escapes.
 func appendJQString(b []byte, s string) []byte {
 	b = append(b, '"')
+	b = appendJQStringBody(b, s)
+	return append(b, '"')
+}
+
+// appendJQStringBody appends s escaped, without the quotes.
+func appendJQStringBody(b []byte, s string) []byte {
 	start := 0
 	for i := 0; i < len(s); i++ {
 		c := s[i]
@@ -163,8 +181,7 @@ func appendJQString(b []byte, s string) []byte {
 		}
 		start = i + 1
 	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
+	return append(b, s[start:]...)
 }
 
 // jqValidUTF8 replaces invalid UTF-8 in s with U+FFFD exactly as jq does

@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"os"
 	"regexp"
-	"strings"
 	"unicode/utf8"
 )
 
@@ -161,17 +160,29 @@ func parseCallParams(params json.RawMessage) (callParams, *rpcError) {
 }
 
 // textResult is a CallToolResult with one text item, in the SDK's key order.
+// The text may be given in parts (prefix, output, marker) so a large output
+// is escaped once into a buffer of the right size, never concatenated first.
 func textResult(text string, isError bool) json.RawMessage {
-	var b bytes.Buffer
-	b.WriteString(`{"content":[{"type":"text","text":`)
-	b.Write(mustJSON(text))
-	b.WriteString(`}],"isError":`)
-	if isError {
-		b.WriteString("true}")
-	} else {
-		b.WriteString("false}")
+	return textResultParts([]string{text}, isError)
+}
+
+func textResultParts(parts []string, isError bool) json.RawMessage {
+	n := 64
+	for _, p := range parts {
+		n += len(p) + len(p)/16
 	}
-	return b.Bytes()
+	b := make([]byte, 0, n)
+	b = append(b, `{"content":[{"type":"text","text":"`...)
+	for _, p := range parts {
+		b = appendJQStringBody(b, jqValidUTF8(p))
+	}
+	b = append(b, `"}],"isError":`...)
+	if isError {
+		b = append(b, "true}"...)
+	} else {
+		b = append(b, "false}"...)
+	}
+	return b
 }
 
 // mustJSON encodes a string without HTML escaping (jq prints <, > and &
@@ -184,11 +195,12 @@ func mustJSON(v any) []byte {
 	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
 }
 
-// validUTF8 replaces invalid byte sequences with U+FFFD and reports whether
-// it had to, so the caller can log it: a JSON string cannot carry them.
+// validUTF8 replaces invalid byte sequences with U+FFFD the way jq (and so
+// the bash SDK) does — one per bad byte — and reports whether it had to, so
+// the caller can log it: a JSON string cannot carry them.
 func validUTF8(s string) (string, bool) {
 	if utf8.ValidString(s) {
 		return s, false
 	}
-	return strings.ToValidUTF8(s, "\uFFFD"), true
+	return jqValidUTF8(s), true
 }

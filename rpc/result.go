@@ -21,8 +21,14 @@ import (
 // spec asks for compatibility), and checked against the tool's
 // outputSchema. mcp_result replaces everything with the tool's own result.
 func (s *Server) buildResult(name string, t *tool, oc supervisor.Outcome) json.RawMessage {
-	text, isErr := oc.Result(name)
-	text = s.cleanText(name, text)
+	parts, isErr := oc.ResultParts(name)
+	for _, p := range parts {
+		s.cleanText(name, p) // logs when output had to be repaired
+	}
+	text := ""
+	if len(oc.Items) > 0 || oc.Structured != nil || t.exe != "" {
+		text = strings.Join(parts, "")
+	}
 	if t.exe != "" && oc.SetupErr == nil && !oc.TimedOut {
 		// A tools-directory executable may print a whole CallToolResult.
 		if out := bytes.TrimSpace(oc.Output); firstByte(out) == '{' {
@@ -48,8 +54,11 @@ func (s *Server) buildResult(name string, t *tool, oc supervisor.Outcome) json.R
 		if t.output != nil && !isErr {
 			return textResult("Tool "+name+" declares an outputSchema but returned no structured content (use mcp_structured).", true)
 		}
-		return textResult(text, isErr)
+		// The common case, and the one that may carry megabytes: escaped
+		// once, straight from the output's parts.
+		return textResultParts(parts, isErr)
 	}
+	text = s.cleanText(name, text)
 	var items []string
 	hasText := false
 	for _, it := range oc.Items {

@@ -56,6 +56,7 @@ type Outcome struct {
 	TimedOut   bool
 	Timeout    time.Duration
 	SetupErr   error // the call never ran (no call directory, spawn failure)
+	SetupDir   bool  // SetupErr is the call directory's creation
 	Duration   time.Duration
 	// What the tool returned through the shim's content helpers.
 	Items           []Item
@@ -102,15 +103,11 @@ func (s *Supervisor) Call(ctx context.Context, req Request) Outcome {
 func (s *Supervisor) call(ctx context.Context, req Request, log *zap.Logger) Outcome {
 	root, err := tmpdir.Create(s.base, tmpdir.CallPrefix, s.owner)
 	if err != nil {
-		return Outcome{SetupErr: fmt.Errorf("create call directory: %w", err)}
+		return Outcome{SetupErr: fmt.Errorf("create call directory: %w", err), SetupDir: true}
 	}
-	defer func() {
-		if err := tmpdir.Remove(root); err != nil {
-			log.Warn("call directory not removed", zap.String("path", root), zap.Error(err))
-		}
-	}()
+	defer s.removeRoot(root, log)
 	if err := os.Mkdir(filepath.Join(root, "tmp"), 0o700); err != nil {
-		return Outcome{SetupErr: fmt.Errorf("create MCP_CALL_TMPDIR: %w", err)}
+		return Outcome{SetupErr: fmt.Errorf("create MCP_CALL_TMPDIR: %w", err), SetupDir: true}
 	}
 	if err := os.WriteFile(filepath.Join(root, "args"), req.Args, 0o600); err != nil {
 		return Outcome{SetupErr: fmt.Errorf("write arguments: %w", err)}
@@ -183,6 +180,32 @@ func (s *Supervisor) call(ctx context.Context, req Request, log *zap.Logger) Out
 	}
 	o.Items, o.Structured, o.FullResult, o.ContentProblems = readContent(root, s.cfg.OutputCap)
 	return o
+}
+
+// removeRoot removes a call's root; one that cannot be removed now (out of
+// file descriptors, say) is kept on a list and retried after later calls
+// and at Close, so it is not left behind until the next daemon's sweep.
+func (s *Supervisor) removeRoot(root string, log *zap.Logger) {
+	if err := tmpdir.Remove(root); err != nil {
+		log.Warn("call directory not removed; will retry", zap.String("path", root), zap.Error(err))
+		s.leftMu.Lock()
+		s.leftovers = append(s.leftovers, root)
+		s.leftMu.Unlock()
+		return
+	}
+	s.retryLeftovers()
+}
+
+func (s *Supervisor) retryLeftovers() {
+	s.leftMu.Lock()
+	defer s.leftMu.Unlock()
+	kept := s.leftovers[:0]
+	for _, dir := range s.leftovers {
+		if err := tmpdir.Remove(dir); err != nil {
+			kept = append(kept, dir)
+		}
+	}
+	s.leftovers = kept
 }
 
 // stop is the cancel path: the tool's cancel hook first (own group, its

@@ -73,6 +73,9 @@ type Supervisor struct {
 	usersMu sync.Mutex
 	closing bool
 	users   sync.WaitGroup
+
+	leftMu    sync.Mutex
+	leftovers []string // call roots whose removal failed, retried later
 }
 
 var errClosed = errors.New("supervisor closed")
@@ -190,6 +193,7 @@ func (s *Supervisor) Close() error {
 			s.reaper.killAll()
 		}
 		s.users.Wait()
+		s.retryLeftovers()
 		if s.life != nil {
 			err = errors.Join(err, s.life.Close())
 		}
