@@ -166,14 +166,14 @@ func (s *Server) call(ctx context.Context, id, params json.RawMessage, out sink)
 		Events: s.eventSink(ctx, meta, modern, cfg, out),
 		Exe:    t.exe,
 	})
-	body := s.buildResult(name, t, oc)
+	body, isErr := s.buildResult(name, t, oc)
 	outcome := "ok"
 	switch {
 	case oc.Cancelled:
 		outcome = "cancelled"
 	case oc.TimedOut:
 		outcome = "timeout"
-	case bytes.HasSuffix(body, []byte(`"isError":true}`)):
+	case isErr:
 		outcome = "error"
 	}
 	s.metrics.finish(name, outcome, oc.Duration)

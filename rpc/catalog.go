@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"sync"
 	"syscall"
@@ -336,6 +337,14 @@ func (c *fileCache[T]) get() T {
 // line points at the spot in tools.json or config.json.
 func jsonErrorAt(data []byte, err error) string {
 	var se *json.SyntaxError
+	if errors.Is(err, io.ErrUnexpectedEOF) {
+		// A file cut short (a save interrupted): the error is at its end.
+		lines := bytes.Count(data, []byte("\n"))
+		if !bytes.HasSuffix(data, []byte("\n")) {
+			lines++
+		}
+		return fmt.Sprintf("line %d (end of file): unexpected end of JSON", lines)
+	}
 	if !errors.As(err, &se) {
 		return err.Error()
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"regexp"
 	"sort"
 )
 
@@ -35,15 +36,17 @@ func InspectTools(path string) ([]ToolInfo, error) {
 	}
 	c := loadCatalog(path)
 	if c.err != nil {
-		return nil, fmt.Errorf("%s: %v", path, c.err)
+		return nil, c.err
 	}
 	if c.unusable {
-		return nil, fmt.Errorf("%s: \"tools\" holds entries that are not objects", path)
+		return nil, fmt.Errorf("\"tools\" holds entries that are not objects")
 	}
 	var out []ToolInfo
+	seen := map[string]int{}
 	for _, t := range c.order {
 		ti := ToolInfo{Name: t.name, HasSchema: t.hasSchema, SchemaErr: t.schemaErr, ValidName: toolNameRE.MatchString(t.name)}
-		ti.Line = lineOf(data, t.name)
+		ti.Line = lineOf(data, t.name, seen[t.name])
+		seen[t.name]++
 		out = append(out, ti)
 	}
 	// Descriptions and arguments come from the raw entries.
@@ -116,12 +119,19 @@ func typeName(t any) string {
 	return "any"
 }
 
-// lineOf finds the line where "name": "<name>" appears.
-func lineOf(data []byte, name string) int {
-	needle, _ := json.Marshal(name)
+var nameKeyRE = regexp.MustCompile(`"name"\s*:\s*("(?:[^"\\]|\\.)*")`)
+
+// lineOf finds the line of the nth (from 0) `"name": "<name>"` member.
+func lineOf(data []byte, name string, nth int) int {
 	for i, line := range bytes.Split(data, []byte("\n")) {
-		if bytes.Contains(line, []byte(`"name"`)) && bytes.Contains(line, needle) {
-			return i + 1
+		for _, m := range nameKeyRE.FindAllSubmatch(line, -1) {
+			var v string
+			if json.Unmarshal(m[1], &v) == nil && v == name {
+				if nth == 0 {
+					return i + 1
+				}
+				nth--
+			}
 		}
 	}
 	return 0

@@ -11,8 +11,9 @@ import (
 )
 
 // Metrics counts calls for the Prometheus text endpoint. Outcomes: ok,
-// error (isError), rejected (refused before the tool ran: validation,
-// unknown tool), cancelled, timeout.
+// error (isError), rejected (arguments refused by validation), cancelled,
+// timeout. Unknown tool names are not counted: a client must not be able to
+// create series at will.
 type Metrics struct {
 	mu       sync.Mutex
 	calls    map[[2]string]uint64 // {tool, outcome}
@@ -102,7 +103,7 @@ func (m *Metrics) WriteText(w io.Writer) {
 		fmt.Fprintf(w, "mcp_bashd_tool_call_duration_seconds_sum{tool=%q} %g\n", label(t), m.sum[t])
 		fmt.Fprintf(w, "mcp_bashd_tool_call_duration_seconds_count{tool=%q} %d\n", label(t), m.count[t])
 	}
-	fmt.Fprintln(w, "# HELP mcp_bashd_tool_calls_in_flight Tool calls running or waiting for a slot.")
+	fmt.Fprintln(w, "# HELP mcp_bashd_tool_calls_in_flight Tool calls running (holding a concurrency slot).")
 	fmt.Fprintln(w, "# TYPE mcp_bashd_tool_calls_in_flight gauge")
 	fmt.Fprintf(w, "mcp_bashd_tool_calls_in_flight %d\n", m.inFlight)
 }

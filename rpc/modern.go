@@ -267,7 +267,7 @@ func (c *config) discoverResult(info json.RawMessage) json.RawMessage {
 	b.Write(mustJSON(c.modernVersions()))
 	b.WriteString(`,"capabilities":`)
 	if raw, ok := c.fields["capabilities"]; ok && firstByte(raw) == '{' {
-		b.Write(raw)
+		b.Write(withoutListChanged(raw))
 	} else {
 		b.WriteString(`{"tools":{}}`)
 	}
@@ -300,4 +300,49 @@ func contains(list []string, v string) bool {
 		}
 	}
 	return false
+}
+
+// withoutListChanged drops tools.listChanged: true from capabilities advertised
+// to 2026-07-28 clients: that revision delivers list_changed only on a
+// subscriptions/listen stream, which mcp-bashd does not offer, so claiming
+// it would leave a client waiting for notifications that never come.
+func withoutListChanged(caps json.RawMessage) json.RawMessage {
+	kvs, err := splitObject(caps)
+	if err != nil {
+		return caps
+	}
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, kv := range kvs {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.Write(mustJSON(kv.key))
+		b.WriteByte(':')
+		val := kv.val
+		if kv.key == "tools" {
+			if inner, err := splitObject(kv.val); err == nil {
+				var t bytes.Buffer
+				t.WriteByte('{')
+				n := 0
+				for _, f := range inner {
+					if f.key == "listChanged" && string(f.val) == "true" {
+						continue
+					}
+					if n > 0 {
+						t.WriteByte(',')
+					}
+					n++
+					t.Write(mustJSON(f.key))
+					t.WriteByte(':')
+					t.Write(f.val)
+				}
+				t.WriteByte('}')
+				val = t.Bytes()
+			}
+		}
+		b.Write(val)
+	}
+	b.WriteByte('}')
+	return b.Bytes()
 }

@@ -20,7 +20,23 @@ import (
 // added when set (with its JSON as text when no item carries text, as the
 // spec asks for compatibility), and checked against the tool's
 // outputSchema. mcp_result replaces everything with the tool's own result.
-func (s *Server) buildResult(name string, t *tool, oc supervisor.Outcome) json.RawMessage {
+func (s *Server) buildResult(name string, t *tool, oc supervisor.Outcome) (json.RawMessage, bool) {
+	body := s.buildResultBody(name, t, oc)
+	// Whether the result is an error, for metrics: read from the body's own
+	// isError (a tool's full result carries its own).
+	var r struct {
+		IsError bool `json:"isError"`
+	}
+	if bytes.HasSuffix(body, []byte(`"isError":true}`)) {
+		return body, true
+	}
+	if len(body) < 1<<20 && json.Unmarshal(body, &r) == nil {
+		return body, r.IsError
+	}
+	return body, false
+}
+
+func (s *Server) buildResultBody(name string, t *tool, oc supervisor.Outcome) json.RawMessage {
 	parts, isErr := oc.ResultParts(name)
 	for _, p := range parts {
 		s.cleanText(name, p) // logs when output had to be repaired

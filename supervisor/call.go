@@ -45,7 +45,8 @@ type Request struct {
 
 // Outcome is how a call ended.
 type Outcome struct {
-	Output     []byte // combined stdout+stderr, at most the cap
+	Output     []byte // combined stdout+stderr, at most the cap (a tools-dir executable: stdout)
+	Stderr     []byte // a tools-dir executable's stderr (logged; joins the text of a failure)
 	Truncated  int64  // bytes cut off the end (0: none)
 	ExitCode   int
 	Signal     syscall.Signal // non-zero when the tool's shell died by a signal
@@ -117,11 +118,18 @@ func (s *Supervisor) call(ctx context.Context, req Request, log *zap.Logger) Out
 	if err != nil {
 		return Outcome{SetupErr: fmt.Errorf("create output file: %w", err)}
 	}
-	mode := "call"
+	mode, errOut := "call", out
 	if req.Exe != "" {
+		// A tools-directory executable prints its result on stdout; its
+		// stderr is diagnostics (logged), as in the system it comes from.
 		mode = "exec"
+		if errOut, err = os.OpenFile(filepath.Join(root, "stderr"), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600); err != nil {
+			out.Close()
+			return Outcome{SetupErr: fmt.Errorf("create stderr file: %w", err)}
+		}
+		defer errOut.Close()
 	}
-	pid, done, err := s.spawn(mode, req, root, out, out)
+	pid, done, err := s.spawn(mode, req, root, out, errOut)
 	out.Close()
 	if err != nil {
 		return Outcome{SetupErr: err}
@@ -159,6 +167,12 @@ func (s *Supervisor) call(ctx context.Context, req Request, log *zap.Logger) Out
 		ei = s.stop(req, root, pid, done, false, log)
 	}
 	o.Output, o.Truncated = readOutput(outPath, s.cfg.OutputCap)
+	if req.Exe != "" {
+		o.Stderr, _ = readOutput(filepath.Join(root, "stderr"), 64<<10)
+		if len(o.Stderr) > 0 {
+			log.Info("tool stderr", zap.ByteString("stderr", o.Stderr))
+		}
+	}
 	o.Phase = "tool"
 	if b, err := os.ReadFile(filepath.Join(root, "phase")); err == nil {
 		switch p := string(b); {

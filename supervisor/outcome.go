@@ -41,6 +41,12 @@ func (o Outcome) ResultParts(tool string) (parts []string, isError bool) {
 	}
 	text := trimNewlines(o.Output)
 	if o.ExitCode != 0 || o.Signal != 0 {
+		if errText := trimNewlines(o.Stderr); errText != "" {
+			if text != "" {
+				return []string{"Error executing " + tool + ": ", text, o.truncation(), "\n", errText}, true
+			}
+			return []string{"Error executing " + tool + ": ", errText}, true
+		}
 		return []string{"Error executing " + tool + ": ", text, o.truncation()}, true
 	}
 	return []string{text, o.truncation()}, false

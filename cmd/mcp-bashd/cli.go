@@ -9,11 +9,13 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"regexp"
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 	"text/tabwriter"
 	"time"
 
@@ -82,7 +84,7 @@ func toolsCommand(args []string, stdout io.Writer) int {
 	}
 	tools, err := rpc.InspectTools(f.tools)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "mcp-bashd tools:", err)
+		fmt.Fprintf(os.Stderr, "mcp-bashd tools: %s: %v\n", f.tools, err)
 		return 1
 	}
 	w := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
@@ -97,8 +99,8 @@ func toolsCommand(args []string, stdout io.Writer) int {
 			as = append(as, s)
 		}
 		desc := t.Description
-		if len(desc) > 60 {
-			desc = desc[:57] + "..."
+		if r := []rune(desc); len(r) > 60 {
+			desc = string(r[:57]) + "..."
 		}
 		fmt.Fprintf(w, "%s\t%s\t%s\n", t.Name, desc, strings.Join(as, " "))
 	}
@@ -163,10 +165,26 @@ func callCommand(args []string, stdout io.Writer) int {
 	srv := rpc.NewServer(rpc.Options{ToolsFile: f.tools, ConfigFile: f.config, Runner: sup, Log: log, Snapshot: func() *supervisor.Snapshot { return snap }})
 	params, _ := json.Marshal(map[string]any{"name": tool, "arguments": arguments})
 	req := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":` + string(params) + "}\n"
+	// Ctrl-C cancels the call the way a client's cancel would, then tears
+	// down as the daemon does (EXIT trap, temp files) and exits 128+N.
+	sigc := make(chan os.Signal, 4)
+	signal.Notify(sigc, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	defer signal.Stop(sigc)
 	var out bytes.Buffer
-	if err := srv.Serve(strings.NewReader(req), &out); err != nil {
-		fmt.Fprintln(os.Stderr, "mcp-bashd call:", err)
-		return 1
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(strings.NewReader(req), &out) }()
+	select {
+	case err := <-served:
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "mcp-bashd call:", err)
+			return 1
+		}
+	case sig := <-sigc:
+		srv.Stop(0)
+		sup.RunExitTrap(snap)
+		sup.Close()
+		fmt.Fprintf(os.Stderr, "mcp-bashd call: interrupted (%v); the call was cancelled\n", sig)
+		return 128 + int(sig.(syscall.Signal))
 	}
 	sup.RunExitTrap(snap)
 	return printCallResult(out.Bytes(), stdout)
@@ -199,7 +217,10 @@ func callArguments(toolsFile, tool string, kvs []string) (json.RawMessage, error
 		}
 		args[k] = typedValue(types[k], v)
 	}
-	b, _ := json.Marshal(args)
+	b, err := json.Marshal(args)
+	if err != nil {
+		return nil, fmt.Errorf("arguments: %v", err)
+	}
 	return b, nil
 }
 
@@ -209,7 +230,9 @@ func typedValue(typ, v string) json.RawMessage {
 	case typ == "string":
 		return asString
 	case typ == "integer" || typ == "number":
-		if _, err := strconv.ParseFloat(v, 64); err == nil {
+		// A JSON number literal, exactly (not Go's wider float syntax).
+		var n json.Number
+		if json.Unmarshal([]byte(v), &n) == nil {
 			return json.RawMessage(v)
 		}
 	case typ == "boolean":
@@ -288,7 +311,10 @@ Example:
 Flags:
 `
 
-var shimVersionRE = regexp.MustCompile(`(?m)^MCP_BASHD_SHIM_VERSION=(\S+)`)
+var (
+	shimVersionRE = regexp.MustCompile(`(?m)^MCP_BASHD_SHIM_VERSION=(\S+)`)
+	lineRE        = regexp.MustCompile(`line (\d+)`)
+)
 
 func checkCommand(args []string, stdout io.Writer) int {
 	_, f, _, code := cliFlags("check", checkUsage, args)
@@ -304,8 +330,13 @@ func checkCommand(args []string, stdout io.Writer) int {
 		problems = append(problems, loc+": "+fmt.Sprintf(format, a...))
 	}
 	tools, err := rpc.InspectTools(f.tools)
+	toolsOK := err == nil
 	if err != nil {
-		report(f.tools, 0, "%v", err)
+		line := 0
+		if m := lineRE.FindStringSubmatch(err.Error()); m != nil {
+			line, _ = strconv.Atoi(m[1])
+		}
+		report(f.tools, line, "%v", err)
 	}
 	declared := map[string]bool{}
 	for _, t := range tools {
@@ -346,7 +377,7 @@ func checkCommand(args []string, stdout io.Writer) int {
 				sort.Strings(fns)
 				for _, fn := range fns {
 					name, ok := strings.CutPrefix(fn, "tool_")
-					if !ok || declared[name] {
+					if !ok || declared[name] || !toolsOK {
 						continue
 					}
 					if base, ok := strings.CutSuffix(name, "_cancel"); ok && declared[base] {

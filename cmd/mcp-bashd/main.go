@@ -91,11 +91,20 @@ func main() {
 
 func run(args []string) int {
 	if len(args) > 0 {
+		help := len(args) > 1 && (args[1] == "-h" || args[1] == "--help" || args[1] == "-help")
 		switch args[0] {
 		case "shim":
+			if help {
+				fmt.Fprint(os.Stderr, "Usage: mcp-bashd shim\n\nPrints the drop-in mcpserver_core.sh: source it in place of bash-mcp-sdk's file.\n\nExample:\n  mcp-bashd shim > mcpserver_core.sh\n")
+				return 0
+			}
 			fmt.Print(scripts.Shim)
 			return 0
 		case "version", "--version":
+			if help {
+				fmt.Fprint(os.Stderr, "Usage: mcp-bashd version\n\nPrints the version.\n\nExample:\n  mcp-bashd version\n")
+				return 0
+			}
 			fmt.Println("mcp-bashd", version)
 			return 0
 		case "json":
@@ -244,8 +253,12 @@ func serve(o options, script string, scriptArgs []string) int {
 	})
 	watchCtx, stopWatch := context.WithCancel(context.Background())
 	defer stopWatch()
-	if !o.noWatch && !o.oneshot && abs != "" {
-		go watchServer(watchCtx, sup, srv, &snap, abs, []string{toolsFile, configFile}, log.Named("reload"))
+	if !o.noWatch && !o.oneshot {
+		files := []string{configFile}
+		if toolsFile != "" {
+			files = append([]string{toolsFile}, files...)
+		}
+		go watchServer(watchCtx, sup, srv, &snap, abs, files, o.toolsDir, log.Named("reload"))
 	}
 	if o.metricsAddr != "" {
 		stopMetrics, err := startMetrics(o.metricsAddr, srv, sup, log)

@@ -2,7 +2,10 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
+	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -24,11 +27,16 @@ const reloadPoll = 500 * time.Millisecond
 // serving. tools.json and config.json are re-read by rpc on their own; a
 // change to either, or to the set of functions, is announced with
 // notifications/tools/list_changed.
-func watchServer(ctx context.Context, sup *supervisor.Supervisor, srv *rpc.Server, cur *atomic.Pointer[supervisor.Snapshot], script string, files []string, log *zap.Logger) {
+func watchServer(ctx context.Context, sup *supervisor.Supervisor, srv *rpc.Server, cur *atomic.Pointer[supervisor.Snapshot], script string, files []string, toolsDir string, log *zap.Logger) {
 	stamps := map[string]stamp{}
-	for _, f := range append([]string{script}, files...) {
+	watch := append([]string{}, files...)
+	if script != "" {
+		watch = append(watch, script)
+	}
+	for _, f := range watch {
 		stamps[f] = stampOf(f)
 	}
+	dirStamp := dirStampOf(toolsDir)
 	t := time.NewTicker(reloadPoll)
 	defer t.Stop()
 	for {
@@ -44,10 +52,18 @@ func watchServer(ctx context.Context, sup *supervisor.Supervisor, srv *rpc.Serve
 				changed[f] = true
 			}
 		}
+		// A tools directory changes when an executable is added, removed or
+		// edited; rpc lists it again at the next request.
+		if toolsDir != "" {
+			if st := dirStampOf(toolsDir); st != dirStamp {
+				dirStamp = st
+				changed[toolsDir] = true
+			}
+		}
 		if len(changed) == 0 {
 			continue
 		}
-		if changed[script] {
+		if script != "" && changed[script] {
 			snap, err := sup.Load(ctx)
 			if err != nil {
 				log.Error("reload failed; the previous definitions keep serving", zap.String("script", script), zap.Error(err))
@@ -68,6 +84,7 @@ type stamp struct {
 	ino   uint64
 	size  int64
 	mtime time.Time
+	ctime syscall.Timespec
 }
 
 func stampOf(path string) stamp {
@@ -77,9 +94,23 @@ func stampOf(path string) stamp {
 	}
 	st := stamp{ok: true, size: fi.Size(), mtime: fi.ModTime()}
 	if sys, ok := fi.Sys().(*syscall.Stat_t); ok {
-		st.ino = sys.Ino
+		st.ino, st.ctime = sys.Ino, sys.Ctim
 	}
 	return st
+}
+
+// dirStampOf summarises a directory and the stamps of its entries.
+func dirStampOf(dir string) string {
+	if dir == "" {
+		return ""
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%v;", stampOf(dir))
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		fmt.Fprintf(&b, "%s=%v;", e.Name(), stampOf(filepath.Join(dir, e.Name())))
+	}
+	return b.String()
 }
 
 func sameFunctions(a, b *supervisor.Snapshot) bool {

@@ -111,6 +111,7 @@ func main() {
 	if *httpToo {
 		benchHTTP(bin, script, dir, *pings/2, *calls)
 	}
+	benchCancel(bin, dir, 100)
 }
 
 type daemon struct {

@@ -1,0 +1,1 @@
+../../scripts/mcpserver_core.sh

@@ -1,0 +1,152 @@
+package tests
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"testing"
+
+	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/mcp-bashd/mcp-bashd/tests/internal/proctest"
+)
+
+// The command line for people (issue 6): `mcp-bashd tools|call|check|shim|
+// version`, `--help` of each, and the daemon's own usage errors, as
+// testscript scripts in testdata/script. Every script runs the binary
+// TestMain built, found on PATH as `mcp-bashd`, and gets:
+//
+//	$REPO                  the repository root (examples/, scripts/)
+//	$MCPBASHD_TEST_MARK    a marker every process it starts inherits
+//
+// and these commands besides testscript's own:
+//
+//	exitcode N PROG ARGS...  run PROG like exec, require exit status N
+//	emptydir DIR             DIR exists and holds nothing
+//	validutf8 stdout|stderr  the last command's output is valid UTF-8
+//	noprocs                  no live process carries this script's marker
+//	                         (waits for one to go, up to the deadline)
+//	waitfile FILE            wait until FILE exists (a tool's readiness
+//	                         handshake), up to the deadline
+func TestCliScripts(t *testing.T) {
+	root, err := filepath.Abs(repoPath(""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	testscript.Run(t, testscript.Params{
+		Dir:                 "testdata/script",
+		RequireExplicitExec: true,
+		RequireUniqueNames:  true,
+		// Report every broken expectation of a script, not only the first.
+		ContinueOnError: true,
+		Setup: func(e *testscript.Env) error {
+			e.Setenv("PATH", filepath.Dir(binary)+string(os.PathListSeparator)+e.Getenv("PATH"))
+			e.Setenv("REPO", root)
+			e.Setenv(cliMarkKey, "cli-"+strconv.Itoa(os.Getpid())+"-"+filepath.Base(e.WorkDir))
+			return nil
+		},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"exitcode":  cliExitCode,
+			"emptydir":  cliEmptyDir,
+			"validutf8": cliValidUTF8,
+			"noprocs":   cliNoProcs,
+			"waitfile":  cliWaitFile,
+		},
+	})
+}
+
+const cliMarkKey = "MCPBASHD_TEST_MARK"
+
+func cliExitCode(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 {
+		ts.Fatalf("usage: exitcode N program [args...]")
+	}
+	want, err := strconv.Atoi(args[0])
+	if err != nil {
+		ts.Fatalf("exitcode: %v", err)
+	}
+	got := 0
+	if err := ts.Exec(args[1], args[2:]...); err != nil {
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) {
+			ts.Fatalf("exitcode: %v", err)
+		}
+		got = ee.ExitCode()
+	}
+	if got != want {
+		ts.Fatalf("%s exited %d, want %d", args[1], got, want)
+	}
+}
+
+func cliEmptyDir(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: emptydir DIR")
+	}
+	ents, err := os.ReadDir(ts.MkAbs(args[0]))
+	ts.Check(err)
+	if len(ents) > 0 {
+		var names []string
+		for _, e := range ents {
+			names = append(names, e.Name())
+		}
+		ts.Fatalf("%s is not empty: %s", args[0], strings.Join(names, " "))
+	}
+}
+
+func cliValidUTF8(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 || (args[0] != "stdout" && args[0] != "stderr") {
+		ts.Fatalf("usage: validutf8 stdout|stderr")
+	}
+	if s := ts.ReadFile(args[0]); !utf8.ValidString(s) {
+		ts.Fatalf("%s is not valid UTF-8: %q", args[0], s)
+	}
+}
+
+func cliNoProcs(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 0 {
+		ts.Fatalf("usage: noprocs")
+	}
+	mark := ts.Getenv(cliMarkKey)
+	end := time.Now().Add(30 * time.Second)
+	for {
+		ps, err := proctest.WithEnv(cliMarkKey, mark)
+		ts.Check(err)
+		alive := proctest.Alive(ps)
+		if len(alive) == 0 {
+			return
+		}
+		if time.Now().After(end) {
+			var s []string
+			for _, p := range alive {
+				s = append(s, p.String())
+			}
+			ts.Fatalf("processes left running:\n%s", strings.Join(s, "\n"))
+		}
+		// Polling, not synchronisation: the condition is re-checked.
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func cliWaitFile(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: waitfile FILE")
+	}
+	path := ts.MkAbs(args[0])
+	end := time.Now().Add(30 * time.Second)
+	for {
+		if _, err := os.Stat(path); err == nil {
+			return
+		}
+		if time.Now().After(end) {
+			ts.Fatalf("%s did not appear", args[0])
+		}
+		// Polling, not synchronisation: the condition is re-checked.
+		time.Sleep(10 * time.Millisecond)
+	}
+}

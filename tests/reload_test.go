@@ -1,0 +1,592 @@
+package tests
+
+// Hot reload (issue 5): when the server script, tools.json, config.json or
+// a tools directory changes, mcp-bashd reloads without dropping in-flight
+// calls — a call that started before the change finishes on the old
+// definitions — announces it with notifications/tools/list_changed where
+// the server advertises listChanged, and keeps serving the last good
+// definitions when a change breaks them, logging the file and line.
+//
+// Every wait for a reload is a readiness condition (a call's result or a
+// log record changes), bounded by deadline(t); none is a fixed sleep.
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-bashd/mcp-bashd/tests/internal/proctest"
+)
+
+// rl2NoteBound bounds the wait for a notification that may never come: the
+// daemon checks its files every 500 ms, so this is a bound for a hang (a
+// missing notification), not a timing assertion.
+const rl2NoteBound = 20 * time.Second
+
+const rl2ListChanged = `{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`
+
+// rl2Srv is a daemon driven over stdio that keeps notifications and
+// responses to other ids aside while it waits for a given response.
+type rl2Srv struct {
+	*server
+	dir   string // the server's files
+	log   string // MCP_LOG_FILE (the daemon's JSON records)
+	next  int
+	notes []string
+	early map[string]string // responses that arrived while another was awaited
+}
+
+// rl2Start writes files into a fresh directory and serves its server.sh
+// (manifest mode), with flags before the script.
+func rl2Start(t *testing.T, files map[string]string, flags ...string) *rl2Srv {
+	t.Helper()
+	dir := writeServer(t, files)
+	r := &rl2Srv{dir: dir, log: filepath.Join(t.TempDir(), "daemon.log"), early: map[string]string{}}
+	cmd := exec.Command(binary, append(flags, filepath.Join(dir, "server.sh"))...)
+	cmd.Env = sdEnv("TMPDIR="+t.TempDir(), "MCP_LOG_FILE="+r.log, "GATE="+filepath.Join(dir, "gate"), "STARTED="+filepath.Join(dir, "started"), sdMark(t))
+	r.server = startPrepared(t, cmd)
+	return r
+}
+
+// await returns the response to id, keeping notifications (in notes) and
+// other responses (in early) aside.
+func (r *rl2Srv) await(id string) string {
+	r.t.Helper()
+	if line, ok := r.early[id]; ok {
+		delete(r.early, id)
+		return line
+	}
+	for {
+		line := string(r.recv())
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		json.Unmarshal([]byte(line), &m)
+		switch {
+		case m.Method != "":
+			r.notes = append(r.notes, line)
+		case string(m.ID) == id:
+			return line
+		default:
+			r.early[string(m.ID)] = line
+		}
+	}
+}
+
+// request sends method with params ("" for none) under a fresh id and
+// returns the response.
+func (r *rl2Srv) request(method, params string) string {
+	r.t.Helper()
+	r.next++
+	id := fmt.Sprint(r.next)
+	p := ""
+	if params != "" {
+		p = `,"params":` + params
+	}
+	r.send(`{"jsonrpc":"2.0","id":` + id + `,"method":"` + method + `"` + p + `}`)
+	return r.await(id)
+}
+
+// call runs a tool and returns its text and isError, or the error message
+// and true for a JSON-RPC error.
+func (r *rl2Srv) call(tool string) (string, bool) {
+	r.t.Helper()
+	line := r.request("tools/call", `{"name":"`+tool+`","arguments":{}}`)
+	res := sdParse(r.t, line)
+	if res.Error != nil {
+		return fmt.Sprintf("error %d: %s", res.Error.Code, res.Error.Message), true
+	}
+	return sdText(r.t, line)
+}
+
+// waitCall calls tool until its text is want: the readiness condition of
+// a reload.
+func (r *rl2Srv) waitCall(t *testing.T, tool, want, what string) {
+	t.Helper()
+	proctest.WaitUntil(t, deadline(t), what, func() (bool, string) {
+		text, isErr := r.call(tool)
+		return text == want && !isErr, fmt.Sprintf("%s returned %q (isError=%v)", tool, text, isErr)
+	})
+}
+
+// toolNames lists the tools tools/list returns.
+func (r *rl2Srv) toolNames() []string {
+	r.t.Helper()
+	line := r.request("tools/list", "")
+	var lr struct {
+		Result *struct {
+			Tools []struct{ Name string } `json:"tools"`
+		} `json:"result"`
+	}
+	if json.Unmarshal([]byte(line), &lr) != nil || lr.Result == nil {
+		r.t.Fatalf("tools/list: %s", line)
+	}
+	names := []string{}
+	for _, tl := range lr.Result.Tools {
+		names = append(names, tl.Name)
+	}
+	return names
+}
+
+// waitNote waits for a notification: first among those already seen, then
+// on the wire (within rl2NoteBound). Responses that arrive meanwhile are
+// kept for await.
+func (r *rl2Srv) waitNote(t *testing.T, want, after string) {
+	t.Helper()
+	take := func() bool {
+		for i, n := range r.notes {
+			if n == want {
+				r.notes = append(r.notes[:i], r.notes[i+1:]...)
+				return true
+			}
+		}
+		return false
+	}
+	if take() {
+		return
+	}
+	bound := time.After(min(rl2NoteBound, time.Until(deadline(t))))
+	for {
+		select {
+		case line, ok := <-r.lines:
+			if !ok {
+				t.Fatalf("server closed stdout waiting for %s after %s\nstderr:\n%s", want, after, r.stderr)
+			}
+			r.check(line)
+			line = bytes.TrimSuffix(line, []byte("\n"))
+			var m struct {
+				ID     json.RawMessage `json:"id"`
+				Method string          `json:"method"`
+			}
+			json.Unmarshal(line, &m)
+			if m.Method == "" {
+				r.early[string(m.ID)] = string(line)
+				continue
+			}
+			r.notes = append(r.notes, string(line))
+			if take() {
+				return
+			}
+		case <-bound:
+			t.Fatalf("no %s within %v after %s (the daemon checks its files every 500 ms); notifications seen: %q", want, rl2NoteBound, after, r.notes)
+		}
+	}
+}
+
+// rl2Replace replaces a file's content at once (written aside, renamed
+// over), as editors save: the daemon never reads half a file.
+func rl2Replace(t *testing.T, path, content string) {
+	t.Helper()
+	mode := os.FileMode(0o644)
+	if fi, err := os.Stat(path); err == nil {
+		mode = fi.Mode().Perm()
+	}
+	tmp := filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".new")
+	if err := os.WriteFile(tmp, []byte(content), mode); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(tmp, mode); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// rl2Records reads the daemon's JSON log records.
+func rl2Records(path string) []map[string]any {
+	b, _ := os.ReadFile(path)
+	var out []map[string]any
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var rec map[string]any
+		if json.Unmarshal(sc.Bytes(), &rec) == nil {
+			out = append(out, rec)
+		}
+	}
+	return out
+}
+
+// waitLog waits for a log record with message msg whose fields contain
+// every one of parts (in any string field).
+func (r *rl2Srv) waitLog(t *testing.T, msg string, parts ...string) map[string]any {
+	t.Helper()
+	return r.waitLogAfter(t, 0, msg, parts...)
+}
+
+// waitLogAfter is waitLog on the records after the first skip.
+func (r *rl2Srv) waitLogAfter(t *testing.T, skip int, msg string, parts ...string) map[string]any {
+	t.Helper()
+	var found map[string]any
+	proctest.WaitUntil(t, deadline(t), fmt.Sprintf("a log record %q mentioning %q", msg, parts), func() (bool, string) {
+		var last []string
+		recs := rl2Records(r.log)
+		for _, rec := range recs[min(skip, len(recs)):] {
+			if rec["msg"] != msg {
+				continue
+			}
+			b, _ := json.Marshal(rec)
+			last = append(last, string(b))
+			all := true
+			for _, p := range parts {
+				hit := false
+				for _, v := range rec {
+					if s, ok := v.(string); ok && strings.Contains(s, p) {
+						hit = true
+					}
+				}
+				all = all && hit
+			}
+			if all {
+				found = rec
+				return true, ""
+			}
+		}
+		return false, fmt.Sprintf("records with that message: %q", last)
+	})
+	return found
+}
+
+// A call in flight across a change of the script finishes on the old
+// definitions — the function and the helper it calls as they were when it
+// started — while a call started after the reload uses the new ones.
+func TestRl2InFlightCallKeepsOldDefinition(t *testing.T) {
+	r := rl2Start(t, map[string]string{
+		"server.sh": `GEN=old
+describe() { echo "helper of the $GEN script"; }
+tool_slow() {
+    : >"$STARTED"
+    while [ ! -e "$GATE" ]; do sleep 0.01; done
+    echo "slow, first definition: $(describe)"
+}
+tool_gen() { echo "$GEN"; }
+`,
+		"tools.json": toolsJSON("slow", "gen"),
+	})
+	r.request("initialize", `{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"rl2","version":"0"}}`)
+	r.send(`{"jsonrpc":"2.0","id":"inflight","method":"tools/call","params":{"name":"slow","arguments":{}}}`)
+	proctest.WaitUntil(t, deadline(t), "the first call to be running", func() (bool, string) {
+		_, err := os.Stat(filepath.Join(r.dir, "started"))
+		return err == nil, fmt.Sprint(err)
+	})
+	rl2Replace(t, filepath.Join(r.dir, "server.sh"), `GEN=new
+describe() { echo "helper of the $GEN script"; }
+tool_slow() { echo "slow, second definition: $(describe)"; }
+tool_gen() { echo "$GEN"; }
+`)
+	r.waitCall(t, "gen", "new", "the reloaded script to serve calls")
+	if text, isErr := r.call("slow"); text != "slow, second definition: helper of the new script" || isErr {
+		t.Errorf("a call started after the reload: %q isError=%v", text, isErr)
+	}
+	if err := os.WriteFile(filepath.Join(r.dir, "gate"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got := r.await(`"inflight"`)
+	if text, isErr := sdText(t, got); text != "slow, first definition: helper of the old script" || isErr {
+		t.Errorf("the call in flight across the change: %s", got)
+	}
+	r.waitLog(t, "server script reloaded", filepath.Join(r.dir, "server.sh"))
+	if ee := r.closeAndWait(); ee != nil {
+		t.Errorf("exit: %v\n%s", ee, r.stderr)
+	}
+}
+
+// An edit to tools.json is seen by the very next request: no restart, no
+// waiting.
+func TestRl2ToolsJSONEditSeenByNextRequest(t *testing.T) {
+	r := rl2Start(t, map[string]string{
+		"server.sh":  "tool_one() { echo one; }\ntool_two() { echo two; }\n",
+		"tools.json": toolsJSON("one"),
+	})
+	r.request("initialize", `{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"rl2","version":"0"}}`)
+	if got := r.toolNames(); !reflect.DeepEqual(got, []string{"one"}) {
+		t.Errorf("tools before the edit = %q", got)
+	}
+	if text, _ := r.call("two"); text != "error -32601: Tool not found: two" {
+		t.Errorf("an undeclared tool before the edit: %q", text)
+	}
+	tools := filepath.Join(r.dir, "tools.json")
+	rl2Replace(t, tools, toolsJSON("one", "two"))
+	if got := r.toolNames(); !reflect.DeepEqual(got, []string{"one", "two"}) {
+		t.Errorf("tools after adding two = %q", got)
+	}
+	if text, isErr := r.call("two"); text != "two" || isErr {
+		t.Errorf("two after it was declared: %q isError=%v", text, isErr)
+	}
+	rl2Replace(t, tools, toolsJSON("two"))
+	if text, _ := r.call("one"); text != "error -32601: Tool not found: one" {
+		t.Errorf("one after it was removed from tools.json: %q", text)
+	}
+}
+
+// With capabilities.tools.listChanged: true in config.json, an initialized
+// client gets notifications/tools/list_changed when tools.json changes and
+// when the script's set of functions changes; tools/list then shows it.
+func TestRl2ListChangedAfterInitialize(t *testing.T) {
+	r := rl2Start(t, map[string]string{
+		"server.sh":   "tool_one() { echo one; }\n",
+		"tools.json":  toolsJSON("one"),
+		"config.json": `{"serverInfo":{"name":"reloading","version":"1"},"capabilities":{"tools":{"listChanged":true}}}`,
+	})
+	sdWantLine(t, "initialize", r.request("initialize", `{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"rl2","version":"0"}}`),
+		`{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18","serverInfo":{"name":"reloading","version":"1"},"capabilities":{"tools":{"listChanged":true}}}}`)
+	r.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+
+	rl2Replace(t, filepath.Join(r.dir, "tools.json"), toolsJSON("one", "three"))
+	r.waitNote(t, rl2ListChanged, "an edit of tools.json")
+	if got := r.toolNames(); !reflect.DeepEqual(got, []string{"one", "three"}) {
+		t.Errorf("tools after the edit = %q", got)
+	}
+	if text, _ := r.call("three"); text != "error -32601: Tool not found: three" {
+		t.Errorf("three before its function exists: %q", text)
+	}
+
+	rl2Replace(t, filepath.Join(r.dir, "server.sh"), "tool_one() { echo one; }\ntool_three() { echo three; }\n")
+	r.waitNote(t, rl2ListChanged, "a new function in the script")
+	if text, isErr := r.call("three"); text != "three" || isErr {
+		t.Errorf("three after the notification: %q isError=%v", text, isErr)
+	}
+	if ee := r.closeAndWait(); ee != nil {
+		t.Errorf("exit: %v\n%s", ee, r.stderr)
+	}
+}
+
+// The same with a real host: the Go SDK pinned to a legacy revision calls
+// its ToolListChangedHandler, and its next tools/list has the new tool.
+func TestRl2GoSDKLegacyListChanged(t *testing.T) {
+	dir := writeServer(t, map[string]string{
+		"server.sh":   "tool_one() { echo one; }\ntool_two() { echo two; }\n",
+		"tools.json":  toolsJSON("one"),
+		"config.json": `{"capabilities":{"tools":{"listChanged":true}}}`,
+	})
+	changed := make(chan struct{}, 16)
+	cmd := sdDaemonCmd(t, []string{filepath.Join(dir, "server.sh")})
+	g, err := sdGoConnect(t, &mcp.CommandTransport{Command: cmd}, "2025-11-25", &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} },
+	})
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	if got := g.toolNames(); !reflect.DeepEqual(got, []string{"one"}) {
+		t.Errorf("tools = %q", got)
+	}
+	rl2Replace(t, filepath.Join(dir, "tools.json"), toolsJSON("one", "two"))
+	select {
+	case <-changed:
+	case <-time.After(min(rl2NoteBound, time.Until(deadline(t)))):
+		t.Fatalf("the Go SDK's ToolListChangedHandler was not called within %v of the edit", rl2NoteBound)
+	}
+	if got := g.toolNames(); !reflect.DeepEqual(got, []string{"one", "two"}) {
+		t.Errorf("tools after the notification = %q", got)
+	}
+	if text, isErr := g.call("two", map[string]any{}); text != "two" || isErr {
+		t.Errorf("two = %q isError=%v", text, isErr)
+	}
+	g.closeStdio("2025-11-25")
+}
+
+// The Go SDK's default (2026-07-28) connect with a ToolListChangedHandler,
+// on a server whose config.json declares listChanged: true. The SDK then
+// opens a subscriptions/listen stream; a 2026 server that advertises
+// listChanged must deliver list_changed there (REVISIONS.md), or must not
+// advertise it. Either way the host must be able to connect.
+func TestRl2GoSDKModernListChanged(t *testing.T) {
+	dir := writeServer(t, map[string]string{
+		"server.sh":   "tool_one() { echo one; }\ntool_two() { echo two; }\n",
+		"tools.json":  toolsJSON("one"),
+		"config.json": `{"capabilities":{"tools":{"listChanged":true}}}`,
+	})
+	changed := make(chan struct{}, 16)
+	cmd := sdDaemonCmd(t, []string{filepath.Join(dir, "server.sh")})
+	g, err := sdGoConnect(t, &mcp.CommandTransport{Command: cmd}, "", &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} },
+	})
+	if err != nil {
+		t.Fatalf("the Go SDK's default client cannot connect to a server that declares tools.listChanged: %v", err)
+	}
+	caps := g.cs.InitializeResult().Capabilities
+	if caps == nil || caps.Tools == nil || !caps.Tools.ListChanged {
+		return // not advertised: nothing to deliver
+	}
+	rl2Replace(t, filepath.Join(dir, "tools.json"), toolsJSON("one", "two"))
+	select {
+	case <-changed:
+	case <-time.After(min(rl2NoteBound, time.Until(deadline(t)))):
+		g.wire.mu.Lock()
+		defer g.wire.mu.Unlock()
+		t.Fatalf("server/discover advertises tools.listChanged but no list_changed reached the client within %v of the edit; the server sent: %q", rl2NoteBound, g.wire.in)
+	}
+	if got := g.toolNames(); !reflect.DeepEqual(got, []string{"one", "two"}) {
+		t.Errorf("tools after the notification = %q", got)
+	}
+}
+
+// A script edit that breaks the server — a bash syntax error, a top level
+// that fails — is logged with the file and the line, and the last good
+// definitions keep serving; fixing the file restores service.
+func TestRl2BrokenScriptKeepsServing(t *testing.T) {
+	r := rl2Start(t, map[string]string{
+		"server.sh":  "GEN=one\ntool_gen() { echo \"$GEN\"; }\n",
+		"tools.json": toolsJSON("gen"),
+	})
+	script := filepath.Join(r.dir, "server.sh")
+	r.request("initialize", `{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"rl2","version":"0"}}`)
+	if text, _ := r.call("gen"); text != "one" {
+		t.Fatalf("gen before any edit: %q", text)
+	}
+
+	rl2Replace(t, script, "GEN=two\ntool_gen() { echo \"$GEN\"; }\ntool_bad() { if then fi; }\n")
+	r.waitLog(t, "reload failed; the previous definitions keep serving", script+": line 3: syntax error")
+	if text, isErr := r.call("gen"); text != "one" || isErr {
+		t.Errorf("after a syntax error: gen = %q isError=%v, want the last good definition's \"one\"", text, isErr)
+	}
+
+	rl2Replace(t, script, "set -e\ncd /nonexistent-rl2-dir\nGEN=three\ntool_gen() { echo \"$GEN\"; }\n")
+	r.waitLog(t, "reload failed; the previous definitions keep serving", "exit status 1", script+": line 2: cd: /nonexistent-rl2-dir")
+	if text, isErr := r.call("gen"); text != "one" || isErr {
+		t.Errorf("after a failing top level: gen = %q isError=%v, want \"one\"", text, isErr)
+	}
+
+	rl2Replace(t, script, "GEN=four\ntool_gen() { echo \"$GEN\"; }\n")
+	r.waitCall(t, "gen", "four", "the fixed script to serve calls")
+	if ee := r.closeAndWait(); ee != nil {
+		t.Errorf("exit: %v\n%s", ee, r.stderr)
+	}
+}
+
+// Invalid JSON in tools.json or config.json: the last good file keeps
+// serving, the log names the file and the line; the fix takes effect at
+// the next request.
+func TestRl2BrokenJSONKeepsServing(t *testing.T) {
+	r := rl2Start(t, map[string]string{
+		"server.sh":   "tool_one() { echo one; }\ntool_two() { echo two; }\n",
+		"tools.json":  toolsJSON("one"),
+		"config.json": `{"serverInfo":{"name":"cfg-one","version":"1"}}`,
+	})
+	tools := filepath.Join(r.dir, "tools.json")
+	config := filepath.Join(r.dir, "config.json")
+	initialize := func() string {
+		var res struct {
+			Result struct {
+				ServerInfo struct{ Name string } `json:"serverInfo"`
+			} `json:"result"`
+		}
+		line := r.request("initialize", `{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"rl2","version":"0"}}`)
+		json.Unmarshal([]byte(line), &res)
+		return res.Result.ServerInfo.Name
+	}
+	if name := initialize(); name != "cfg-one" {
+		t.Fatalf("serverInfo before any edit: %q", name)
+	}
+	const unusable = "tools list changed but is unusable; the last good one keeps serving"
+	for _, c := range []struct{ name, body, line string }{
+		{"a stray comma on line 3", "{\n  \"tools\": [\n    {\"name\": \"one\", \"inputSchema\": {\"type\": \"object\"}},,\n  ]\n}\n", "line 3"},
+		{"a save cut short after line 3", "{\n  \"tools\": [\n    {\"name\": \"one\",\n", "line 3"},
+	} {
+		seen := len(rl2Records(r.log))
+		rl2Replace(t, tools, c.body)
+		if got := r.toolNames(); !reflect.DeepEqual(got, []string{"one"}) {
+			t.Errorf("%s: tools/list = %q, want the last good list", c.name, got)
+		}
+		if text, isErr := r.call("one"); text != "one" || isErr {
+			t.Errorf("%s: one = %q isError=%v", c.name, text, isErr)
+		}
+		rec := r.waitLogAfter(t, seen, unusable, tools)
+		if e, _ := rec["error"].(string); !strings.Contains(e, c.line) {
+			t.Errorf("%s: the log record does not name the line (%s): %v", c.name, c.line, rec)
+		}
+	}
+	rl2Replace(t, tools, toolsJSON("one", "two"))
+	if got := r.toolNames(); !reflect.DeepEqual(got, []string{"one", "two"}) {
+		t.Errorf("tools/list after the fix = %q", got)
+	}
+
+	seen := len(rl2Records(r.log))
+	rl2Replace(t, config, "{\n  \"serverInfo\": {\"name\": \"cfg-two\" \"version\": \"1\"}\n}\n")
+	if name := initialize(); name != "cfg-one" {
+		t.Errorf("initialize after config.json broke: serverInfo %q, want the last good \"cfg-one\"", name)
+	}
+	rec := r.waitLogAfter(t, seen, "server configuration changed but is unusable; the last good one keeps serving", config)
+	if e, _ := rec["error"].(string); !strings.Contains(e, "line 2") {
+		t.Errorf("the config.json record does not name line 2: %v", rec)
+	}
+	rl2Replace(t, config, `{"serverInfo":{"name":"cfg-two","version":"1"}}`)
+	if name := initialize(); name != "cfg-two" {
+		t.Errorf("initialize after the config fix: %q", name)
+	}
+}
+
+// A drop-in server started as ./server.sh (the shim in place of the SDK)
+// reloads too, with the script's own arguments kept: the daemon runs the
+// edited script again exactly as it was started.
+func TestRl2DropInReloadKeepsScriptArguments(t *testing.T) {
+	dir := writeServer(t, map[string]string{
+		"server.sh": `#!/usr/bin/env bash
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+export MCP_TOOLS_LIST_FILE="$HERE/tools.json"
+source "$HERE/mcpserver_core.sh"
+GEN=one
+ARG="$1"
+tool_gen() { echo "$GEN $ARG"; }
+run_mcp_server
+`,
+		"tools.json": toolsJSON("gen"),
+	})
+	if err := os.Symlink(repoPath("scripts/mcpserver_core.sh"), filepath.Join(dir, "mcpserver_core.sh")); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(filepath.Join(dir, "server.sh"), "the-arg")
+	cmd.Env = sdEnv("MCP_BASHD="+binary, "TMPDIR="+t.TempDir(), sdMark(t))
+	r := &rl2Srv{server: startPrepared(t, cmd), dir: dir, early: map[string]string{}}
+	r.request("initialize", `{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"rl2","version":"0"}}`)
+	if text, _ := r.call("gen"); text != "one the-arg" {
+		t.Fatalf("gen before the edit: %q", text)
+	}
+	body, err := os.ReadFile(filepath.Join(dir, "server.sh"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rl2Replace(t, filepath.Join(dir, "server.sh"), strings.Replace(string(body), "GEN=one", "GEN=two", 1))
+	r.waitCall(t, "gen", "two the-arg", "the edited drop-in script to serve calls")
+	if ee := r.closeAndWait(); ee != nil {
+		t.Errorf("exit: %v\n%s", ee, r.stderr)
+	}
+}
+
+// A tools directory is reloaded too: an executable added to it shows in
+// the next tools/list, and a client that was told listChanged hears of it.
+func TestRl2ToolsDirChangeNotifies(t *testing.T) {
+	tools := t.TempDir()
+	sdWriteExe(t, filepath.Join(tools, "p.sh"), "#!/usr/bin/env bash\n[ \"$1\" = list ] && { echo '{\"name\":\"first\",\"inputSchema\":{\"type\":\"object\"}}'; exit 0; }\necho \"ran $1\"\n", true)
+	r := rl2Start(t, map[string]string{
+		"server.sh":   "tool_scripted() { echo scripted; }\n",
+		"tools.json":  toolsJSON("scripted"),
+		"config.json": `{"capabilities":{"tools":{"listChanged":true}}}`,
+	}, "--tools-dir", tools)
+	r.request("initialize", `{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"rl2","version":"0"}}`)
+	r.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	if got := r.toolNames(); !reflect.DeepEqual(got, []string{"scripted", "first"}) {
+		t.Errorf("tools = %q", got)
+	}
+	sdWriteExe(t, filepath.Join(tools, "q.sh"), "#!/usr/bin/env bash\n[ \"$1\" = list ] && { echo '{\"name\":\"second\",\"inputSchema\":{\"type\":\"object\"}}'; exit 0; }\necho \"ran $1\"\n", true)
+	if got := r.toolNames(); !reflect.DeepEqual(got, []string{"scripted", "first", "second"}) {
+		t.Errorf("tools after adding q.sh = %q", got)
+	}
+	if text, isErr := r.call("second"); text != "ran second" || isErr {
+		t.Errorf("second = %q isError=%v", text, isErr)
+	}
+	r.waitNote(t, rl2ListChanged, "an executable was added to the tools directory")
+}
