@@ -98,4 +98,3 @@ func groupAlive(pgid int) bool {
 	}
 	return false
 }
-
