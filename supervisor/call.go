@@ -110,13 +110,15 @@ func (s *Supervisor) call(ctx context.Context, req Request, log *zap.Logger) Out
 	if err := os.Mkdir(filepath.Join(root, "tmp"), 0o700); err != nil {
 		return Outcome{SetupErr: fmt.Errorf("create MCP_CALL_TMPDIR: %w", err), SetupDir: true}
 	}
+	// The files of the call's root are part of creating it (a full TMPDIR
+	// fails here as often as at mkdir): the SDK's "call directory" result.
 	if err := os.WriteFile(filepath.Join(root, "args"), req.Args, 0o600); err != nil {
-		return Outcome{SetupErr: fmt.Errorf("write arguments: %w", err)}
+		return Outcome{SetupErr: fmt.Errorf("write arguments: %w", err), SetupDir: true}
 	}
 	outPath := filepath.Join(root, "out")
 	out, err := os.OpenFile(outPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
 	if err != nil {
-		return Outcome{SetupErr: fmt.Errorf("create output file: %w", err)}
+		return Outcome{SetupErr: fmt.Errorf("create output file: %w", err), SetupDir: true}
 	}
 	mode, errOut := "call", out
 	if req.Exe != "" {
