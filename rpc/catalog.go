@@ -53,17 +53,7 @@ func (c *catalog) declared(name string) []*tool { return c.byName[name] }
 // serving and each request reports what applies to it.
 func loadCatalog(path string) *catalog {
 	c := &catalog{path: path, byName: map[string][]*tool{}}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		c.err = err
-		return c
-	}
-	doc, err := onlyObject(data)
-	if err != nil {
-		c.err = err
-		return c
-	}
-	fields, err := splitObject(doc)
+	fields, err := readObjectFile(path)
 	if err != nil {
 		c.err = err
 		return c
@@ -200,6 +190,20 @@ func parsePrivate(raw json.RawMessage) (time.Duration, json.RawMessage) {
 		}
 	}
 	return 0, requires
+}
+
+// readObjectFile reads a file that must hold exactly one JSON object and
+// returns its members in document order.
+func readObjectFile(path string) ([]keyVal, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	doc, err := onlyObject(data)
+	if err != nil {
+		return nil, err
+	}
+	return splitObject(doc)
 }
 
 // onlyObject checks that data holds exactly one JSON document and that it

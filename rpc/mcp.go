@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"io/fs"
-	"os"
 	"regexp"
 	"unicode/utf8"
 )
@@ -28,21 +27,11 @@ type config struct {
 
 func loadConfig(path string) *config {
 	c := &config{path: path, fields: map[string]json.RawMessage{}}
-	data, err := os.ReadFile(path)
+	kvs, err := readObjectFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		c.missing = true
 		return c
 	}
-	if err != nil {
-		c.err = err
-		return c
-	}
-	doc, err := onlyObject(data)
-	if err != nil {
-		c.err = err
-		return c
-	}
-	kvs, err := splitObject(doc)
 	if err != nil {
 		c.err = err
 		return c
