@@ -234,6 +234,11 @@ func serve(o options, script string, scriptArgs []string) int {
 	}
 	defer sup.Close()
 
+	files := []string{configFile}
+	if toolsFile != "" {
+		files = append([]string{toolsFile}, files...)
+	}
+	watch := newWatcher(abs, files, o.toolsDir)
 	first, err := loadSnapshot(sup, o.snapshotFD, abs == "")
 	if err != nil {
 		log.Error("server script not loaded", zap.Error(err))
@@ -254,11 +259,7 @@ func serve(o options, script string, scriptArgs []string) int {
 	watchCtx, stopWatch := context.WithCancel(context.Background())
 	defer stopWatch()
 	if !o.noWatch && !o.oneshot {
-		files := []string{configFile}
-		if toolsFile != "" {
-			files = append([]string{toolsFile}, files...)
-		}
-		go watchServer(watchCtx, sup, srv, &snap, abs, files, o.toolsDir, log.Named("reload"))
+		go watch.run(watchCtx, sup, srv, &snap, log.Named("reload"))
 	}
 	if o.metricsAddr != "" {
 		stopMetrics, err := startMetrics(o.metricsAddr, srv, sup, log)

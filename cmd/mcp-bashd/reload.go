@@ -19,7 +19,7 @@ import (
 // reloadPoll is how often the server's files are checked for changes.
 const reloadPoll = 500 * time.Millisecond
 
-// watchServer reloads the server when the script, tools.json or
+// run reloads the server when the script, tools.json or
 // config.json changes: the script is loaded again (a new snapshot) and
 // swapped in for new calls only — a call that started before the change
 // finishes on the definitions it started with. A load that fails (syntax
@@ -27,16 +27,33 @@ const reloadPoll = 500 * time.Millisecond
 // serving. tools.json and config.json are re-read by rpc on their own; a
 // change to either, or to the set of functions, is announced with
 // notifications/tools/list_changed.
-func watchServer(ctx context.Context, sup *supervisor.Supervisor, srv *rpc.Server, cur *atomic.Pointer[supervisor.Snapshot], script string, files []string, toolsDir string, log *zap.Logger) {
-	stamps := map[string]stamp{}
+// watcher holds the stamps of the server's files as they were when the
+// server was loaded: it is made before the load, so an edit made while the
+// daemon starts (or before the watching goroutine first runs) is a change.
+type watcher struct {
+	script   string
+	files    []string
+	toolsDir string
+	stamps   map[string]stamp
+	dirStamp string
+}
+
+func newWatcher(script string, files []string, toolsDir string) *watcher {
+	w := &watcher{script: script, files: files, toolsDir: toolsDir, stamps: map[string]stamp{}}
 	watch := append([]string{}, files...)
 	if script != "" {
 		watch = append(watch, script)
 	}
 	for _, f := range watch {
-		stamps[f] = stampOf(f)
+		w.stamps[f] = stampOf(f)
 	}
-	dirStamp := dirStampOf(toolsDir)
+	w.dirStamp = dirStampOf(toolsDir)
+	return w
+}
+
+func (w *watcher) run(ctx context.Context, sup *supervisor.Supervisor, srv *rpc.Server, cur *atomic.Pointer[supervisor.Snapshot], log *zap.Logger) {
+	script, files, toolsDir, stamps := w.script, w.files, w.toolsDir, w.stamps
+	dirStamp := w.dirStamp
 	t := time.NewTicker(reloadPoll)
 	defer t.Stop()
 	for {
