@@ -226,7 +226,7 @@ func (sn *Snapshot) HasFunction(name string) bool { return sn != nil && sn.Funct
 func (s *Supervisor) Adopt(data []byte) (*Snapshot, error) {
 	gen := s.seq.Add(1)
 	path := filepath.Join(s.runtime, fmt.Sprintf("snapshot.%d.sh", gen))
-	data = trimExported(data, s.env)
+	data = trimOptions(trimExported(data, s.env))
 	if err := os.WriteFile(path, data, 0o600); err != nil {
 		return nil, err
 	}
@@ -365,7 +365,7 @@ func (s *Supervisor) Load(ctx context.Context) (*Snapshot, error) {
 	if strings.TrimSpace(output) != "" {
 		s.log.Info("server script printed while loading", zap.String("script", s.cfg.Script), zap.String("output", output))
 	}
-	data = trimExported(data, s.env)
+	data = trimOptions(trimExported(data, s.env))
 	if err := os.WriteFile(path, data, 0o600); err != nil {
 		return nil, err
 	}
@@ -381,6 +381,46 @@ func readCapped(path string, max int64) string {
 	b := make([]byte, max)
 	n, _ := f.ReadAt(b, 0)
 	return string(b[:n])
+}
+
+// defaultOn are the shell options some bash turns on by default in a
+// non-interactive shell (bash 5.2's list, a superset of older ones).
+// Restoring "off" for any other option is a no-op in a fresh bash, so
+// those lines are dropped from the snapshot: every call parses less.
+var defaultOn = map[string]bool{
+	"checkwinsize": true, "cmdhist": true, "complete_fullquote": true, "extquote": true,
+	"force_fignore": true, "globasciiranges": true, "globskipdots": true, "hostcomplete": true,
+	"interactive_comments": true, "patsub_replacement": true, "progcomp": true, "promptvars": true,
+	"sourcepath": true, "braceexpand": true, "hashall": true, "interactive-comments": true,
+	"expand_aliases": true,
+}
+
+// trimOptions keeps, of the snapshot's option lines, those that turn an
+// option on and those that turn off one a fresh bash may have on.
+func trimOptions(data []byte) []byte {
+	start := bytes.Index(data, []byte("\n__mcpbashd_options() {\n"))
+	if start < 0 {
+		return data
+	}
+	bodyStart := start + len("\n__mcpbashd_options() {\n")
+	end := bytes.Index(data[bodyStart:], []byte("\n}\n"))
+	if end < 0 {
+		return data
+	}
+	end += bodyStart
+	var out bytes.Buffer
+	out.Write(data[:bodyStart])
+	out.WriteString(":\n") // a function body must not be empty
+	for _, line := range strings.Split(string(data[bodyStart:end]), "\n") {
+		f := strings.Fields(line)
+		if len(f) == 3 && ((f[0] == "shopt" && f[1] == "-u") || (f[0] == "set" && f[1] == "+o")) && !defaultOn[f[2]] {
+			continue
+		}
+		out.WriteString(line)
+		out.WriteByte('\n')
+	}
+	out.Write(data[end+1:])
+	return out.Bytes()
 }
 
 // trimExported drops from a snapshot the `declare -x NAME="VALUE"` lines
