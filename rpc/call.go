@@ -56,6 +56,8 @@ func (s *Server) startCall(id, params json.RawMessage, out sink) {
 		line := s.call(ctx, id, params, out)
 		if line != nil {
 			out.respond(line)
+		} else {
+			out.finish()
 		}
 	}()
 }

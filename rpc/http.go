@@ -139,6 +139,11 @@ func (h *httpTransport) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// The client went away; the call (if any) is cancelled through
 		// hint.done and sends nothing more.
 	}
+	// The ResponseWriter is dead once this handler returns: whatever the
+	// call's goroutine still has to say is dropped.
+	hs.mu.Lock()
+	hs.finished = true
+	hs.mu.Unlock()
 	if !modern && msg.Method == "initialize" && hs.status == http.StatusOK {
 		h.s.log.Info("http session started", zap.String("session", hs.sessionID))
 	}
@@ -424,6 +429,26 @@ func (hs *httpSink) respond(line []byte) {
 	hs.w.Header().Set("Content-Type", "application/json")
 	hs.w.WriteHeader(hs.status)
 	hs.w.Write(line)
+}
+
+// finish ends a POST whose call was cancelled: no response is sent for
+// its id, but the request must not stay open until the client gives up. An
+// SSE stream already started just ends; otherwise an empty one is sent.
+func (hs *httpSink) finish() {
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	if hs.finished {
+		return
+	}
+	hs.finished = true
+	defer close(hs.done)
+	if !hs.sse {
+		hs.headers()
+		hs.w.Header().Set("Content-Type", "text/event-stream")
+		hs.w.Header().Set("Cache-Control", "no-cache")
+		hs.status = http.StatusOK
+		hs.w.WriteHeader(http.StatusOK)
+	}
 }
 
 func (hs *httpSink) headers() {

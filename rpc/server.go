@@ -323,6 +323,8 @@ func idKey(raw json.RawMessage) (string, bool) {
 type sink interface {
 	notify(line []byte)
 	respond(line []byte)
+	// finish ends a request that gets no response (a cancelled call).
+	finish()
 	hint() transportHint
 }
 
@@ -335,6 +337,7 @@ type streamSink struct {
 func (w streamSink) notify(line []byte)  { w.s.write(line) }
 func (w streamSink) respond(line []byte) { w.s.write(line) }
 func (w streamSink) hint() transportHint { return transportHint{session: w.ss} }
+func (w streamSink) finish()             {}
 
 // write sends one line to the client. After a failed write nothing more is
 // written and OutputDead is closed.
