@@ -38,8 +38,9 @@ func benchCancel(bin, dir string, n int) {
 	d.stdin.Close()
 	d.cmd.Wait()
 
-	// 50 calls in flight, then SIGKILL the daemon.
-	d = start(bin, script, dir)
+	// 50 calls in flight (above the default concurrency of 16), then
+	// SIGKILL the daemon.
+	d = startWith(bin, script, dir, "--max-concurrency", "64")
 	var pgids []int
 	for i := 0; i < 50; i++ {
 		key := "k" + strconv.Itoa(i)

@@ -121,8 +121,10 @@ type daemon struct {
 	wmu   sync.Mutex
 }
 
-func start(bin, script, dir string) *daemon {
-	c := exec.Command(bin, script)
+func start(bin, script, dir string) *daemon { return startWith(bin, script, dir) }
+
+func startWith(bin, script, dir string, flags ...string) *daemon {
+	c := exec.Command(bin, append(flags, script)...)
 	c.Env = append(os.Environ(), "TMPDIR="+dir)
 	in, err := c.StdinPipe()
 	check(err)
