@@ -27,20 +27,8 @@ import (
 
 // ctResp is one decoded response line.
 type ctResp struct {
-	Raw    string
-	ID     json.RawMessage `json:"id"`
-	Result *struct {
-		Content []struct {
-			Type string `json:"type"`
-			Text string `json:"text"`
-		} `json:"content"`
-		IsError bool `json:"isError"`
-	} `json:"result"`
-	Error *struct {
-		Code    int             `json:"code"`
-		Message string          `json:"message"`
-		Data    json.RawMessage `json:"data"`
-	} `json:"error"`
+	Raw string
+	callResponse
 }
 
 func ctParse(t *testing.T, line string) ctResp {

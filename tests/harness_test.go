@@ -270,3 +270,21 @@ func startExec(t *testing.T, path string, args, env []string) *server {
 	cmd.Env = append(os.Environ(), env...)
 	return startPrepared(t, cmd)
 }
+
+// callResponse is a JSON-RPC response as the tests read it; each test file
+// embeds it in its own type to hang its helpers on.
+type callResponse struct {
+	ID     json.RawMessage `json:"id"`
+	Result *struct {
+		Content []struct {
+			Type string `json:"type"`
+			Text string `json:"text"`
+		} `json:"content"`
+		IsError bool `json:"isError"`
+	} `json:"result"`
+	Error *struct {
+		Code    int             `json:"code"`
+		Message string          `json:"message"`
+		Data    json.RawMessage `json:"data"`
+	} `json:"error"`
+}

@@ -99,17 +99,7 @@ func rfCancel(id string) string {
 
 // rfResp is a response line, decoded.
 type rfResp struct {
-	ID     json.RawMessage `json:"id"`
-	Result *struct {
-		Content []struct {
-			Text string `json:"text"`
-		} `json:"content"`
-		IsError bool `json:"isError"`
-	} `json:"result"`
-	Error *struct {
-		Code    int    `json:"code"`
-		Message string `json:"message"`
-	} `json:"error"`
+	callResponse
 }
 
 func rfDecode(t *testing.T, line []byte) rfResp {

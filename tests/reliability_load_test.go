@@ -238,18 +238,7 @@ func (s *rlSampler) finish() (rlProc, int) {
 
 // rlResponse is one decoded response line.
 type rlResponse struct {
-	ID     json.RawMessage `json:"id"`
-	Result *struct {
-		Content []struct {
-			Type string `json:"type"`
-			Text string `json:"text"`
-		} `json:"content"`
-		IsError bool `json:"isError"`
-	} `json:"result"`
-	Error *struct {
-		Code    int    `json:"code"`
-		Message string `json:"message"`
-	} `json:"error"`
+	callResponse
 }
 
 // String prints the response as JSON again, for failure messages.

@@ -88,18 +88,7 @@ func sdDaemonCmd(t *testing.T, args []string, env ...string) *exec.Cmd {
 
 // sdResult is a tools/call response.
 type sdResult struct {
-	ID     json.RawMessage `json:"id"`
-	Result *struct {
-		Content []struct {
-			Type string `json:"type"`
-			Text string `json:"text"`
-		} `json:"content"`
-		IsError bool `json:"isError"`
-	} `json:"result"`
-	Error *struct {
-		Code    int    `json:"code"`
-		Message string `json:"message"`
-	} `json:"error"`
+	callResponse
 }
 
 func sdParse(t *testing.T, line string) sdResult {

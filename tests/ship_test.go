@@ -58,18 +58,7 @@ func shRoot(t *testing.T) string {
 
 // shResult decodes a tools/call response: its id, first text, isError.
 type shResult struct {
-	ID     json.RawMessage `json:"id"`
-	Result *struct {
-		Content []struct {
-			Type string `json:"type"`
-			Text string `json:"text"`
-		} `json:"content"`
-		IsError bool `json:"isError"`
-	} `json:"result"`
-	Error *struct {
-		Code    int    `json:"code"`
-		Message string `json:"message"`
-	} `json:"error"`
+	callResponse
 }
 
 func shDecode(t *testing.T, line string) shResult {
