@@ -781,45 +781,7 @@ func cmStartNode(t *testing.T, nodeBin, dir string, env []string, args ...string
 	cmd := exec.Command(nodeBin, args...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), env...)
-	n := &clNode{t: t, cmd: cmd, lines: make(chan []byte, 64), stderr: &lockedWriter{w: &bytes.Buffer{}}, done: make(chan struct{})}
-	cmd.Stderr = n.stderr
-	cmd.WaitDelay = 5 * time.Second // a stdio daemon inherits node's stderr
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	n.stdin = stdin
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start node: %v", err)
-	}
-	go func() {
-		r := bufio.NewReader(stdout)
-		for {
-			line, err := r.ReadBytes('\n')
-			if len(line) > 0 {
-				n.lines <- line
-			}
-			if err != nil {
-				close(n.lines)
-				return
-			}
-		}
-	}()
-	go func() { cmd.Wait(); close(n.done) }()
-	t.Cleanup(func() {
-		stdin.Close()
-		select {
-		case <-n.done:
-		case <-time.After(10 * time.Second):
-			cmd.Process.Kill()
-			<-n.done
-		}
-	})
-	return n
+	return clRunNode(t, cmd, nil)
 }
 
 // cmLines yields node's stdout lines until it exits (failing at the

@@ -652,7 +652,15 @@ func clStartNode(t *testing.T, scenario, mark string, env []string, serverArgs .
 	}
 	args = append(append(args, "--", binary), serverArgs...)
 	cmd := exec.Command("node", args...)
-	n := &clNode{t: t, cmd: cmd, lines: make(chan []byte, 16), stderr: &lockedWriter{w: &bytes.Buffer{}}, done: make(chan struct{})}
+	return clRunNode(t, cmd, func() { clKillMarked(mark) })
+}
+
+// clRunNode starts a node client as a clNode: its stdout lines on a
+// channel, stdin for the test's words; at cleanup stdin is closed, node
+// gets 10 s to exit, then after() runs.
+func clRunNode(t *testing.T, cmd *exec.Cmd, after func()) *clNode {
+	t.Helper()
+	n := &clNode{t: t, cmd: cmd, lines: make(chan []byte, 64), stderr: &lockedWriter{w: &bytes.Buffer{}}, done: make(chan struct{})}
 	cmd.Stderr = n.stderr
 	// The daemon inherits node's stderr: should node die first, Wait must
 	// not wait for the daemon to let go of the pipe.
@@ -691,7 +699,9 @@ func clStartNode(t *testing.T, scenario, mark string, env []string, serverArgs .
 			cmd.Process.Kill()
 			<-n.done
 		}
-		clKillMarked(mark)
+		if after != nil {
+			after()
+		}
 	})
 	return n
 }
