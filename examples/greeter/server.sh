@@ -32,10 +32,15 @@ tool_greet() {
     printf 'Hello, %s\n' "$name"
 }
 
+# Calls run concurrently under mcp-bashd (the bash SDK ran them one at a
+# time), so a read-modify-write of shared state takes a lock: mkdir is
+# atomic and needs nothing but bash and the filesystem.
 tool_count() {
-    local n
+    local n lock="${GREETER_STATE_FILE}.lock"
+    until mkdir "$lock" 2>/dev/null; do sleep 0.01; done
     n=$(($(<"$GREETER_STATE_FILE") + 1))
     printf '%d\n' "$n" >"$GREETER_STATE_FILE"
+    rmdir "$lock"
     printf '%d\n' "$n"
 }
 
