@@ -198,13 +198,25 @@ __mcpbashd_dump() {
         esac
         declare -p "$__mcpbashd_n" 2>/dev/null
     done
-    # The shim's server entry points are of no use inside a call.
+    # The shim's server entry points are of no use inside a call. Each
+    # function is preceded by where it was defined (extdebug's declare -F):
+    # the daemon replaces the shim's own, unchanged ones by stubs that load
+    # the shim on first use, so calls that never use them parse less.
+    printf '#shim %s\n' "${BASH_SOURCE[0]}"
+    local __mcpbashd_xd=0
+    shopt -q extdebug && __mcpbashd_xd=1
+    shopt -s extdebug
     for __mcpbashd_n in $(compgen -A function); do
         case $__mcpbashd_n in
         run_mcp_server | run_mcp_http_server) ;;
-        *) declare -f "$__mcpbashd_n" ;;
+        *)
+            printf '#def '
+            declare -F "$__mcpbashd_n"
+            declare -f "$__mcpbashd_n"
+            ;;
         esac
     done
+    [ "$__mcpbashd_xd" = 1 ] || shopt -u extdebug
     printf '} 2>/dev/null\n'
     printf '__mcpbashd_options() {\n'
     shopt -p
@@ -298,4 +310,5 @@ validate_tool_arguments() {
 
 # Sourcing without the binary cannot serve anything: say so now, with the
 # fix, rather than at the first call.
-__mcpbashd_bin >/dev/null || return 127 2>/dev/null || exit 127
+# (Not when a call's stub loads the helpers: the call is already served.)
+[ -n "${__mcpbashd_lazy:-}" ] || __mcpbashd_bin >/dev/null || return 127 2>/dev/null || exit 127

@@ -31,9 +31,11 @@ __mcpbashd_tool=$__MCPBASHD_TOOL
 __mcpbashd_mode=$__MCPBASHD_MODE
 __mcpbashd_snapshot=$__MCPBASHD_SNAPSHOT
 __mcpbashd_exe=${__MCPBASHD_EXE:-}
+# The shim, for the snapshot's stubs of its helpers (loaded on first use).
+__mcpbashd_shim_file=${__MCPBASHD_SHIM:-}
 __mcpbashd_args=
 IFS= builtin read -r -d '' __mcpbashd_args <"$__mcpbashd_root/args"
-builtin unset __MCPBASHD_ROOT __MCPBASHD_TOOL __MCPBASHD_MODE __MCPBASHD_SNAPSHOT __MCPBASHD_WORKER __MCPBASHD_EXE
+builtin unset __MCPBASHD_ROOT __MCPBASHD_TOOL __MCPBASHD_MODE __MCPBASHD_SNAPSHOT __MCPBASHD_WORKER __MCPBASHD_EXE __MCPBASHD_SHIM
 
 builtin . "$__mcpbashd_snapshot"
 { __mcpbashd_options; } 2>/dev/null

@@ -330,6 +330,7 @@ func (s *Supervisor) spawn(mode string, req Request, root string, stdout, stderr
 		"MCP_BASHD_EVENTS="+filepath.Join(root, "events"),
 		"MCP_BASHD_CONTENT="+filepath.Join(root, "content"),
 		"__MCPBASHD_EXE="+req.Exe,
+		"__MCPBASHD_SHIM="+s.shim,
 	)
 	attr := &syscall.ProcAttr{
 		Dir:   root,

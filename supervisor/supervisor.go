@@ -226,7 +226,7 @@ func (sn *Snapshot) HasFunction(name string) bool { return sn != nil && sn.Funct
 func (s *Supervisor) Adopt(data []byte) (*Snapshot, error) {
 	gen := s.seq.Add(1)
 	path := filepath.Join(s.runtime, fmt.Sprintf("snapshot.%d.sh", gen))
-	data = trimOptions(trimExported(data, s.env))
+	data = stubShim(trimOptions(trimExported(data, s.env)))
 	if err := os.WriteFile(path, data, 0o600); err != nil {
 		return nil, err
 	}
@@ -365,7 +365,7 @@ func (s *Supervisor) Load(ctx context.Context) (*Snapshot, error) {
 	if strings.TrimSpace(output) != "" {
 		s.log.Info("server script printed while loading", zap.String("script", s.cfg.Script), zap.String("output", output))
 	}
-	data = trimOptions(trimExported(data, s.env))
+	data = stubShim(trimOptions(trimExported(data, s.env)))
 	if err := os.WriteFile(path, data, 0o600); err != nil {
 		return nil, err
 	}
@@ -421,6 +421,48 @@ func trimOptions(data []byte) []byte {
 	}
 	out.Write(data[end+1:])
 	return out.Bytes()
+}
+
+// stubShim replaces, in a snapshot, the shim's own functions (those the
+// dump says were defined in the shim file and not redefined since) by
+// one-line stubs that source the shim on first use and call the real
+// function. Every call parses the snapshot; most never use the shim's
+// helpers, and their bodies cost more to parse than the tool itself.
+func stubShim(data []byte) []byte {
+	lines := strings.SplitAfter(string(data), "\n")
+	shim := ""
+	for _, l := range lines {
+		if p, ok := strings.CutPrefix(strings.TrimSuffix(l, "\n"), "#shim "); ok {
+			shim = p
+			break
+		}
+	}
+	if shim == "" {
+		return data
+	}
+	var out strings.Builder
+	out.Grow(len(data))
+	for i := 0; i < len(lines); i++ {
+		l := strings.TrimSuffix(lines[i], "\n")
+		f := strings.Fields(strings.TrimPrefix(l, "#def "))
+		if !strings.HasPrefix(l, "#def ") || len(f) < 3 || strings.Join(f[2:], " ") != shim {
+			out.WriteString(lines[i])
+			continue
+		}
+		// Skip the definition: "NAME () " up to the "}" that closes it.
+		j := i + 1
+		for j < len(lines) && strings.TrimSuffix(lines[j], "\n") != "}" {
+			j++
+		}
+		if j == len(lines) {
+			out.WriteString(lines[i])
+			continue
+		}
+		name := f[0]
+		fmt.Fprintf(&out, "%s () { __mcpbashd_lazy=1; builtin . \"$__mcpbashd_shim_file\"; builtin unset __mcpbashd_lazy; %s \"$@\"; }\n", name, name)
+		i = j
+	}
+	return []byte(out.String())
 }
 
 // trimExported drops from a snapshot the `declare -x NAME="VALUE"` lines
