@@ -30,7 +30,15 @@ import (
 // and config.json as the server does (flag, environment, beside SERVER).
 
 type cliFiles struct {
-	script, tools, config string
+	script, tools, config, bash string
+}
+
+// bashPath is --bash, or bash on PATH.
+func (f *cliFiles) bashPath() (string, error) {
+	if f.bash != "" {
+		return f.bash, nil
+	}
+	return exec.LookPath("bash")
 }
 
 func cliFlags(name, usage string, args []string) (*flag.FlagSet, *cliFiles, []string, int) {
@@ -38,6 +46,7 @@ func cliFlags(name, usage string, args []string) (*flag.FlagSet, *cliFiles, []st
 	f := &cliFiles{}
 	fs.StringVar(&f.tools, "tools", "", "tools list `file` (default: MCP_TOOLS_LIST_FILE, or tools.json beside SERVER)")
 	fs.StringVar(&f.config, "config", "", "configuration `file` (default: MCP_CONFIG_FILE, or config.json beside SERVER)")
+	fs.StringVar(&f.bash, "bash", "", "`path` of the bash that runs the script and its tools (default: bash on PATH)")
 	fs.Usage = func() {
 		fmt.Fprint(os.Stderr, usage)
 		fs.PrintDefaults()
@@ -139,9 +148,9 @@ func callCommand(args []string, stdout io.Writer) int {
 		fmt.Fprintln(os.Stderr, "mcp-bashd call:", err)
 		return 2
 	}
-	bash, err := exec.LookPath("bash")
+	bash, err := f.bashPath()
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "mcp-bashd call: bash not found on PATH")
+		fmt.Fprintln(os.Stderr, "mcp-bashd call: bash not found on PATH (use --bash PATH)")
 		return 1
 	}
 	self, _ := os.Executable()
@@ -352,8 +361,8 @@ func checkCommand(args []string, stdout io.Writer) int {
 		}
 		declared[t.Name] = true
 	}
-	if bash, err := exec.LookPath("bash"); err != nil {
-		report(f.script, 0, "bash not found on PATH: cannot load the script")
+	if bash, err := f.bashPath(); err != nil {
+		report(f.script, 0, "bash not found on PATH (use --bash PATH): cannot load the script")
 	} else {
 		self, _ := os.Executable()
 		sup, err := supervisor.New(supervisor.Config{Bash: bash, Script: f.script, Self: self, Log: zap.NewNop()})
