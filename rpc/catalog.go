@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/mcp-bashd/mcp-bashd/schema"
@@ -281,7 +280,7 @@ func firstByte(b []byte) byte {
 type fileCache[T any] struct {
 	mu    sync.Mutex
 	path  string
-	stamp fileStamp
+	stamp FileStamp
 	val   T
 	load  func(path string) T
 	// bad reports why a loaded value is unusable ("" when fine). A change
@@ -292,29 +291,9 @@ type fileCache[T any] struct {
 	isGood bool
 }
 
-type fileStamp struct {
-	ok    bool
-	ino   uint64
-	size  int64
-	mtime time.Time
-	ctime syscall.Timespec // changes on every write, even one that keeps size and mtime
-}
-
-func stampOf(path string) fileStamp {
-	fi, err := os.Stat(path)
-	if err != nil {
-		return fileStamp{}
-	}
-	stamp := fileStamp{ok: true, size: fi.Size(), mtime: fi.ModTime()}
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		stamp.ino, stamp.ctime = st.Ino, st.Ctim
-	}
-	return stamp
-}
-
 func newFileCache[T any](path string, load func(string) T, bad func(T) error, onBad func(string, error)) *fileCache[T] {
 	c := &fileCache[T]{path: path, load: load, bad: bad, onBad: onBad}
-	c.stamp = stampOf(path)
+	c.stamp = StampOf(path)
 	c.val = load(path)
 	c.isGood = bad(c.val) == nil
 	return c
@@ -322,7 +301,7 @@ func newFileCache[T any](path string, load func(string) T, bad func(T) error, on
 
 // get returns the current value, reloading when the file changed.
 func (c *fileCache[T]) get() T {
-	st := stampOf(c.path)
+	st := StampOf(c.path)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if st != c.stamp {

@@ -43,7 +43,7 @@ type toolsDir struct {
 // get returns the directory's tools, listing the executables again when
 // the directory or any file in it changed.
 func (d *toolsDir) get() *dirCatalog {
-	st := d.stampNow()
+	st := DirStamp(d.dir)
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.cur == nil || st != d.stamp {
@@ -51,16 +51,6 @@ func (d *toolsDir) get() *dirCatalog {
 		d.cur = d.load()
 	}
 	return d.cur
-}
-
-func (d *toolsDir) stampNow() string {
-	var b bytes.Buffer
-	fmt.Fprintf(&b, "%v;", stampOf(d.dir))
-	ents, _ := os.ReadDir(d.dir)
-	for _, e := range ents {
-		fmt.Fprintf(&b, "%s=%v;", e.Name(), stampOf(filepath.Join(d.dir, e.Name())))
-	}
-	return b.String()
 }
 
 func (d *toolsDir) load() *dirCatalog {

@@ -2,12 +2,7 @@ package main
 
 import (
 	"context"
-	"fmt"
-	"os"
-	"path/filepath"
-	"strings"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"go.uber.org/zap"
@@ -34,20 +29,20 @@ type watcher struct {
 	script   string
 	files    []string
 	toolsDir string
-	stamps   map[string]stamp
+	stamps   map[string]rpc.FileStamp
 	dirStamp string
 }
 
 func newWatcher(script string, files []string, toolsDir string) *watcher {
-	w := &watcher{script: script, files: files, toolsDir: toolsDir, stamps: map[string]stamp{}}
+	w := &watcher{script: script, files: files, toolsDir: toolsDir, stamps: map[string]rpc.FileStamp{}}
 	watch := append([]string{}, files...)
 	if script != "" {
 		watch = append(watch, script)
 	}
 	for _, f := range watch {
-		w.stamps[f] = stampOf(f)
+		w.stamps[f] = rpc.StampOf(f)
 	}
-	w.dirStamp = dirStampOf(toolsDir)
+	w.dirStamp = rpc.DirStamp(toolsDir)
 	return w
 }
 
@@ -64,7 +59,7 @@ func (w *watcher) run(ctx context.Context, sup *supervisor.Supervisor, srv *rpc.
 		}
 		changed := map[string]bool{}
 		for f, old := range stamps {
-			if st := stampOf(f); st != old {
+			if st := rpc.StampOf(f); st != old {
 				stamps[f] = st
 				changed[f] = true
 			}
@@ -72,7 +67,7 @@ func (w *watcher) run(ctx context.Context, sup *supervisor.Supervisor, srv *rpc.
 		// A tools directory changes when an executable is added, removed or
 		// edited; rpc lists it again at the next request.
 		if toolsDir != "" {
-			if st := dirStampOf(toolsDir); st != dirStamp {
+			if st := rpc.DirStamp(toolsDir); st != dirStamp {
 				dirStamp = st
 				changed[toolsDir] = true
 			}
@@ -94,40 +89,6 @@ func (w *watcher) run(ctx context.Context, sup *supervisor.Supervisor, srv *rpc.
 		}
 		srv.NotifyToolsChanged()
 	}
-}
-
-type stamp struct {
-	ok    bool
-	ino   uint64
-	size  int64
-	mtime time.Time
-	ctime syscall.Timespec
-}
-
-func stampOf(path string) stamp {
-	fi, err := os.Stat(path)
-	if err != nil {
-		return stamp{}
-	}
-	st := stamp{ok: true, size: fi.Size(), mtime: fi.ModTime()}
-	if sys, ok := fi.Sys().(*syscall.Stat_t); ok {
-		st.ino, st.ctime = sys.Ino, sys.Ctim
-	}
-	return st
-}
-
-// dirStampOf summarises a directory and the stamps of its entries.
-func dirStampOf(dir string) string {
-	if dir == "" {
-		return ""
-	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "%v;", stampOf(dir))
-	ents, _ := os.ReadDir(dir)
-	for _, e := range ents {
-		fmt.Fprintf(&b, "%s=%v;", e.Name(), stampOf(filepath.Join(dir, e.Name())))
-	}
-	return b.String()
 }
 
 func sameFunctions(a, b *supervisor.Snapshot) bool {
