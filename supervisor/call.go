@@ -261,6 +261,27 @@ func (s *Supervisor) stop(req Request, root string, pid int, done <-chan exitInf
 	return <-done
 }
 
+// errBudget is a bounded process that ran past its budget (and was killed).
+var errBudget = errors.New("did not finish within its time budget")
+
+// waitBounded waits for a process group's leader to exit, for at most
+// budget or until ctx ends; either way the group is then SIGKILLed and
+// reaped before it returns (errBudget or ctx's error).
+func (s *Supervisor) waitBounded(ctx context.Context, pid int, done <-chan exitInfo, budget time.Duration) (exitInfo, error) {
+	t := time.NewTimer(budget)
+	defer t.Stop()
+	select {
+	case ei := <-done:
+		return ei, nil
+	case <-t.C:
+		s.reaper.signalGroup(pid, unix.SIGKILL)
+		return <-done, errBudget
+	case <-ctx.Done():
+		s.reaper.signalGroup(pid, unix.SIGKILL)
+		return <-done, ctx.Err()
+	}
+}
+
 // runBounded runs a hook-like mode (cancel hook, EXIT trap) in its own
 // process group, kills the group after the hook budget, and logs failures;
 // it never fails anything.
@@ -270,14 +291,8 @@ func (s *Supervisor) runBounded(mode string, req Request, root string, stdout, s
 		log.Error("hook not started", zap.String("mode", mode), zap.Error(err))
 		return
 	}
-	t := time.NewTimer(s.cfg.HookBudget)
-	defer t.Stop()
-	var ei exitInfo
-	select {
-	case ei = <-done:
-	case <-t.C:
-		s.reaper.signalGroup(pid, unix.SIGKILL)
-		ei = <-done
+	ei, err := s.waitBounded(context.Background(), pid, done, s.cfg.HookBudget)
+	if err != nil {
 		log.Warn("hook killed after its budget", zap.String("mode", mode), zap.Duration("budget", s.cfg.HookBudget))
 		return
 	}
@@ -401,19 +416,9 @@ func (s *Supervisor) ListTools(ctx context.Context, exe string) ([]byte, error) 
 	if err != nil {
 		return nil, fmt.Errorf("run %s list: %w", exe, err)
 	}
-	t := time.NewTimer(s.cfg.LoadBudgetOrDefault())
-	defer t.Stop()
-	var ei exitInfo
-	select {
-	case ei = <-done:
-	case <-t.C:
-		s.reaper.signalGroup(pid, unix.SIGKILL)
-		<-done
-		return nil, fmt.Errorf("%s list did not finish within %s", exe, s.cfg.LoadBudgetOrDefault())
-	case <-ctx.Done():
-		s.reaper.signalGroup(pid, unix.SIGKILL)
-		<-done
-		return nil, ctx.Err()
+	ei, err := s.waitBounded(ctx, pid, done, s.cfg.LoadBudgetOrDefault())
+	if err != nil {
+		return nil, fmt.Errorf("%s list: %w", exe, err)
 	}
 	stdout, _ := readOutput(outPath, s.cfg.OutputCap)
 	if ei.status.Signaled() || ei.status.ExitStatus() != 0 {

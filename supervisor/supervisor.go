@@ -328,23 +328,13 @@ func (s *Supervisor) Load(ctx context.Context) (*Snapshot, error) {
 			<-checkDone
 		}
 	}()
-	budget := s.cfg.LoadBudget
-	if budget <= 0 {
-		budget = 30 * time.Second
-	}
-	timer := time.NewTimer(budget)
-	defer timer.Stop()
-	var ei exitInfo
-	select {
-	case ei = <-done:
-	case <-timer.C:
-		s.reaper.signalGroup(pid, unix.SIGKILL)
-		ei = <-done
+	budget := s.cfg.LoadBudgetOrDefault()
+	ei, err := s.waitBounded(ctx, pid, done, budget)
+	if errors.Is(err, errBudget) {
 		return nil, &LoadError{Script: s.cfg.Script, Status: fmt.Sprintf("did not finish within %s", budget), Output: readCapped(outPath, 64<<10)}
-	case <-ctx.Done():
-		s.reaper.signalGroup(pid, unix.SIGKILL)
-		<-done
-		return nil, ctx.Err()
+	}
+	if err != nil {
+		return nil, err
 	}
 	output := readCapped(outPath, 64<<10)
 	if ci := <-checkDone; ci.status.ExitStatus() != 0 || ci.status.Signaled() {
