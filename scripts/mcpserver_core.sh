@@ -111,13 +111,6 @@ __mcpbashd_esc() {
     __mcpbashd_e=${__mcpbashd_e//$'\t'/\\t}
     __mcpbashd_e=${__mcpbashd_e//$'\r'/\\r}
 }
-__mcpbashd_abs() {
-    case $1 in
-    /*) __mcpbashd_e=$1 ;;
-    *) __mcpbashd_e=$PWD/$1 ;;
-    esac
-}
-
 # mcp_progress PROGRESS [TOTAL] [MESSAGE] — notifications/progress for the
 # request's progressToken (dropped when the request had none).
 mcp_progress() {
@@ -143,15 +136,18 @@ mcp_text() {
 
 # mcp_image FILE MIME / mcp_audio FILE MIME — binary content read from FILE
 # (base64-encoded by the daemon).
-mcp_image() {
+mcp_image() { __mcpbashd_binary image "${1:-}" "${2:-image/png}"; }
+mcp_audio() { __mcpbashd_binary audio "${1:-}" "${2:-audio/wav}"; }
+
+# __mcpbashd_binary KIND FILE MIME — the record, with FILE made absolute
+# (the daemon reads it from its own working directory).
+__mcpbashd_binary() {
     [ -n "${MCP_BASHD_CONTENT:-}" ] || return 0
-    __mcpbashd_abs "${1:-}"
-    printf 'image\t%s\t%s\n' "${2:-image/png}" "$__mcpbashd_e" >>"$MCP_BASHD_CONTENT"
-}
-mcp_audio() {
-    [ -n "${MCP_BASHD_CONTENT:-}" ] || return 0
-    __mcpbashd_abs "${1:-}"
-    printf 'audio\t%s\t%s\n' "${2:-audio/wav}" "$__mcpbashd_e" >>"$MCP_BASHD_CONTENT"
+    case $2 in
+    /*) __mcpbashd_e=$2 ;;
+    *) __mcpbashd_e=$PWD/$2 ;;
+    esac
+    printf '%s\t%s\t%s\n' "$1" "$3" "$__mcpbashd_e" >>"$MCP_BASHD_CONTENT"
 }
 
 # mcp_resource URI MIME TEXT — an embedded text resource.
