@@ -7,7 +7,6 @@ package tests
 // negotiated revision.
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -677,19 +676,7 @@ func clRunNode(t *testing.T, cmd *exec.Cmd, after func()) *clNode {
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start node: %v", err)
 	}
-	go func() {
-		r := bufio.NewReader(stdout)
-		for {
-			line, err := r.ReadBytes('\n')
-			if len(line) > 0 {
-				n.lines <- line
-			}
-			if err != nil {
-				close(n.lines)
-				return
-			}
-		}
-	}()
+	go pumpLines(stdout, n.lines)
 	go func() { cmd.Wait(); close(n.done) }()
 	t.Cleanup(func() {
 		stdin.Close()

@@ -101,19 +101,7 @@ func startPrepared(t *testing.T, cmd *exec.Cmd) *server {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	go func() {
-		r := bufio.NewReader(stdout)
-		for {
-			line, err := r.ReadBytes('\n')
-			if len(line) > 0 {
-				s.lines <- line
-			}
-			if err != nil {
-				close(s.lines)
-				return
-			}
-		}
-	}()
+	go pumpLines(stdout, s.lines)
 	go func() { s.waitErr = cmd.Wait(); close(s.done) }()
 	t.Cleanup(func() {
 		stdin.Close()
@@ -287,4 +275,20 @@ type callResponse struct {
 		Message string          `json:"message"`
 		Data    json.RawMessage `json:"data"`
 	} `json:"error"`
+}
+
+// pumpLines sends every line read from r (newline kept) to lines, and
+// closes lines at EOF or on a read error.
+func pumpLines(r io.Reader, lines chan<- []byte) {
+	br := bufio.NewReader(r)
+	for {
+		line, err := br.ReadBytes('\n')
+		if len(line) > 0 {
+			lines <- line
+		}
+		if err != nil {
+			close(lines)
+			return
+		}
+	}
 }
