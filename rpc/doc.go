@@ -1,17 +1,16 @@
-// Package rpc owns the JSON-RPC connection: framing (one JSON message per
-// line, bounded memory), the bash SDK's request gates, the MCP methods a
-// tools-only server answers, and the table of in-flight calls.
+// Package rpc holds nothing itself: its subpackages are the protocol side
+// of mcp-bashd, one concern each, imported downward only:
 //
-// Concurrency model: one reader goroutine reads and gates lines in order
-// and answers the cheap methods itself, so ping and tools/list are never
-// queued behind a tool. Each tools/call is registered in the in-flight
-// table before the reader moves on (a cancellation on the next line finds
-// it) and runs on its own goroutine, bounded by a semaphore. Responses are
-// written whole, one at a time, under one mutex; they carry their ids and
-// may leave in any order. After a write fails (the client closed our
-// stdout) nothing more is written and OutputDead is closed.
+//	wire        JSON-RPC text: line framing, the bash SDK's request gates,
+//	            envelopes, error codes (pure; fuzzed)
+//	transport   the seam: Connection, Request, Stream, Response, Session, Era
+//	stdio       the stdio transport
+//	streamhttp  the Streamable HTTP transport (sessions, SSE, header checks)
+//	catalog     tools.json, config.json, the tools directory; published
+//	            immutable; the command line's inspections and lint
+//	metrics     call counters and their Prometheus text
+//	mcp         the server: dispatch by era, in-flight calls, tool results
 //
-// tools.json and config.json are re-read when their stat changes, so an
-// edit is seen at the next request; each tool's inputSchema is compiled
-// once per version of the file.
+// mcp imports catalog, metrics, transport and wire; stdio and streamhttp
+// import transport and wire; nothing below imports mcp or a transport.
 package rpc

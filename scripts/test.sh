@@ -31,8 +31,8 @@ echo "== go test -race"
 go test -race -count=1 -timeout 40m ./...
 
 echo "== fuzz (short)"
-go test -run '^$' -fuzz '^FuzzParse$' -fuzztime 15s ./rpc/
-go test -run '^$' -fuzz '^FuzzLineReader$' -fuzztime 15s ./rpc/
+go test -run '^$' -fuzz '^FuzzParse$' -fuzztime 15s ./rpc/wire/
+go test -run '^$' -fuzz '^FuzzLineReader$' -fuzztime 15s ./rpc/wire/
 go test -run '^$' -fuzz '^FuzzValidate$' -fuzztime 15s ./schema/
 
 echo "== official MCP conformance suite (0.1.16; 0.2.0-alpha.12 for 2025-11-25 and 2026-07-28) over HTTP"

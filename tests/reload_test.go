@@ -590,3 +590,94 @@ func TestRl2ToolsDirChangeNotifies(t *testing.T) {
 	}
 	r.waitNote(t, rl2ListChanged, "an executable was added to the tools directory")
 }
+
+// Issue 9, bug 2: list_changed follows what changed, not which file the
+// watcher listed first. config.json edited together with a script that
+// gains a tool function says list_changed (the watcher used to say nothing
+// when both changed in one poll); an edit of config.json alone leaves
+// tools/list as it was and says nothing (it used to say list_changed).
+func TestRl2ListChangedFollowsTheTools(t *testing.T) {
+	cfg := `{"capabilities":{"tools":{"listChanged":true}}%s}`
+	r := rl2Start(t, map[string]string{
+		"server.sh":   "tool_one() { echo one; }\n",
+		"tools.json":  toolsJSON("one", "two"),
+		"config.json": fmt.Sprintf(cfg, ""),
+	})
+	r.request("initialize", `{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"rl2","version":"0"}}`)
+	r.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	rl2Replace(t, filepath.Join(r.dir, "config.json"), fmt.Sprintf(cfg, `,"instructions":"edited"`))
+	rl2Replace(t, filepath.Join(r.dir, "server.sh"), "tool_one() { echo one; }\ntool_two() { echo two; }\n")
+	r.waitNote(t, rl2ListChanged, "config.json and the script changed together (the script gained tool_two)")
+	if text, isErr := r.call("two"); text != "two" || isErr {
+		t.Errorf("two after the reload = %q isError=%v", text, isErr)
+	}
+	seen := len(rl2Records(r.log))
+	rl2Replace(t, filepath.Join(r.dir, "config.json"), fmt.Sprintf(cfg, `,"instructions":"again"`))
+	// The watcher logs its decision after any notification it sent, so
+	// once the record is there a list_changed would already be on the
+	// wire ahead of the ping's response.
+	rec := r.waitLogAfter(t, seen, "server files changed")
+	r.request("ping", "")
+	for _, n := range r.notes {
+		if n == rl2ListChanged {
+			t.Errorf("list_changed after an edit of config.json alone (tools/list did not change); decision: %v", rec)
+		}
+	}
+	if rec["list_changed_sent"] != false || rec["tools_list_changed"] != false {
+		t.Errorf("decision for a config.json edit: %v", rec)
+	}
+}
+
+// Issue 9, bug 1: listing a tools directory runs its providers, which may
+// take long; it never holds up the connection's reader. A tools/list that
+// needs a provider that blocks is answered when the provider returns,
+// while a ping sent right behind it is answered at once.
+func TestRl2SlowToolsDirListDoesNotHoldPing(t *testing.T) {
+	tools := t.TempDir()
+	ctl := t.TempDir()
+	provider := "#!/usr/bin/env bash\nif [ \"$1\" = list ]; then\n" +
+		"  if [ -e " + ctl + "/slow ]; then : > " + ctl + "/listing; until [ -e " + ctl + "/release ]; do sleep 0.01; done; fi\n" +
+		"  echo '{\"name\":\"%s\",\"inputSchema\":{\"type\":\"object\"}}'; exit 0\nfi\necho \"ran $1\"\n"
+	sdWriteExe(t, filepath.Join(tools, "p.sh"), fmt.Sprintf(provider, "first"), true)
+	r := rl2Start(t, map[string]string{"server.sh": "tool_scripted() { echo scripted; }\n", "tools.json": toolsJSON("scripted")}, "--tools-dir", tools)
+	// Whatever happens, the provider is released before the daemon stops.
+	t.Cleanup(func() { os.WriteFile(filepath.Join(ctl, "release"), nil, 0o644) })
+	r.request("initialize", `{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"rl2","version":"0"}}`)
+	if err := os.WriteFile(filepath.Join(ctl, "slow"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// A new provider: the directory must be listed again, and every
+	// listing now blocks until release.
+	sdWriteExe(t, filepath.Join(tools, "q.sh"), fmt.Sprintf(provider, "second"), true)
+	r.send(`{"jsonrpc":"2.0","id":"list","method":"tools/list"}`)
+	proctest.WaitUntil(t, deadline(t), "a provider's list to start", func() (bool, string) {
+		_, err := os.Stat(filepath.Join(ctl, "listing"))
+		return err == nil, fmt.Sprint(err)
+	})
+	r.send(`{"jsonrpc":"2.0","id":"ping","method":"ping"}`)
+	bound := time.After(min(rl2NoteBound, time.Until(deadline(t))))
+	for got := false; !got; {
+		select {
+		case line, ok := <-r.lines:
+			if !ok {
+				t.Fatalf("server closed stdout\nstderr:\n%s", r.stderr)
+			}
+			r.check(line)
+			switch {
+			case bytes.Contains(line, []byte(`"id":"ping"`)):
+				got = true
+			case bytes.Contains(line, []byte(`"id":"list"`)):
+				t.Fatalf("tools/list answered while its provider was blocked: %s", line)
+			}
+		case <-bound:
+			t.Fatalf("ping not answered within %v while a tools-directory provider's list was blocked: the reader is held up", rl2NoteBound)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(ctl, "release"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	line := r.await(`"list"`)
+	if !strings.Contains(line, `"name":"second"`) || !strings.Contains(line, `"name":"first"`) {
+		t.Errorf("tools/list after the provider returned: %s", line)
+	}
+}

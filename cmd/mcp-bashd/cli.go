@@ -1,9 +1,9 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -11,9 +11,6 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
-	"regexp"
-	"sort"
-	"strconv"
 	"strings"
 	"syscall"
 	"text/tabwriter"
@@ -21,8 +18,9 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/mcp-bashd/mcp-bashd/rpc"
-	"github.com/mcp-bashd/mcp-bashd/scripts"
+	"github.com/mcp-bashd/mcp-bashd/rpc/catalog"
+	"github.com/mcp-bashd/mcp-bashd/rpc/mcp"
+	"github.com/mcp-bashd/mcp-bashd/rpc/wire"
 	"github.com/mcp-bashd/mcp-bashd/supervisor"
 )
 
@@ -91,7 +89,7 @@ func toolsCommand(args []string, stdout io.Writer) int {
 	if code >= 0 {
 		return code
 	}
-	tools, err := rpc.InspectTools(f.tools)
+	tools, err := catalog.InspectTools(f.tools)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "mcp-bashd tools: %s: %v\n", f.tools, err)
 		return 1
@@ -171,32 +169,43 @@ func callCommand(args []string, stdout io.Writer) int {
 		fmt.Fprintln(os.Stderr, "mcp-bashd call:", err)
 		return 1
 	}
-	srv := rpc.NewServer(rpc.Options{ToolsFile: f.tools, ConfigFile: f.config, Runner: sup, Log: log, Snapshot: func() *supervisor.Snapshot { return snap }})
-	params, _ := json.Marshal(map[string]any{"name": tool, "arguments": arguments})
-	req := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":` + string(params) + "}\n"
+	srv := mcp.New(mcp.Options{
+		Catalog: catalog.NewSource(catalog.Options{ToolsFile: f.tools, ConfigFile: f.config, Log: log}),
+		Runner:  sup, Log: log, Snapshot: func() *supervisor.Snapshot { return snap },
+	})
 	// Ctrl-C cancels the call the way a client's cancel would, then tears
 	// down as the daemon does (EXIT trap, temp files) and exits 128+N.
 	sigc := make(chan os.Signal, 4)
 	signal.Notify(sigc, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(sigc)
-	var out bytes.Buffer
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(strings.NewReader(req), &out) }()
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	type answer struct {
+		res  *mcp.Result
+		rerr *wire.Error
+	}
+	done := make(chan answer, 1)
+	go func() {
+		res, rerr := srv.Call(ctx, tool, arguments)
+		done <- answer{res, rerr}
+	}()
+	var a answer
 	select {
-	case err := <-served:
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "mcp-bashd call:", err)
-			return 1
-		}
+	case a = <-done:
 	case sig := <-sigc:
-		srv.Stop(0)
+		cancel(supervisor.ErrCancelled)
+		<-done
 		sup.RunExitTrap(snap)
 		sup.Close()
 		fmt.Fprintf(os.Stderr, "mcp-bashd call: interrupted (%v); the call was cancelled\n", sig)
 		return 128 + int(sig.(syscall.Signal))
 	}
 	sup.RunExitTrap(snap)
-	return printCallResult(out.Bytes(), stdout)
+	if a.rerr != nil {
+		fmt.Fprintf(os.Stderr, "mcp-bashd call: error %d: %s\n", a.rerr.Code, a.rerr.Message)
+		return 1
+	}
+	return printCallResult(a.res.Body, stdout)
 }
 
 // callArguments types key=value pairs by the tool's inputSchema.
@@ -209,7 +218,7 @@ func callArguments(toolsFile, tool string, kvs []string) (json.RawMessage, error
 		return v, nil
 	}
 	types := map[string]string{}
-	if tools, err := rpc.InspectTools(toolsFile); err == nil {
+	if tools, err := catalog.InspectTools(toolsFile); err == nil {
 		for _, t := range tools {
 			if t.Name == tool {
 				for _, a := range t.Args {
@@ -261,33 +270,23 @@ func typedValue(typ, v string) json.RawMessage {
 	return asString
 }
 
-func printCallResult(line []byte, stdout io.Writer) int {
-	var resp struct {
-		Result *struct {
-			Content []struct {
-				Type     string          `json:"type"`
-				Text     string          `json:"text"`
-				MimeType string          `json:"mimeType"`
-				Data     string          `json:"data"`
-				Resource json.RawMessage `json:"resource"`
-			} `json:"content"`
-			Structured json.RawMessage `json:"structuredContent"`
-			IsError    bool            `json:"isError"`
-		} `json:"result"`
-		Error *struct {
-			Code    int    `json:"code"`
-			Message string `json:"message"`
-		} `json:"error"`
+func printCallResult(body []byte, stdout io.Writer) int {
+	var res struct {
+		Content []struct {
+			Type     string          `json:"type"`
+			Text     string          `json:"text"`
+			MimeType string          `json:"mimeType"`
+			Data     string          `json:"data"`
+			Resource json.RawMessage `json:"resource"`
+		} `json:"content"`
+		Structured json.RawMessage `json:"structuredContent"`
+		IsError    bool            `json:"isError"`
 	}
-	if err := json.Unmarshal(line, &resp); err != nil {
-		fmt.Fprintf(os.Stderr, "mcp-bashd call: unexpected response %q\n", line)
+	if err := json.Unmarshal(body, &res); err != nil {
+		fmt.Fprintf(os.Stderr, "mcp-bashd call: unexpected result %q\n", body)
 		return 1
 	}
-	if resp.Error != nil {
-		fmt.Fprintf(os.Stderr, "mcp-bashd call: error %d: %s\n", resp.Error.Code, resp.Error.Message)
-		return 1
-	}
-	for _, c := range resp.Result.Content {
+	for _, c := range res.Content {
 		switch c.Type {
 		case "text":
 			fmt.Fprintln(stdout, c.Text)
@@ -297,10 +296,10 @@ func printCallResult(line []byte, stdout io.Writer) int {
 			fmt.Fprintf(stdout, "[%s] %s\n", c.Type, c.Resource)
 		}
 	}
-	if resp.Result.Structured != nil {
-		fmt.Fprintf(stdout, "structuredContent: %s\n", resp.Result.Structured)
+	if res.Structured != nil {
+		fmt.Fprintf(stdout, "structuredContent: %s\n", res.Structured)
 	}
-	if resp.Result.IsError {
+	if res.IsError {
 		return 1
 	}
 	return 0
@@ -320,100 +319,38 @@ Example:
 Flags:
 `
 
-var (
-	shimVersionRE = regexp.MustCompile(`(?m)^MCP_BASHD_SHIM_VERSION=(\S+)`)
-	lineRE        = regexp.MustCompile(`line (\d+)`)
-)
-
 func checkCommand(args []string, stdout io.Writer) int {
 	_, f, _, code := cliFlags("check", checkUsage, args)
 	if code >= 0 {
 		return code
 	}
-	var problems []string
-	report := func(file string, line int, format string, a ...any) {
-		loc := file
-		if line > 0 {
-			loc += ":" + strconv.Itoa(line)
-		}
-		problems = append(problems, loc+": "+fmt.Sprintf(format, a...))
-	}
-	tools, err := rpc.InspectTools(f.tools)
-	toolsOK := err == nil
-	if err != nil {
-		line := 0
-		if m := lineRE.FindStringSubmatch(err.Error()); m != nil {
-			line, _ = strconv.Atoi(m[1])
-		}
-		report(f.tools, line, "%v", err)
-	}
-	declared := map[string]bool{}
-	for _, t := range tools {
-		switch {
-		case !t.ValidName:
-			report(f.tools, t.Line, "tool name %q is not a valid bash function suffix ([a-zA-Z_][a-zA-Z0-9_]*)", t.Name)
-		case declared[t.Name]:
-			report(f.tools, t.Line, "tool %q is declared more than once", t.Name)
-		case !t.HasSchema:
-			report(f.tools, t.Line, "tool %q declares no inputSchema (its calls are refused)", t.Name)
-		case t.SchemaErr != nil:
-			report(f.tools, t.Line, "tool %q: %v", t.Name, t.SchemaErr)
-		}
-		declared[t.Name] = true
-	}
-	if bash, err := f.bashPath(); err != nil {
-		report(f.script, 0, "bash not found on PATH (use --bash PATH): cannot load the script")
-	} else {
-		self, _ := os.Executable()
-		sup, err := supervisor.New(supervisor.Config{Bash: bash, Script: f.script, Self: self, Log: zap.NewNop()})
-		if err != nil {
-			report(f.script, 0, "%v", err)
-		} else {
-			snap, err := sup.Load(context.Background())
-			sup.Close()
-			if err != nil {
-				report(f.script, 0, "%v", err)
-			} else {
-				for _, t := range tools {
-					if t.ValidName && !snap.HasFunction("tool_"+t.Name) {
-						report(f.tools, t.Line, "tool %q has no tool_%s function in %s", t.Name, t.Name, f.script)
-					}
-				}
-				var fns []string
-				for fn := range snap.Functions {
-					fns = append(fns, fn)
-				}
-				sort.Strings(fns)
-				for _, fn := range fns {
-					name, ok := strings.CutPrefix(fn, "tool_")
-					if !ok || declared[name] || !toolsOK {
-						continue
-					}
-					if base, ok := strings.CutSuffix(name, "_cancel"); ok && declared[base] {
-						continue // a cancel hook
-					}
-					report(f.script, 0, "function %s is not declared in %s (it can never be called)", fn, f.tools)
-				}
-			}
-		}
-	}
-	vendored := filepath.Join(filepath.Dir(f.script), "mcpserver_core.sh")
-	if data, err := os.ReadFile(vendored); err == nil {
-		want := shimVersionRE.FindStringSubmatch(scripts.Shim)
-		got := shimVersionRE.FindSubmatch(data)
-		switch {
-		case got == nil:
-			report(vendored, 0, "this is not mcp-bashd's shim (bash-mcp-sdk's own file?): replace it with `mcp-bashd shim > mcpserver_core.sh`")
-		case want != nil && string(got[1]) != want[1]:
-			report(vendored, 0, "shim version %s, this mcp-bashd ships %s: refresh it with `mcp-bashd shim > mcpserver_core.sh`", got[1], want[1])
-		}
-	}
+	functions, loadErr := loadFunctions(f)
+	problems, n := catalog.Lint(f.tools, f.script, functions, loadErr)
 	for _, p := range problems {
 		fmt.Fprintln(stdout, p)
 	}
 	if len(problems) > 0 {
 		return 1
 	}
-	fmt.Fprintf(stdout, "%s: ok (%d tools)\n", f.script, len(tools))
+	fmt.Fprintf(stdout, "%s: ok (%d tools)\n", f.script, n)
 	return 0
+}
+
+// loadFunctions loads the script once and returns the functions it defines.
+func loadFunctions(f *cliFiles) (map[string]bool, error) {
+	bash, err := f.bashPath()
+	if err != nil {
+		return nil, errors.New("bash not found on PATH (use --bash PATH): cannot load the script")
+	}
+	self, _ := os.Executable()
+	sup, err := supervisor.New(supervisor.Config{Bash: bash, Script: f.script, Self: self, Log: zap.NewNop()})
+	if err != nil {
+		return nil, err
+	}
+	defer sup.Close()
+	snap, err := sup.Load(context.Background())
+	if err != nil {
+		return nil, err
+	}
+	return snap.Functions, nil
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"os"
@@ -13,18 +12,21 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/mcp-bashd/mcp-bashd/rpc"
+	"github.com/mcp-bashd/mcp-bashd/rpc/mcp"
+	"github.com/mcp-bashd/mcp-bashd/rpc/metrics"
+	"github.com/mcp-bashd/mcp-bashd/rpc/streamhttp"
 	"github.com/mcp-bashd/mcp-bashd/supervisor"
 )
 
 type httpServer struct {
 	srv  *http.Server
+	mcp  *streamhttp.Handler
 	errc chan error
 }
 
 // startHTTP listens (so a port in use fails at start, with the address)
 // and serves in the background.
-func startHTTP(o options, srv *rpc.Server, log *zap.Logger) (*httpServer, error) {
+func startHTTP(o options, srv *mcp.Server, log *zap.Logger) (*httpServer, error) {
 	var token []byte
 	if o.tokenFile != "" {
 		b, err := os.ReadFile(o.tokenFile)
@@ -56,9 +58,14 @@ func startHTTP(o options, srv *rpc.Server, log *zap.Logger) (*httpServer, error)
 	if err != nil {
 		return nil, fmt.Errorf("listen on %s: %w", addr, err)
 	}
-	h := accessLog(srv.HTTPHandler(rpc.HTTPOptions{Path: o.httpPath, AllowedOrigins: origins, Loopback: loopback, Token: token}), log.Named("http"))
+	handler := streamhttp.New(streamhttp.Options{
+		Path: o.httpPath, AllowedOrigins: origins, Loopback: loopback, Token: token, MaxBody: o.maxLine,
+		LegacyVersions: mcp.LegacyVersions(), ModernEnabled: srv.ModernEnabled, Stopping: srv.Stopping, Serve: srv.Serve,
+		Log: log.Named("http"),
+	})
 	hs := &httpServer{
-		srv:  &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second},
+		srv:  &http.Server{Handler: accessLog(handler, log.Named("http")), ReadHeaderTimeout: 10 * time.Second},
+		mcp:  handler,
 		errc: make(chan error, 1),
 	}
 	scheme := "http"
@@ -86,11 +93,12 @@ func startHTTP(o options, srv *rpc.Server, log *zap.Logger) (*httpServer, error)
 func (h *httpServer) wait() error { return <-h.errc }
 
 // close stops accepting and ends idle connections; in-flight requests were
-// drained or cancelled by rpc.Server.Stop before this runs.
+// drained or cancelled by the server's Stop before this runs.
 func (h *httpServer) close() {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	_ = h.srv.Shutdown(ctx)
+	h.mcp.Close()
 }
 
 // accessLog writes one structured line per HTTP request.
@@ -124,25 +132,17 @@ func (s *statusWriter) Flush() {
 
 // startMetrics serves /metrics and /healthz on their own address, so they
 // can stay unexposed while the MCP endpoint is public (or the reverse).
-func startMetrics(addr string, srv *rpc.Server, sup *supervisor.Supervisor, log *zap.Logger) (func(), error) {
+func startMetrics(addr string, met *metrics.Metrics, srv *mcp.Server, sup *supervisor.Supervisor, log *zap.Logger) (func(), error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("metrics: listen on %s: %w", addr, err)
 	}
 	st := sup.Stats()
-	h := srv.MetricsHandler(func(w io.Writer) {
-		fmt.Fprintln(w, "# HELP mcp_bashd_cancellations_total Calls cancelled by their client.")
-		fmt.Fprintln(w, "# TYPE mcp_bashd_cancellations_total counter")
-		fmt.Fprintf(w, "mcp_bashd_cancellations_total %d\n", st.Cancelled.Load())
-		fmt.Fprintln(w, "# HELP mcp_bashd_timeouts_total Calls stopped by their timeout.")
-		fmt.Fprintln(w, "# TYPE mcp_bashd_timeouts_total counter")
-		fmt.Fprintf(w, "mcp_bashd_timeouts_total %d\n", st.TimedOut.Load())
-		fmt.Fprintln(w, "# HELP mcp_bashd_group_kills_total Process groups SIGKILLed after ignoring SIGTERM for the grace.")
-		fmt.Fprintln(w, "# TYPE mcp_bashd_group_kills_total counter")
-		fmt.Fprintf(w, "mcp_bashd_group_kills_total %d\n", st.Killed.Load())
-		fmt.Fprintln(w, "# HELP mcp_bashd_orphans_reaped_total Processes reaped that no call started directly (lifeline sentinels, detached or orphaned tool processes).")
-		fmt.Fprintln(w, "# TYPE mcp_bashd_orphans_reaped_total counter")
-		fmt.Fprintf(w, "mcp_bashd_orphans_reaped_total %d\n", sup.OrphansReaped())
+	h := metrics.Handler(met, srv.Stopping, []metrics.Counter{
+		{Name: "mcp_bashd_cancellations_total", Help: "Calls cancelled by their client.", Value: st.Cancelled.Load},
+		{Name: "mcp_bashd_timeouts_total", Help: "Calls stopped by their timeout.", Value: st.TimedOut.Load},
+		{Name: "mcp_bashd_group_kills_total", Help: "Process groups SIGKILLed after ignoring SIGTERM for the grace.", Value: st.Killed.Load},
+		{Name: "mcp_bashd_orphans_reaped_total", Help: "Processes reaped that no call started directly (lifeline sentinels, detached or orphaned tool processes).", Value: sup.OrphansReaped},
 	})
 	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	go hs.Serve(ln)

@@ -6,7 +6,8 @@ import (
 	"io"
 	"strconv"
 
-	"github.com/mcp-bashd/mcp-bashd/rpc"
+	"github.com/mcp-bashd/mcp-bashd/rpc/catalog"
+	"github.com/mcp-bashd/mcp-bashd/rpc/wire"
 )
 
 // jsonCommand backs the shim's jq-free helpers:
@@ -35,7 +36,7 @@ func jsonCommand(args []string, stdout, stderr io.Writer) int {
 		if err != nil {
 			return fail("create_response: result is not JSON: %v", err)
 		}
-		stdout.Write(rpc.ResultLine(id, res))
+		stdout.Write(wire.ResultLine(id, res))
 	case "error":
 		if len(args) != 4 && len(args) != 5 {
 			return fail("usage: mcp-bashd json error ID CODE MESSAGE [DATA]")
@@ -54,12 +55,12 @@ func jsonCommand(args []string, stdout, stderr io.Writer) int {
 				return fail("create_error_response: data is not JSON: %v", err)
 			}
 		}
-		stdout.Write(rpc.ErrorLine(id, code, args[3], data))
+		stdout.Write(wire.ErrorLine(id, code, args[3], data))
 	case "read-file":
 		if len(args) != 2 {
 			return fail("usage: mcp-bashd json read-file FILE")
 		}
-		obj, err := rpc.ReadObjectFile(args[1])
+		obj, err := catalog.ReadObjectFile(args[1])
 		if err != nil {
 			return fail("%v", err)
 		}
@@ -68,7 +69,7 @@ func jsonCommand(args []string, stdout, stderr io.Writer) int {
 		if len(args) != 4 {
 			return fail("usage: mcp-bashd json validate TOOLS_FILE NAME ARGS_JSON")
 		}
-		if msg := rpc.ValidateArguments(args[1], args[2], []byte(args[3])); msg != "" {
+		if msg := catalog.ValidateArguments(args[1], args[2], []byte(args[3])); msg != "" {
 			fmt.Fprint(stdout, msg)
 			return 1
 		}
@@ -84,5 +85,5 @@ func compact(s string) (json.RawMessage, error) {
 	if err := json.Unmarshal([]byte(s), &v); err != nil {
 		return nil, err
 	}
-	return rpc.Compact(v), nil
+	return wire.Compact(v), nil
 }

@@ -21,7 +21,10 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/mcp-bashd/mcp-bashd/rpc"
+	"github.com/mcp-bashd/mcp-bashd/rpc/catalog"
+	"github.com/mcp-bashd/mcp-bashd/rpc/mcp"
+	"github.com/mcp-bashd/mcp-bashd/rpc/metrics"
+	"github.com/mcp-bashd/mcp-bashd/rpc/stdio"
 	"github.com/mcp-bashd/mcp-bashd/scripts"
 	"github.com/mcp-bashd/mcp-bashd/supervisor"
 )
@@ -177,44 +180,11 @@ func serve(o options, script string, scriptArgs []string) int {
 		return 1
 	}
 	defer closeLog()
-
-	var abs, home string
-	if script != "" {
-		abs, err = filepath.Abs(script)
-		if err == nil {
-			_, err = os.Stat(abs)
-		}
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "mcp-bashd: server script %s: %v\n", script, err)
-			return 1
-		}
-		home = filepath.Dir(abs)
+	paths, err := resolvePaths(o, script)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "mcp-bashd:", err)
+		return 1
 	}
-	if o.toolsDir != "" {
-		if o.toolsDir, err = filepath.Abs(o.toolsDir); err == nil {
-			_, err = os.ReadDir(o.toolsDir)
-		}
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "mcp-bashd: tools directory: %v\n", err)
-			return 1
-		}
-		if home == "" {
-			home = o.toolsDir
-		}
-	}
-	bash := o.bash
-	if bash == "" {
-		if bash, err = exec.LookPath("bash"); err != nil {
-			fmt.Fprintln(os.Stderr, "mcp-bashd: bash not found on PATH (use --bash PATH)")
-			return 1
-		}
-	}
-	self, _ := os.Executable()
-	toolsFile := pick(o.tools, os.Getenv("MCP_TOOLS_LIST_FILE"))
-	if toolsFile == "" && abs != "" {
-		toolsFile = filepath.Join(home, "tools.json")
-	}
-	configFile := pick(o.config, os.Getenv("MCP_CONFIG_FILE"), filepath.Join(home, "config.json"))
 
 	// Signals first: a SIGTERM during start-up must still tear down.
 	sigc := make(chan os.Signal, 4)
@@ -223,8 +193,9 @@ func serve(o options, script string, scriptArgs []string) int {
 	// with SIGPIPE and no cleanup; with it, the write returns EPIPE.
 	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 
+	self, _ := os.Executable()
 	sup, err := supervisor.New(supervisor.Config{
-		Bash: bash, Script: abs, ScriptArgs: scriptArgs, Self: self,
+		Bash: paths.bash, Script: paths.script, ScriptArgs: scriptArgs, Self: self,
 		OutputCap: o.outputCap, Grace: o.grace, HookBudget: 2 * time.Second,
 		Log: log.Named("supervisor"),
 	})
@@ -234,35 +205,31 @@ func serve(o options, script string, scriptArgs []string) int {
 	}
 	defer sup.Close()
 
-	files := []string{configFile}
-	if toolsFile != "" {
-		files = append([]string{toolsFile}, files...)
-	}
-	watch := newWatcher(abs, files, o.toolsDir)
-	first, err := loadSnapshot(sup, o.snapshotFD, abs == "")
+	src := catalog.NewSource(catalog.Options{ToolsFile: paths.tools, ConfigFile: paths.config, ToolsDir: paths.toolsDir, Lister: sup, Log: log.Named("catalog")})
+	// The watcher takes the files' stamps before the script loads, so an
+	// edit made while the daemon starts is a change.
+	watcher := mcp.NewWatcher(src, paths.script, log.Named("reload"))
+	snaps, err := loadSnapshot(sup, o.snapshotFD, paths.script == "")
 	if err != nil {
 		log.Error("server script not loaded", zap.Error(err))
 		fmt.Fprintln(os.Stderr, "mcp-bashd:", err)
 		return 1
 	}
-	var snap atomic.Pointer[supervisor.Snapshot]
-	snap.Store(first)
-	log.Info("serving", zap.String("script", abs), zap.String("tools", toolsFile), zap.String("config", configFile), zap.String("version", version))
+	log.Info("serving", zap.String("script", paths.script), zap.String("tools", paths.tools), zap.String("config", paths.config), zap.String("version", version))
 
-	srv := rpc.NewServer(rpc.Options{
-		ToolsFile: toolsFile, ConfigFile: configFile,
-		MaxLine: o.maxLine, MaxConcurrent: o.maxConcurrent, DefaultTimeout: o.timeout,
-		Log: log.Named("rpc"), Runner: sup,
-		Snapshot: snap.Load,
-		ToolsDir: o.toolsDir,
+	met := metrics.New()
+	srv := mcp.New(mcp.Options{
+		Catalog: src, Runner: sup, Snapshot: snaps.Current, Metrics: met,
+		MaxConcurrent: o.maxConcurrent, DefaultTimeout: o.timeout,
+		Log: log.Named("mcp"),
 	})
 	watchCtx, stopWatch := context.WithCancel(context.Background())
 	defer stopWatch()
 	if !o.noWatch && !o.oneshot {
-		go watch.run(watchCtx, sup, srv, &snap, log.Named("reload"))
+		go watcher.Run(watchCtx, srv, snaps)
 	}
 	if o.metricsAddr != "" {
-		stopMetrics, err := startMetrics(o.metricsAddr, srv, sup, log)
+		stopMetrics, err := startMetrics(o.metricsAddr, met, srv, sup, log)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "mcp-bashd:", err)
 			return 1
@@ -270,6 +237,7 @@ func serve(o options, script string, scriptArgs []string) int {
 		defer stopMetrics()
 	}
 	served := make(chan error, 1)
+	var outDead <-chan struct{}
 	var httpSrv *httpServer
 	if o.http {
 		if httpSrv, err = startHTTP(o, srv, log); err != nil {
@@ -278,7 +246,9 @@ func serve(o options, script string, scriptArgs []string) int {
 		}
 		go func() { served <- httpSrv.wait() }()
 	} else {
-		go func() { served <- srv.Serve(os.Stdin, os.Stdout) }()
+		conn := stdio.New(os.Stdin, os.Stdout, stdio.Options{MaxLine: o.maxLine, ModernEnabled: srv.ModernEnabled, Log: log.Named("stdio")})
+		outDead = conn.OutputDead()
+		go func() { served <- srv.Serve(conn) }()
 	}
 
 	var sig os.Signal
@@ -287,7 +257,7 @@ func serve(o options, script string, scriptArgs []string) int {
 		if err != nil {
 			log.Error("reading requests failed", zap.Error(err))
 		}
-	case <-srv.OutputDead():
+	case <-outDead:
 		log.Warn("client closed our stdout; stopping")
 		srv.Stop(0)
 	case sig = <-sigc:
@@ -301,7 +271,7 @@ func serve(o options, script string, scriptArgs []string) int {
 	}
 	stopWatch()
 	if !o.oneshot {
-		sup.RunExitTrap(snap.Load())
+		sup.RunExitTrap(snaps.Current())
 	}
 	if err := sup.Close(); err != nil {
 		log.Warn("cleanup incomplete", zap.Error(err))
@@ -311,6 +281,53 @@ func serve(o options, script string, scriptArgs []string) int {
 		return dieBy(s)
 	}
 	return 0
+}
+
+// paths are the files a server is made of, resolved once.
+type paths struct {
+	script, tools, config, toolsDir, bash string
+}
+
+// resolvePaths makes the script and tools directory absolute (checking
+// they exist), finds bash, and picks tools.json and config.json: flag,
+// environment, or beside the script (beside the tools directory without
+// one).
+func resolvePaths(o options, script string) (paths, error) {
+	var p paths
+	var home string
+	var err error
+	if script != "" {
+		p.script, err = filepath.Abs(script)
+		if err == nil {
+			_, err = os.Stat(p.script)
+		}
+		if err != nil {
+			return p, fmt.Errorf("server script %s: %w", script, err)
+		}
+		home = filepath.Dir(p.script)
+	}
+	if o.toolsDir != "" {
+		if p.toolsDir, err = filepath.Abs(o.toolsDir); err == nil {
+			_, err = os.ReadDir(p.toolsDir)
+		}
+		if err != nil {
+			return p, fmt.Errorf("tools directory: %w", err)
+		}
+		if home == "" {
+			home = p.toolsDir
+		}
+	}
+	if p.bash = o.bash; p.bash == "" {
+		if p.bash, err = exec.LookPath("bash"); err != nil {
+			return p, errors.New("bash not found on PATH (use --bash PATH)")
+		}
+	}
+	p.tools = pick(o.tools, os.Getenv("MCP_TOOLS_LIST_FILE"))
+	if p.tools == "" && p.script != "" {
+		p.tools = filepath.Join(home, "tools.json")
+	}
+	p.config = pick(o.config, os.Getenv("MCP_CONFIG_FILE"), filepath.Join(home, "config.json"))
+	return p, nil
 }
 
 // dieBy re-raises a terminating signal with its default action so the
@@ -326,23 +343,51 @@ func dieBy(s syscall.Signal) int {
 	return 128 + int(s)
 }
 
-func loadSnapshot(sup *supervisor.Supervisor, fd int, noScript bool) (*supervisor.Snapshot, error) {
-	if noScript {
-		return sup.Empty()
+// loadSnapshot loads the server script: from the shim's descriptor in the
+// drop-in form, by running it otherwise, or an empty server for a
+// tools-directory server without a script.
+func loadSnapshot(sup *supervisor.Supervisor, fd int, noScript bool) (*snapshots, error) {
+	var sn *supervisor.Snapshot
+	var err error
+	switch {
+	case noScript:
+		sn, err = sup.Empty()
+	case fd < 0:
+		sn, err = sup.Load(context.Background())
+	default:
+		f := os.NewFile(uintptr(fd), "snapshot")
+		if f == nil {
+			return nil, fmt.Errorf("snapshot descriptor %d is not open", fd)
+		}
+		defer f.Close()
+		data, rerr := io.ReadAll(io.LimitReader(f, 256<<20))
+		if rerr != nil {
+			return nil, fmt.Errorf("read snapshot: %w", rerr)
+		}
+		sn, err = sup.Adopt(data)
 	}
-	if fd < 0 {
-		return sup.Load(context.Background())
-	}
-	f := os.NewFile(uintptr(fd), "snapshot")
-	if f == nil {
-		return nil, fmt.Errorf("snapshot descriptor %d is not open", fd)
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, 256<<20))
 	if err != nil {
-		return nil, fmt.Errorf("read snapshot: %w", err)
+		return nil, err
 	}
-	return sup.Adopt(data)
+	s := &snapshots{sup: sup}
+	s.cur.Store(sn)
+	return s, nil
+}
+
+// snapshots is the current snapshot and its reload.
+type snapshots struct {
+	sup *supervisor.Supervisor
+	cur atomic.Pointer[supervisor.Snapshot]
+}
+
+func (s *snapshots) Current() *supervisor.Snapshot { return s.cur.Load() }
+
+func (s *snapshots) Reload(ctx context.Context) (old, cur *supervisor.Snapshot, err error) {
+	cur, err = s.sup.Load(ctx)
+	if err != nil {
+		return s.cur.Load(), nil, err
+	}
+	return s.cur.Swap(cur), cur, nil
 }
 
 func envOr(k, def string) string {

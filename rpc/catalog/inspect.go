@@ -1,4 +1,4 @@
-package rpc
+package catalog
 
 import (
 	"bytes"
@@ -34,19 +34,19 @@ func InspectTools(path string) ([]ToolInfo, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := loadCatalog(path)
-	if c.err != nil {
-		return nil, c.err
+	c := LoadTools(path)
+	if c.Err != nil {
+		return nil, c.Err
 	}
-	if c.unusable {
+	if c.Unusable {
 		return nil, fmt.Errorf("\"tools\" holds entries that are not objects")
 	}
 	var out []ToolInfo
 	seen := map[string]int{}
-	for _, t := range c.order {
-		ti := ToolInfo{Name: t.name, HasSchema: t.hasSchema, SchemaErr: t.schemaErr, ValidName: toolNameRE.MatchString(t.name)}
-		ti.Line = lineOf(data, t.name, seen[t.name])
-		seen[t.name]++
+	for _, t := range c.Order {
+		ti := ToolInfo{Name: t.Name, HasSchema: t.HasSchema, SchemaErr: t.SchemaErr, ValidName: ValidName.MatchString(t.Name)}
+		ti.Line = lineOf(data, t.Name, seen[t.Name])
+		seen[t.Name]++
 		out = append(out, ti)
 	}
 	// Descriptions and arguments come from the raw entries.

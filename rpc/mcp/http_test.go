@@ -1,4 +1,4 @@
-package rpc
+package mcp_test
 
 import (
 	"bufio"
@@ -16,13 +16,18 @@ import (
 
 	"go.uber.org/zap/zaptest"
 
+	"github.com/mcp-bashd/mcp-bashd/rpc/catalog"
+	"github.com/mcp-bashd/mcp-bashd/rpc/mcp"
+	"github.com/mcp-bashd/mcp-bashd/rpc/stdio"
+	"github.com/mcp-bashd/mcp-bashd/rpc/streamhttp"
 	"github.com/mcp-bashd/mcp-bashd/supervisor"
 )
 
-// httpFixture is a real server (real supervisor, real bash) behind httptest.
+// httpFixture is a real server (real supervisor, real bash) behind the
+// Streamable HTTP transport in httptest.
 type httpFixture struct {
 	t   *testing.T
-	srv *Server
+	srv *mcp.Server
 	ts  *httptest.Server
 	dir string
 }
@@ -41,7 +46,7 @@ const httpTestTools = `{"tools":[
 {"name":"slow","description":"d","inputSchema":{"type":"object"}},
 {"name":"hello2","description":"d","inputSchema":{"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Region"},"n":{"type":"integer","x-mcp-header":"N"}}}}]}`
 
-func newHTTPFixture(t *testing.T, opt HTTPOptions) *httpFixture {
+func newHTTPFixture(t *testing.T, opt streamhttp.Options) *httpFixture {
 	t.Helper()
 	dir := t.TempDir()
 	script := filepath.Join(dir, "server.sh")
@@ -57,15 +62,17 @@ func newHTTPFixture(t *testing.T, opt HTTPOptions) *httpFixture {
 	t.Cleanup(func() { sup.Close() })
 	snap, err := sup.Load(context.Background())
 	must(t, err)
-	srv := NewServer(Options{
-		ToolsFile: filepath.Join(dir, "tools.json"), ConfigFile: filepath.Join(dir, "config.json"),
-		Runner: sup, Snapshot: func() *supervisor.Snapshot { return snap }, Log: zaptest.NewLogger(t),
+	src := catalog.NewSource(catalog.Options{ToolsFile: filepath.Join(dir, "tools.json"), ConfigFile: filepath.Join(dir, "config.json")})
+	srv := mcp.New(mcp.Options{
+		Catalog: src, Runner: sup, Snapshot: func() *supervisor.Snapshot { return snap }, Log: zaptest.NewLogger(t),
 	})
 	if opt.Path == "" {
 		opt.Path = "/mcp"
 	}
 	opt.Loopback = true
-	ts := httptest.NewServer(srv.HTTPHandler(opt))
+	opt.ModernEnabled, opt.Stopping, opt.Serve = srv.ModernEnabled, srv.Stopping, srv.Serve
+	opt.LegacyVersions = mcp.LegacyVersions()
+	ts := httptest.NewServer(streamhttp.New(opt))
 	t.Cleanup(ts.Close)
 	return &httpFixture{t: t, srv: srv, ts: ts, dir: dir}
 }
@@ -124,7 +131,7 @@ func modernHeaders(method, name string) map[string]string {
 }
 
 func TestHTTPStatusRules(t *testing.T) {
-	f := newHTTPFixture(t, HTTPOptions{})
+	f := newHTTPFixture(t, streamhttp.Options{})
 	cases := []struct {
 		name   string
 		req    httpReq
@@ -181,7 +188,7 @@ func TestHTTPStatusRules(t *testing.T) {
 }
 
 func TestHTTPLegacySessionLifecycle(t *testing.T) {
-	f := newHTTPFixture(t, HTTPOptions{})
+	f := newHTTPFixture(t, streamhttp.Options{})
 	resp, body := f.do(httpReq{body: legacyInit})
 	sid := resp.Header.Get("Mcp-Session-Id")
 	if resp.StatusCode != 200 || sid == "" {
@@ -204,7 +211,7 @@ func TestHTTPLegacySessionLifecycle(t *testing.T) {
 }
 
 func TestHTTPBearerToken(t *testing.T) {
-	f := newHTTPFixture(t, HTTPOptions{Token: []byte("s3cret")})
+	f := newHTTPFixture(t, streamhttp.Options{Token: []byte("s3cret")})
 	for _, h := range []map[string]string{nil, {"Authorization": "Bearer wrong"}, {"Authorization": "s3cret"}} {
 		if resp, _ := f.do(httpReq{body: legacyInit, headers: h}); resp.StatusCode != 401 || resp.Header.Get("WWW-Authenticate") == "" {
 			t.Fatalf("headers %v: %d", h, resp.StatusCode)
@@ -218,7 +225,7 @@ func TestHTTPBearerToken(t *testing.T) {
 // Progress reaches the client before the result, over SSE; a client that
 // accepts only JSON gets the result without the notifications.
 func TestHTTPProgressOverSSE(t *testing.T) {
-	f := newHTTPFixture(t, HTTPOptions{})
+	f := newHTTPFixture(t, streamhttp.Options{})
 	body := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"progress","_meta":{"progressToken":"p1"}}}`
 	resp, out := f.do(httpReq{body: body})
 	if ct := resp.Header.Get("Content-Type"); ct != "text/event-stream" {
@@ -247,7 +254,7 @@ func TestHTTPProgressOverSSE(t *testing.T) {
 
 // A client that drops its connection cancels its call: the cancel hook runs.
 func TestHTTPDisconnectCancelsCall(t *testing.T) {
-	f := newHTTPFixture(t, HTTPOptions{})
+	f := newHTTPFixture(t, streamhttp.Options{})
 	ctx, cancel := context.WithCancel(context.Background())
 	req, _ := http.NewRequestWithContext(ctx, "POST", f.ts.URL+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"slow"}}`))
 	req.Header.Set("Accept", "application/json, text/event-stream")
@@ -280,7 +287,7 @@ func waitFile(t *testing.T, path string) {
 }
 
 func TestHTTPStoppingRefuses(t *testing.T) {
-	f := newHTTPFixture(t, HTTPOptions{})
+	f := newHTTPFixture(t, streamhttp.Options{})
 	f.srv.Stop(0)
 	if resp, _ := f.do(httpReq{body: legacyInit}); resp.StatusCode != 503 {
 		t.Fatalf("after Stop: %d", resp.StatusCode)
@@ -291,11 +298,11 @@ func TestHTTPStoppingRefuses(t *testing.T) {
 // legacy-only: the server/discover probe gets -32601 at once, so probing
 // clients fall back to initialize.
 func TestLegacyOnlyServerRefusesDiscover(t *testing.T) {
-	f := newHTTPFixture(t, HTTPOptions{})
+	f := newHTTPFixture(t, streamhttp.Options{})
 	must(t, os.WriteFile(filepath.Join(f.dir, "config.json"), []byte(`{"supportedVersions":["2025-11-25"]}`), 0o644))
 	var out strings.Builder
 	in := `{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{` + modernMeta + `}}` + "\n"
-	must(t, f.srv.Serve(strings.NewReader(in), &lockedBuilder{b: &out}))
+	must(t, f.srv.Serve(stdio.New(strings.NewReader(in), &lockedBuilder{b: &out}, stdio.Options{ModernEnabled: f.srv.ModernEnabled})))
 	if got := out.String(); got != `{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"Method not found: server/discover"}}`+"\n" {
 		t.Fatalf("discover on a legacy-only server: %q", got)
 	}

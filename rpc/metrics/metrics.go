@@ -1,4 +1,8 @@
-package rpc
+// Package metrics counts tool calls and renders them, with the
+// supervisor's process counters, as Prometheus text for /metrics; it also
+// serves /healthz. It imports nothing of this module: the server records
+// into it and the command line wires the supervisor's counters in.
+package metrics
 
 import (
 	"fmt"
@@ -24,10 +28,8 @@ type Metrics struct {
 	inFlight int64
 }
 
-// Extra are gauges and counters owned elsewhere (the supervisor).
-type Extra func(w io.Writer)
-
-func newMetrics() *Metrics {
+// New is an empty set of counters.
+func New() *Metrics {
 	return &Metrics{
 		calls:   map[[2]string]uint64{},
 		buckets: []float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60},
@@ -37,13 +39,16 @@ func newMetrics() *Metrics {
 	}
 }
 
-func (m *Metrics) start() {
+// Start counts a call that took a concurrency slot.
+func (m *Metrics) Start() {
 	m.mu.Lock()
 	m.inFlight++
 	m.mu.Unlock()
 }
 
-func (m *Metrics) finish(tool, outcome string, d time.Duration) {
+// Finish counts a call that ended with outcome (ok, error, cancelled,
+// timeout) after d.
+func (m *Metrics) Finish(tool, outcome string, d time.Duration) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.inFlight--
@@ -60,7 +65,8 @@ func (m *Metrics) finish(tool, outcome string, d time.Duration) {
 	m.count[tool]++
 }
 
-func (m *Metrics) rejected(tool string) {
+// Rejected counts a call whose arguments validation refused.
+func (m *Metrics) Rejected(tool string) {
 	m.mu.Lock()
 	m.calls[[2]string{tool, "rejected"}]++
 	m.mu.Unlock()
@@ -114,18 +120,26 @@ func trimFloat(f float64) string {
 	return strings.TrimRight(strings.TrimRight(fmt.Sprintf("%.3f", f), "0"), ".")
 }
 
-// MetricsHandler serves /metrics (Prometheus text) and /healthz.
-func (s *Server) MetricsHandler(extra Extra) http.Handler {
+// Counter is one counter kept elsewhere (the supervisor's), rendered with
+// its help text.
+type Counter struct {
+	Name, Help string
+	Value      func() uint64
+}
+
+// Handler serves /metrics (m, then the extra counters) and /healthz (503
+// while stopping).
+func Handler(m *Metrics, stopping func() bool, extra []Counter) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/metrics", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
-		s.metrics.WriteText(w)
-		if extra != nil {
-			extra(w)
+		m.WriteText(w)
+		for _, c := range extra {
+			fmt.Fprintf(w, "# HELP %s %s\n# TYPE %s counter\n%s %d\n", c.Name, c.Help, c.Name, c.Name, c.Value())
 		}
 	})
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
-		if s.isStopping() {
+		if stopping() {
 			http.Error(w, "stopping", http.StatusServiceUnavailable)
 			return
 		}

@@ -1,0 +1,150 @@
+package catalog
+
+import (
+	"encoding/json"
+	"errors"
+	"io/fs"
+
+	"github.com/mcp-bashd/mcp-bashd/rpc/wire"
+)
+
+// ModernVersion is the stateless revision a server may also speak; a
+// config.json whose supportedVersions leaves it out makes the server
+// legacy-only.
+const ModernVersion = "2026-07-28"
+
+// Config is one parse of config.json (optional: a missing file means
+// defaults). Only the fields the server uses are read; each accessor
+// returns the value as written, or a default, never an error.
+type Config struct {
+	Path    string
+	Missing bool  // no file: defaults apply
+	Err     error // the file exists but does not hold one JSON object
+	fields  map[string]json.RawMessage
+}
+
+// LoadConfig reads config.json.
+func LoadConfig(path string) *Config {
+	c := &Config{Path: path, fields: map[string]json.RawMessage{}}
+	ms, err := readObjectFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		c.Missing = true
+		return c
+	}
+	if err != nil {
+		c.Err = err
+		return c
+	}
+	for _, m := range ms {
+		c.fields[m.Key] = m.Val
+	}
+	return c
+}
+
+// Field is a top-level member as written (nil when absent).
+func (c *Config) Field(key string) json.RawMessage { return c.fields[key] }
+
+// ProtocolVersion is the configured preference ("" for none).
+func (c *Config) ProtocolVersion() string {
+	var v string
+	_ = json.Unmarshal(c.fields["protocolVersion"], &v)
+	return v
+}
+
+// ServerInfo is config.json's serverInfo object, or the SDK's default.
+func (c *Config) ServerInfo() json.RawMessage {
+	if raw := c.fields["serverInfo"]; wire.FirstByte(raw) == '{' {
+		return raw
+	}
+	return json.RawMessage(`{"name":"mcp-server","version":"1.0.0"}`)
+}
+
+// Capabilities is config.json's capabilities object, or {"tools":{}}.
+func (c *Config) Capabilities() json.RawMessage {
+	if raw := c.fields["capabilities"]; wire.FirstByte(raw) == '{' {
+		return raw
+	}
+	return json.RawMessage(`{"tools":{}}`)
+}
+
+// Instructions is the instructions string as raw JSON, nil when unset.
+func (c *Config) Instructions() json.RawMessage {
+	if raw := c.fields["instructions"]; wire.FirstByte(raw) == '"' {
+		return raw
+	}
+	return nil
+}
+
+// Declares reports whether capabilities name capability.
+func (c *Config) Declares(capability string) bool {
+	var caps map[string]json.RawMessage
+	if json.Unmarshal(c.fields["capabilities"], &caps) != nil {
+		return false
+	}
+	_, ok := caps[capability]
+	return ok
+}
+
+// DeclaresListChanged reports whether capabilities.tools.listChanged is
+// true. mcp-bashd reloads either way; it tells clients only when the
+// server says it will (and the SDK's initialize bytes stay what they were
+// for servers that do not).
+func (c *Config) DeclaresListChanged() bool {
+	var caps struct {
+		Tools struct {
+			ListChanged bool `json:"listChanged"`
+		} `json:"tools"`
+	}
+	return json.Unmarshal(c.fields["capabilities"], &caps) == nil && caps.Tools.ListChanged
+}
+
+// ModernEnabled is false for a server whose config.json lists
+// supportedVersions without 2026-07-28: it is then legacy-only, answers
+// server/discover -32601 (so probing clients fall back to initialize) and
+// treats every request by the older rules.
+func (c *Config) ModernEnabled() bool {
+	var vs []string
+	if raw, ok := c.fields["supportedVersions"]; !ok || json.Unmarshal(raw, &vs) != nil {
+		return true
+	}
+	for _, v := range vs {
+		if v == ModernVersion {
+			return true
+		}
+	}
+	return false
+}
+
+// ModernVersions is what server/discover advertises: supportedVersions
+// (the 2026 SDK's shape) filtered to what we speak.
+func (c *Config) ModernVersions() []string {
+	var vs []string
+	_ = json.Unmarshal(c.fields["supportedVersions"], &vs)
+	for _, v := range vs {
+		if v == ModernVersion {
+			return []string{v}
+		}
+	}
+	return []string{ModernVersion}
+}
+
+// CacheTTL and CacheScope are ttlMs and cacheScope for cacheable 2026
+// results: config.json's values (the 2026 SDK's shape) or one minute,
+// public — the tools a server offers do not depend on who asks.
+func (c *Config) CacheTTL() json.RawMessage {
+	var n json.Number
+	if json.Unmarshal(c.fields["ttlMs"], &n) == nil {
+		if i, err := n.Int64(); err == nil && i >= 0 {
+			return json.RawMessage(n.String())
+		}
+	}
+	return json.RawMessage("60000")
+}
+
+func (c *Config) CacheScope() json.RawMessage {
+	var s string
+	if json.Unmarshal(c.fields["cacheScope"], &s) == nil && (s == "public" || s == "private") {
+		return c.fields["cacheScope"]
+	}
+	return json.RawMessage(`"public"`)
+}

@@ -1,0 +1,13 @@
+// Package catalog owns what a server declares: tools.json (each tool's
+// schemas compiled once per version of the file), config.json, and the
+// tools directory's providers (`EXE list`). It publishes them as one
+// immutable Catalog through a Source, which re-reads a file only when its
+// stamp (inode, size, mtime, ctime) changed and lists the tools directory
+// in one flight at a time with no lock held, so no request ever waits for
+// a provider it does not need. It also holds the read-only inspections the
+// command line uses (InspectTools, Lint, ValidateArguments).
+//
+// It imports rpc/wire (JSON members), schema, scripts (the shim's version,
+// for Lint) and zap; never the server, the transports or the supervisor
+// (a Lister is passed in).
+package catalog

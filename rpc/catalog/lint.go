@@ -1,0 +1,120 @@
+package catalog
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/mcp-bashd/mcp-bashd/scripts"
+)
+
+// Problem is one finding of Lint, printed as FILE[:LINE]: message.
+type Problem struct {
+	File string
+	Line int // 0: the file as a whole
+	Msg  string
+}
+
+func (p Problem) String() string {
+	if p.Line > 0 {
+		return p.File + ":" + strconv.Itoa(p.Line) + ": " + p.Msg
+	}
+	return p.File + ": " + p.Msg
+}
+
+var (
+	shimVersionRE = regexp.MustCompile(`(?m)^MCP_BASHD_SHIM_VERSION=(\S+)`)
+	lineRE        = regexp.MustCompile(`line (\d+)`)
+)
+
+// Lint checks a server without serving it: tools.json parses and holds
+// usable entries, names are valid and unique, every inputSchema compiles,
+// every declared tool has a tool_<name> function and every tool_ function
+// is declared, and a vendored mcpserver_core.sh is this version's shim.
+// functions are the shell functions the loaded script defines; loadErr is
+// why it could not be loaded (then functions are not checked). It returns
+// the problems and the number of tools declared.
+func Lint(toolsFile, script string, functions map[string]bool, loadErr error) ([]Problem, int) {
+	var ps []Problem
+	report := func(file string, line int, format string, a ...any) {
+		ps = append(ps, Problem{file, line, fmt.Sprintf(format, a...)})
+	}
+	tools, err := InspectTools(toolsFile)
+	if err != nil {
+		line := 0
+		if m := lineRE.FindStringSubmatch(err.Error()); m != nil {
+			line, _ = strconv.Atoi(m[1])
+		}
+		report(toolsFile, line, "%v", err)
+	}
+	declared := map[string]bool{}
+	for _, t := range tools {
+		switch {
+		case !t.ValidName:
+			report(toolsFile, t.Line, "tool name %q is not a valid bash function suffix ([a-zA-Z_][a-zA-Z0-9_]*)", t.Name)
+		case declared[t.Name]:
+			report(toolsFile, t.Line, "tool %q is declared more than once", t.Name)
+		case !t.HasSchema:
+			report(toolsFile, t.Line, "tool %q declares no inputSchema (its calls are refused)", t.Name)
+		case t.SchemaErr != nil:
+			report(toolsFile, t.Line, "tool %q: %v", t.Name, t.SchemaErr)
+		}
+		declared[t.Name] = true
+	}
+	if loadErr != nil {
+		report(script, 0, "%v", loadErr)
+	} else {
+		for _, t := range tools {
+			if t.ValidName && !functions["tool_"+t.Name] {
+				report(toolsFile, t.Line, "tool %q has no tool_%s function in %s", t.Name, t.Name, script)
+			}
+		}
+		if err == nil {
+			for _, fn := range undeclared(functions, declared) {
+				report(script, 0, "function %s is not declared in %s (it can never be called)", fn, toolsFile)
+			}
+		}
+	}
+	if p, ok := lintShim(filepath.Join(filepath.Dir(script), "mcpserver_core.sh")); ok {
+		ps = append(ps, p)
+	}
+	return ps, len(tools)
+}
+
+// undeclared are the tool_ functions (cancel hooks aside) no entry names.
+func undeclared(functions, declared map[string]bool) []string {
+	var out []string
+	for fn := range functions {
+		name, ok := strings.CutPrefix(fn, "tool_")
+		if !ok || declared[name] {
+			continue
+		}
+		if base, ok := strings.CutSuffix(name, "_cancel"); ok && declared[base] {
+			continue // a cancel hook
+		}
+		out = append(out, fn)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// lintShim checks a vendored shim beside the script.
+func lintShim(vendored string) (Problem, bool) {
+	data, err := os.ReadFile(vendored)
+	if err != nil {
+		return Problem{}, false
+	}
+	want := shimVersionRE.FindStringSubmatch(scripts.Shim)
+	got := shimVersionRE.FindSubmatch(data)
+	switch {
+	case got == nil:
+		return Problem{vendored, 0, "this is not mcp-bashd's shim (bash-mcp-sdk's own file?): replace it with `mcp-bashd shim > mcpserver_core.sh`"}, true
+	case want != nil && string(got[1]) != want[1]:
+		return Problem{vendored, 0, fmt.Sprintf("shim version %s, this mcp-bashd ships %s: refresh it with `mcp-bashd shim > mcpserver_core.sh`", got[1], want[1])}, true
+	}
+	return Problem{}, false
+}

@@ -1,0 +1,218 @@
+package catalog
+
+import (
+	"bytes"
+	"encoding/json"
+	"regexp"
+	"time"
+
+	"github.com/mcp-bashd/mcp-bashd/rpc/wire"
+	"github.com/mcp-bashd/mcp-bashd/schema"
+)
+
+// SettingsKey is the key of a tools.json entry that holds mcp-bashd's own
+// per-tool settings. It is never sent to clients. Shape:
+//
+//	"x-mcp-bashd": {"timeout": "30s", "requiresClientCapabilities": {...}}
+//
+// (the timeout a Go duration or a number of seconds).
+const SettingsKey = "x-mcp-bashd"
+
+// ValidName is what a tool name must look like to name a bash function
+// tool_<name> (the SDK's rule).
+var ValidName = regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_]*$`)
+
+// Tool is one declared tool: a tools.json entry or a line of a tools
+// directory's `EXE list`. Immutable once built.
+type Tool struct {
+	Name      string
+	HasSchema bool // inputSchema present and not null
+	Schema    *schema.Schema
+	SchemaErr error // the inputSchema does not compile; the text is user-facing
+	Timeout   time.Duration
+	Output    *schema.Schema  // compiled outputSchema; nil when none (or it does not compile)
+	Requires  json.RawMessage // client capabilities the tool needs, an object; nil for none
+	Exe       string          // a tools-directory executable; "" for a bash function
+	// ParamHeaders maps top-level argument names to the HTTP header names
+	// their schema assigns with "x-mcp-header" (Mcp-Param-<Name>).
+	ParamHeaders map[string]string
+}
+
+// ToolsFile is one parse of tools.json. Errors are recorded rather than
+// returned: the server keeps serving and each request reports what
+// applies to it.
+type ToolsFile struct {
+	Path     string
+	Err      error // missing, unparseable or not one object
+	Unusable bool  // "tools" holds entries that are not objects ({"tools":[1]})
+	Order    []*Tool
+	byName   map[string][]*Tool
+	// List is the tools/list result, settings keys removed.
+	List json.RawMessage
+}
+
+// Declared returns the entries naming name (possibly several).
+func (f *ToolsFile) Declared(name string) []*Tool { return f.byName[name] }
+
+// LoadTools parses tools.json and compiles every schema once.
+func LoadTools(path string) *ToolsFile {
+	f := &ToolsFile{Path: path, byName: map[string][]*Tool{}}
+	fields, err := readObjectFile(path)
+	if err != nil {
+		f.Err = err
+		return f
+	}
+	var tools json.RawMessage
+	for _, m := range fields {
+		if m.Key == "tools" {
+			tools = m.Val // last one wins, as in jq
+		}
+	}
+	items, err := toolItems(tools)
+	if err != nil {
+		f.Err = err
+		return f
+	}
+	public := make([]json.RawMessage, 0, len(items))
+	for _, it := range items {
+		switch wire.FirstByte(it) {
+		case 'n':
+			public = append(public, it)
+			continue
+		case '{':
+		default:
+			f.Unusable = true
+			public = append(public, it)
+			continue
+		}
+		t, pub := ParseTool(it)
+		public = append(public, pub)
+		if t != nil {
+			f.Order = append(f.Order, t)
+			f.byName[t.Name] = append(f.byName[t.Name], t)
+		}
+	}
+	f.List = listResult(public)
+	return f
+}
+
+// toolItems are the entries of "tools" as the SDK's `.tools[]?` yields
+// them: an array's items, an object's values, nothing for anything else.
+func toolItems(tools json.RawMessage) ([]json.RawMessage, error) {
+	var items []json.RawMessage
+	switch wire.FirstByte(tools) {
+	case '[':
+		if err := json.Unmarshal(tools, &items); err != nil {
+			return nil, err
+		}
+	case '{':
+		ms, err := wire.SplitObject(tools)
+		if err != nil {
+			return nil, err
+		}
+		for _, m := range ms {
+			items = append(items, m.Val)
+		}
+	}
+	return items, nil
+}
+
+func listResult(entries []json.RawMessage) json.RawMessage {
+	var b bytes.Buffer
+	b.WriteString(`{"tools":[`)
+	for i, p := range entries {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.Write(p)
+	}
+	b.WriteString(`]}`)
+	return b.Bytes()
+}
+
+// ParseTool reads one tool entry; it returns the entry (nil when it has no
+// string name) and its public JSON with the settings key removed.
+func ParseTool(raw json.RawMessage) (*Tool, json.RawMessage) {
+	ms, err := wire.SplitObject(raw)
+	if err != nil {
+		return nil, raw
+	}
+	t := &Tool{}
+	var named bool
+	var input, output json.RawMessage
+	public := make([]wire.Member, 0, len(ms))
+	for _, m := range ms {
+		switch m.Key {
+		case SettingsKey:
+			t.Timeout, t.Requires = parseSettings(m.Val)
+			continue
+		case "name":
+			named = json.Unmarshal(m.Val, &t.Name) == nil
+		case "inputSchema":
+			t.HasSchema = wire.FirstByte(m.Val) != 'n'
+			input = m.Val
+		case "outputSchema":
+			output = m.Val
+		}
+		public = append(public, m)
+	}
+	pub := wire.Object(public...)
+	if !named {
+		return nil, pub
+	}
+	t.ParamHeaders = paramHeaders(input)
+	// Compiled once the name is known: keys may come in any order.
+	if t.HasSchema {
+		t.Schema, t.SchemaErr = schema.Compile(t.Name, input)
+	}
+	if wire.FirstByte(output) == '{' {
+		t.Output, _ = schema.Compile(t.Name, output)
+	}
+	return t, pub
+}
+
+func parseSettings(raw json.RawMessage) (time.Duration, json.RawMessage) {
+	var p struct {
+		Timeout  json.RawMessage `json:"timeout"`
+		Requires json.RawMessage `json:"requiresClientCapabilities"`
+	}
+	if json.Unmarshal(raw, &p) != nil {
+		return 0, nil
+	}
+	var requires json.RawMessage
+	if wire.FirstByte(p.Requires) == '{' {
+		requires = p.Requires
+	}
+	var secs float64
+	if json.Unmarshal(p.Timeout, &secs) == nil && secs > 0 {
+		return time.Duration(secs * float64(time.Second)), requires
+	}
+	var s string
+	if json.Unmarshal(p.Timeout, &s) == nil {
+		if d, err := time.ParseDuration(s); err == nil && d > 0 {
+			return d, requires
+		}
+	}
+	return 0, requires
+}
+
+func paramHeaders(schema json.RawMessage) map[string]string {
+	var sc struct {
+		Properties map[string]struct {
+			Header string `json:"x-mcp-header"`
+		} `json:"properties"`
+	}
+	if wire.FirstByte(schema) != '{' || json.Unmarshal(schema, &sc) != nil {
+		return nil
+	}
+	var m map[string]string
+	for name, p := range sc.Properties {
+		if p.Header != "" {
+			if m == nil {
+				m = map[string]string{}
+			}
+			m[name] = p.Header
+		}
+	}
+	return m
+}

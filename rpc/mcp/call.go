@@ -1,0 +1,301 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"math/big"
+	"unicode/utf8"
+
+	"go.uber.org/zap"
+
+	"github.com/mcp-bashd/mcp-bashd/rpc/catalog"
+	"github.com/mcp-bashd/mcp-bashd/rpc/transport"
+	"github.com/mcp-bashd/mcp-bashd/rpc/wire"
+	"github.com/mcp-bashd/mcp-bashd/supervisor"
+)
+
+// Result is a finished tools/call: the CallToolResult object and whether
+// it is an error result, known from how it was built (never re-parsed).
+type Result struct {
+	Body    json.RawMessage
+	IsError bool
+}
+
+// startCall registers the call as in flight before returning, so a
+// cancellation on the very next line finds it, then runs it concurrently.
+func (s *Server) startCall(c *conn, req *transport.Request) {
+	id := req.Msg.ID
+	key, _ := idKey(id)
+	var ctx context.Context
+	var cancel context.CancelCauseFunc
+	var refused *wire.Error
+	c.update(func(st *connState) {
+		switch {
+		case st.inflight[key] != nil:
+			refused = wire.Errorf(wire.CodeInvalidRequest, "Invalid Request: id "+string(id)+" is already in flight")
+		case s.pending.Load() >= int64(s.opt.MaxPending):
+			refused = wire.Errorf(wire.CodeInternal, "Server busy: too many tool calls in flight")
+		default:
+			ctx, cancel = context.WithCancelCause(s.base)
+			st.inflight[key] = cancel
+			s.pending.Add(1)
+		}
+	})
+	if refused != nil {
+		req.Out.Respond(transport.Response{ID: id, Err: refused})
+		return
+	}
+	s.goRequest(c, func() {
+		defer func() {
+			c.update(func(st *connState) { delete(st.inflight, key) })
+			cancel(nil)
+			s.pending.Add(-1)
+		}()
+		if req.Gone != nil {
+			// HTTP: a client that drops the connection cancels its call.
+			go func() {
+				select {
+				case <-req.Gone:
+					cancel(supervisor.ErrCancelled)
+				case <-ctx.Done():
+				}
+			}()
+		}
+		res, err := s.runCall(ctx, toolCall{req: req, params: req.Msg.Params})
+		switch {
+		case err != nil:
+			req.Out.Respond(transport.Response{ID: id, Err: err})
+		case res == nil:
+			req.Out.Finish() // cancelled: no response
+		default:
+			if req.Era == transport.Modern {
+				res.Body = modernResult(res.Body, s.src.Config().ServerInfo(), nil)
+			}
+			// Tool-provided JSON (mcp_result, mcp_structured, a tools-dir
+			// result) may hold invalid UTF-8: re-printing repairs it.
+			req.Out.Respond(transport.Response{ID: id, Result: res.Body, Built: utf8.Valid(res.Body)})
+		}
+	})
+}
+
+// Call runs one tool from Go, as a legacy-era tools/call with no
+// notifications (mcp-bashd call). A nil Result and nil error mean the call
+// was cancelled.
+func (s *Server) Call(ctx context.Context, name string, args json.RawMessage) (*Result, *wire.Error) {
+	params := object(field{"name", wire.Quote(name)}, field{"arguments", args})
+	msg := &wire.Message{ID: json.RawMessage("1"), HasID: true, Method: "tools/call", Params: params}
+	return s.runCall(ctx, toolCall{req: &transport.Request{Msg: msg}, params: params})
+}
+
+// toolCall is one tools/call on its way through runCall.
+type toolCall struct {
+	req    *transport.Request
+	params json.RawMessage
+}
+
+// runCall applies the SDK's checks in its order and runs the tool. A
+// protocol error comes back as the error; a refusal the SDK answered with
+// an isError result comes back as that result; nil, nil means the call
+// was cancelled.
+func (s *Server) runCall(ctx context.Context, tc toolCall) (*Result, *wire.Error) {
+	modern := tc.req.Era == transport.Modern
+	cp, perr := parseCallParams(tc.params)
+	if perr != nil {
+		return nil, perr
+	}
+	name := cp.name
+	if !catalog.ValidName.MatchString(name) {
+		return nil, wire.Errorf(wire.CodeInvalidParams, "Invalid tool name: "+name)
+	}
+	// The SDK answers an unknown tool -32601; the 2026 revision's spec
+	// example is -32602, and that era has no SDK servers to keep.
+	notFound := wire.Errorf(wire.CodeMethodNotFound, "Tool not found: "+name)
+	if modern {
+		notFound.Code = wire.CodeInvalidParams
+	}
+	cannot := func(why string) (*Result, *wire.Error) {
+		msg := "Cannot validate arguments for " + name + ": " + why
+		s.log.Error("tool call rejected", zap.String("tool", name), zap.String("reason", msg))
+		return errorResult(msg), nil
+	}
+	cat := s.src.Fresh(ctx)
+	t, found, why := cat.Lookup(name)
+	switch {
+	case !found:
+		return nil, notFound
+	case why != "":
+		return cannot(why)
+	case !t.HasSchema:
+		return cannot("its entry in " + cat.Tools.Path + " declares no inputSchema.")
+	}
+	snap := s.opt.Snapshot()
+	if t.Exe == "" && !snap.HasFunction("tool_"+name) {
+		return nil, notFound
+	}
+	if modern {
+		if e := checkModernCall(tc.req, t, cp.args); e != nil {
+			return nil, e
+		}
+	}
+	if t.SchemaErr != nil {
+		// schema.Compile's error is already the whole user-facing text.
+		s.log.Error("tool call rejected", zap.String("tool", name), zap.Error(t.SchemaErr))
+		return errorResult(t.SchemaErr.Error()), nil
+	}
+	if err := t.Schema.Validate(cp.args); err != nil {
+		s.metrics.Rejected(name)
+		s.log.Info("tool arguments rejected", zap.String("tool", name), zap.String("reason", err.Error()))
+		return errorResult(err.Error()), nil
+	}
+	return s.run(ctx, tc, t, snap, cp.args), nil
+}
+
+// run takes a concurrency slot and runs the tool; nil when cancelled.
+func (s *Server) run(ctx context.Context, tc toolCall, t *catalog.Tool, snap *supervisor.Snapshot, args json.RawMessage) *Result {
+	select {
+	case s.sem <- struct{}{}:
+	case <-ctx.Done():
+		return nil
+	}
+	defer func() { <-s.sem }()
+	timeout := s.opt.DefaultTimeout
+	if t.Timeout > 0 {
+		timeout = t.Timeout
+	}
+	s.metrics.Start()
+	oc := s.opt.Runner.Call(ctx, supervisor.Request{
+		ID: string(tc.req.Msg.ID), Tool: t.Name, Args: args, Snapshot: snap, Timeout: timeout,
+		Events: s.eventSink(ctx, tc.req), Exe: t.Exe,
+	})
+	res := s.toolResult(t, oc)
+	outcome := "ok"
+	switch {
+	case oc.Cancelled:
+		outcome = "cancelled"
+	case oc.TimedOut:
+		outcome = "timeout"
+	case res.IsError:
+		outcome = "error"
+	}
+	s.metrics.Finish(t.Name, outcome, oc.Duration)
+	if oc.Cancelled {
+		return nil
+	}
+	return res
+}
+
+// checkModernCall applies the 2026 checks that need the tool's
+// declaration: Mcp-Param-* headers (HTTP) and required client capabilities.
+func checkModernCall(req *transport.Request, t *catalog.Tool, args json.RawMessage) *wire.Error {
+	if req.Headers != nil && len(t.ParamHeaders) > 0 {
+		if why := checkParamHeaders(req.Headers, t.ParamHeaders, args); why != "" {
+			return wire.Errorf(wire.CodeHeaderMismatch, "Header mismatch: "+why)
+		}
+	}
+	if t.Requires != nil {
+		if missing := missingCaps(t.Requires, req.Meta.Caps); missing != nil {
+			return &wire.Error{Code: wire.CodeMissingCapability, Message: "Missing required client capability for tool " + t.Name,
+				Data: object(field{"requiredCapabilities", missing})}
+		}
+	}
+	return nil
+}
+
+// callParams is a tools/call's params after the SDK's gates.
+type callParams struct {
+	name string
+	args json.RawMessage
+}
+
+// parseCallParams applies the SDK's params rules: absent, null and false
+// params count as {}; any other non-object is -32602.
+func parseCallParams(params json.RawMessage) (callParams, *wire.Error) {
+	cp := callParams{args: json.RawMessage(`{}`)} // "arguments" absent means {}
+	switch wire.FirstByte(params) {
+	case 0, 'n', 'f':
+		return cp, nil
+	case '{':
+	default:
+		return cp, wire.Errorf(wire.CodeInvalidParams, "Invalid params: expected an object")
+	}
+	ms, err := wire.SplitObject(params)
+	if err != nil {
+		return cp, wire.Errorf(wire.CodeInvalidParams, "Invalid params: expected an object")
+	}
+	for _, m := range ms {
+		switch m.Key {
+		case "name":
+			var s string
+			if json.Unmarshal(m.Val, &s) == nil {
+				cp.name = s
+			} else if b := wire.FirstByte(m.Val); b != 'n' && b != 'f' {
+				cp.name = string(m.Val) // rendered as jq -r would: the JSON text
+			}
+		case "arguments":
+			cp.args = m.Val // present null/false/... is validated, never coerced
+		}
+	}
+	return cp, nil
+}
+
+// checkParamHeaders compares the Mcp-Param-<Name> headers of a 2026 HTTP
+// tools/call with the arguments their schema marks with x-mcp-header:
+// present argument ⇔ present header, and equal values (numbers compared
+// numerically).
+func checkParamHeaders(hd transport.Headers, headers map[string]string, args json.RawMessage) string {
+	var argv map[string]json.RawMessage
+	_ = json.Unmarshal(args, &argv)
+	for prop, name := range headers {
+		raw, present := argv[prop]
+		if present && wire.FirstByte(raw) == 'n' {
+			present = false
+		}
+		got, hasHeader := hd.Param(name)
+		switch {
+		case !present && !hasHeader:
+			continue
+		case !hasHeader:
+			return "missing Mcp-Param-" + name + " header"
+		case !present:
+			return "Mcp-Param-" + name + " header given for an absent argument " + prop
+		}
+		if !paramMatches(got, raw) {
+			return "Mcp-Param-" + name + " header does not match argument " + prop
+		}
+	}
+	return ""
+}
+
+func paramMatches(header string, raw json.RawMessage) bool {
+	switch wire.FirstByte(raw) {
+	case '"':
+		var s string
+		return json.Unmarshal(raw, &s) == nil && s == header
+	case 't', 'f':
+		return string(wire.Compact(raw)) == header
+	default:
+		a, ok1 := new(big.Rat).SetString(header)
+		b, ok2 := new(big.Rat).SetString(string(wire.Compact(raw)))
+		return ok1 && ok2 && a.Cmp(b) == 0
+	}
+}
+
+// missingCaps returns the client capabilities a tool requires that the
+// request's clientCapabilities lack, as a ClientCapabilities object, or nil.
+func missingCaps(required, have json.RawMessage) json.RawMessage {
+	var req, got map[string]json.RawMessage
+	if json.Unmarshal(required, &req) != nil {
+		return nil
+	}
+	_ = json.Unmarshal(have, &got)
+	missing := map[string]json.RawMessage{}
+	for k, v := range req {
+		if _, ok := got[k]; !ok {
+			missing[k] = v
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	return wire.Marshal(missing)
+}

@@ -1,0 +1,124 @@
+package mcp
+
+import (
+	"encoding/json"
+
+	"go.uber.org/zap"
+
+	"github.com/mcp-bashd/mcp-bashd/rpc/transport"
+	"github.com/mcp-bashd/mcp-bashd/rpc/wire"
+	"github.com/mcp-bashd/mcp-bashd/supervisor"
+)
+
+// handle answers one request. Cheap methods are answered before it
+// returns; a tools/call (and a tools/list that must wait for the tools
+// directory) is answered later from its own goroutine.
+func (s *Server) handle(c *conn, req *transport.Request) {
+	if !req.Msg.HasID {
+		s.notification(c, req)
+		return
+	}
+	if req.Era == transport.Modern {
+		s.handleModern(c, req)
+		return
+	}
+	id := req.Msg.ID
+	respond := func(result json.RawMessage, err *wire.Error) {
+		req.Out.Respond(transport.Response{ID: id, Result: result, Err: err})
+	}
+	switch req.Msg.Method {
+	case "initialize":
+		cfg := s.src.Config()
+		if cfg.Err != nil {
+			respond(nil, wire.Errorf(wire.CodeInternal, "Cannot read server configuration: "+cfg.Path))
+			return
+		}
+		res, version := initializeResult(cfg, req.Msg.Params)
+		s.log.Info("initialize", zap.String("protocol_version", version))
+		if req.Session != nil {
+			req.Session.SetVersion(version)
+		}
+		respond(res, nil)
+	case "logging/setLevel":
+		var p struct {
+			Level string `json:"level"`
+		}
+		_ = json.Unmarshal(req.Msg.Params, &p)
+		rank := transport.LevelRank(p.Level)
+		if rank < 0 {
+			respond(nil, wire.Errorf(wire.CodeInvalidParams, "Invalid params: unknown log level "+p.Level))
+			return
+		}
+		if req.Session != nil {
+			req.Session.SetLevel(rank)
+		}
+		respond(json.RawMessage(`{}`), nil)
+	case "ping":
+		respond(json.RawMessage(`{}`), nil)
+	case "tools/list":
+		s.toolsList(c, req, nil)
+	case "tools/call":
+		s.startCall(c, req)
+	case "resources/list":
+		respond(json.RawMessage(`{"resources":[]}`), nil)
+	case "resources/templates/list":
+		respond(json.RawMessage(`{"resourceTemplates":[]}`), nil)
+	case "prompts/list":
+		respond(json.RawMessage(`{"prompts":[]}`), nil)
+	default:
+		respond(nil, wire.Errorf(wire.CodeMethodNotFound, "Method not found: "+req.Msg.Method))
+	}
+}
+
+// toolsList answers tools/list, wrapping the list with wrap (the 2026
+// fields) when set. When the tools directory must be listed again first
+// (an executable was added or removed), the answer comes from its own
+// goroutine: the reader goes on, and a ping behind it is not held up.
+func (s *Server) toolsList(c *conn, req *transport.Request, wrap func(json.RawMessage) json.RawMessage) {
+	answer := func() {
+		list, err := s.src.Fresh(s.base).ToolsList()
+		r := transport.Response{ID: req.Msg.ID}
+		if err != nil {
+			r.Err = wire.Errorf(wire.CodeInternal, err.Error())
+		} else if wrap != nil {
+			r.Result = wrap(list)
+		} else {
+			r.Result = list
+		}
+		req.Out.Respond(r)
+	}
+	if s.src.NeedsListing() {
+		s.goRequest(c, answer)
+		return
+	}
+	answer()
+}
+
+func (s *Server) notification(c *conn, req *transport.Request) {
+	switch req.Msg.Method {
+	case "notifications/initialized":
+		s.log.Info("client initialized")
+	case "notifications/cancelled":
+		var p struct {
+			RequestID json.RawMessage `json:"requestId"`
+		}
+		if json.Unmarshal(req.Msg.Params, &p) != nil || p.RequestID == nil {
+			s.log.Info("cancellation names no request; dropped")
+			return
+		}
+		key, ok := idKey(p.RequestID)
+		var cancel func(error)
+		c.update(func(st *connState) {
+			if ok {
+				cancel = st.inflight[key]
+			}
+		})
+		if cancel == nil {
+			s.log.Info("cancellation for a request not in flight; dropped", zap.ByteString("request_id", p.RequestID))
+			return
+		}
+		cancel(supervisor.ErrCancelled)
+	default:
+		s.log.Info("notification ignored", zap.String("method", req.Msg.Method))
+	}
+}

@@ -1,0 +1,99 @@
+package mcp
+
+import (
+	"encoding/json"
+
+	"github.com/mcp-bashd/mcp-bashd/rpc/catalog"
+	"github.com/mcp-bashd/mcp-bashd/rpc/transport"
+	"github.com/mcp-bashd/mcp-bashd/rpc/wire"
+)
+
+// handleModern answers one 2026-07-28 request. Check order follows the
+// spec's and the conformance suite's: _meta fields (-32602), headers
+// against the body (-32020, HTTP only), version (-32022), method (-32601).
+func (s *Server) handleModern(c *conn, req *transport.Request) {
+	id, m := req.Msg.ID, req.Meta
+	fail := func(e *wire.Error) { req.Out.Respond(transport.Response{ID: id, Err: e}) }
+	if e := checkModernMeta(m); e != nil {
+		fail(e)
+		return
+	}
+	if req.Headers != nil {
+		if why := req.Headers.Check(req.Msg, m.Version); why != "" {
+			fail(wire.Errorf(wire.CodeHeaderMismatch, "Header mismatch: "+why))
+			return
+		}
+	}
+	cfg := s.src.Config()
+	if supported := cfg.ModernVersions(); !contains(supported, m.Version) {
+		data := wire.Marshal(map[string]any{"requested": m.Version, "supported": supported})
+		fail(&wire.Error{Code: wire.CodeUnsupportedVersion, Message: "Unsupported protocol version: " + m.Version, Data: data})
+		return
+	}
+	if m.HasLogLevel && transport.LevelRank(m.LogLevel) < 0 {
+		fail(wire.Errorf(wire.CodeInvalidParams, "Invalid params: unknown log level "+m.LogLevel))
+		return
+	}
+	if cfg.Err != nil && req.Msg.Method == "server/discover" {
+		fail(wire.Errorf(wire.CodeInternal, "Cannot read server configuration: "+cfg.Path))
+		return
+	}
+	respond := func(result json.RawMessage) {
+		req.Out.Respond(transport.Response{ID: id, Result: modernResult(result, cfg.ServerInfo(), cacheFields(cfg))})
+	}
+	switch req.Msg.Method {
+	case "server/discover":
+		respond(discoverResult(cfg))
+	case "tools/list":
+		s.toolsList(c, req, func(list json.RawMessage) json.RawMessage {
+			return modernResult(list, cfg.ServerInfo(), cacheFields(cfg))
+		})
+	case "tools/call":
+		s.startCall(c, req)
+	// A 2026 server must not answer what server/discover did not declare:
+	// the empty lists the SDK era answers exist only for servers whose
+	// config.json declares resources or prompts.
+	case "resources/list", "resources/templates/list", "prompts/list":
+		capName, key := "resources", "resources"
+		switch req.Msg.Method {
+		case "resources/templates/list":
+			key = "resourceTemplates"
+		case "prompts/list":
+			capName, key = "prompts", "prompts"
+		}
+		if !cfg.Declares(capName) {
+			fail(wire.Errorf(wire.CodeMethodNotFound, "Method not found: "+req.Msg.Method))
+			return
+		}
+		respond(json.RawMessage(`{"` + key + `":[]}`))
+	default:
+		fail(wire.Errorf(wire.CodeMethodNotFound, "Method not found: "+req.Msg.Method))
+	}
+}
+
+// checkModernMeta checks the _meta fields every 2026 request must carry.
+func checkModernMeta(m transport.Meta) *wire.Error {
+	switch {
+	case !m.Present:
+		return wire.Errorf(wire.CodeInvalidParams, "Invalid params: _meta is required in "+transport.ModernVersion+" requests")
+	case !m.HasVersion || !m.VersionIsStr:
+		return wire.Errorf(wire.CodeInvalidParams, "Invalid params: _meta."+transport.MetaVersion+" is required and must be a string")
+	case m.Caps == nil:
+		return wire.Errorf(wire.CodeInvalidParams, "Invalid params: _meta."+transport.MetaCaps+" is required and must be an object")
+	}
+	return nil
+}
+
+// cacheFields are what a cacheable 2026 result carries besides its own.
+func cacheFields(cfg *catalog.Config) []field {
+	return []field{{"ttlMs", cfg.CacheTTL()}, {"cacheScope", cfg.CacheScope()}}
+}
+
+func contains(list []string, v string) bool {
+	for _, x := range list {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,161 @@
+package mcp
+
+import (
+	"bytes"
+	"encoding/json"
+
+	"github.com/mcp-bashd/mcp-bashd/rpc/catalog"
+	"github.com/mcp-bashd/mcp-bashd/rpc/transport"
+	"github.com/mcp-bashd/mcp-bashd/rpc/wire"
+)
+
+// Protocol revisions answered by initialize, oldest first.
+var legacyVersions = []string{"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"}
+
+const (
+	newestLegacy = "2025-11-25"
+	sdkDefault   = "2024-11-05" // the bash SDK's answer when nothing is configured
+)
+
+// LegacyVersions are the revisions initialize negotiates.
+func LegacyVersions() []string { return append([]string(nil), legacyVersions...) }
+
+// negotiate picks the protocol version to answer: the client's when we
+// speak it; otherwise the configured preference when we speak that; else
+// the newest. A client that sends none gets the configured version or the
+// SDK's default, byte for byte as the bash SDK answered.
+func negotiate(requested string, hasRequested bool, configured string) string {
+	if !hasRequested {
+		if configured != "" {
+			return configured
+		}
+		return sdkDefault
+	}
+	if contains(legacyVersions, requested) {
+		return requested
+	}
+	if contains(legacyVersions, configured) {
+		return configured
+	}
+	return newestLegacy
+}
+
+// field is one member of a result object under construction; object
+// writes them in order, leaving out nil values.
+type field struct {
+	key string
+	val json.RawMessage
+}
+
+func object(fields ...field) json.RawMessage {
+	ms := make([]wire.Member, len(fields))
+	for i, f := range fields {
+		ms[i] = wire.Member{Key: f.key, Val: f.val}
+	}
+	return wire.Object(ms...)
+}
+
+// initializeResult is the initialize result in the SDK's key order:
+// protocolVersion, serverInfo, capabilities, then instructions when set.
+// serverInfo and capabilities are config.json's values whatever their type
+// (the SDK printed them as they were), defaults only when absent or null.
+func initializeResult(cfg *catalog.Config, params json.RawMessage) (json.RawMessage, string) {
+	var p struct {
+		ProtocolVersion *string `json:"protocolVersion"`
+	}
+	_ = json.Unmarshal(params, &p)
+	requested := ""
+	if p.ProtocolVersion != nil {
+		requested = *p.ProtocolVersion
+	}
+	version := negotiate(requested, p.ProtocolVersion != nil, cfg.ProtocolVersion())
+	return object(
+		field{"protocolVersion", wire.Quote(version)},
+		field{"serverInfo", asWritten(cfg.Field("serverInfo"), cfg.ServerInfo())},
+		field{"capabilities", asWritten(cfg.Field("capabilities"), cfg.Capabilities())},
+		field{"instructions", cfg.Instructions()},
+	), version
+}
+
+// discoverResult is the server/discover result (before modernResult adds
+// what every 2026 result carries): the same declarations as initialize's,
+// in the 2026 shape.
+func discoverResult(cfg *catalog.Config) json.RawMessage {
+	return object(
+		field{"supportedVersions", wire.Marshal(cfg.ModernVersions())},
+		field{"capabilities", withoutListChanged(cfg.Capabilities())},
+		field{"instructions", cfg.Instructions()},
+	)
+}
+
+func asWritten(raw, def json.RawMessage) json.RawMessage {
+	if raw == nil || wire.FirstByte(raw) == 'n' {
+		return def
+	}
+	return raw
+}
+
+// modernResult adds what every 2026 result carries: resultType, then any
+// extra fields (ttlMs, cacheScope), then _meta with serverInfo. A tool's
+// own result (mcp_result) may already carry resultType or _meta; those are
+// kept rather than duplicated.
+func modernResult(obj json.RawMessage, info json.RawMessage, extra []field) json.RawMessage {
+	has := map[string]bool{}
+	if ms, err := wire.SplitObject(obj); err == nil {
+		for _, m := range ms {
+			has[m.Key] = true
+		}
+	}
+	var add []field
+	if !has["resultType"] {
+		add = append(add, field{"resultType", json.RawMessage(`"complete"`)})
+	}
+	add = append(add, extra...)
+	if !has["_meta"] {
+		add = append(add, field{"_meta", object(field{transport.MetaInfo, info})})
+	}
+	body := bytes.TrimSuffix(bytes.TrimSpace(obj), []byte("}"))
+	tail := object(add...) // {"k":v,...}
+	var b bytes.Buffer
+	b.Grow(len(body) + len(tail))
+	b.Write(body)
+	if len(tail) > 2 {
+		if len(bytes.TrimSpace(body)) > 1 {
+			b.WriteByte(',')
+		}
+		b.Write(tail[1:])
+	} else {
+		b.WriteByte('}')
+	}
+	return b.Bytes()
+}
+
+// withoutListChanged drops tools.listChanged: true from capabilities
+// advertised to 2026-07-28 clients: that revision delivers list_changed
+// only on a subscriptions/listen stream, which mcp-bashd does not offer,
+// so claiming it would leave a client waiting for notifications that
+// never come.
+func withoutListChanged(caps json.RawMessage) json.RawMessage {
+	ms, err := wire.SplitObject(caps)
+	if err != nil {
+		return caps
+	}
+	fields := make([]field, 0, len(ms))
+	for _, m := range ms {
+		val := m.Val
+		if m.Key == "tools" {
+			if inner, err := wire.SplitObject(m.Val); err == nil {
+				var kept []field
+				for _, f := range inner {
+					if f.Key == "listChanged" && string(f.Val) == "true" {
+						continue
+					}
+					kept = append(kept, field{f.Key, f.Val})
+				}
+				val = object(kept...)
+			}
+		}
+		fields = append(fields, field{m.Key, val})
+	}
+	return object(fields...)
+}

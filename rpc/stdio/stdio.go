@@ -1,0 +1,135 @@
+// Package stdio is the stdio transport: one JSON-RPC message per line on
+// stdin, responses and notifications as lines on stdout, nothing else on
+// stdout ever. Lines are framed with bounded memory (rpc/wire.LineReader)
+// and gated as the bash SDK gated them; a rejected line is answered here
+// and reading goes on.
+//
+// Writes are whole lines, one at a time, under one mutex; responses carry
+// their ids and may leave in any order. After a write fails (the client
+// closed our stdout) nothing more is written and OutputDead is closed.
+//
+// It imports rpc/wire and rpc/transport, never the server.
+package stdio
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+
+	"go.uber.org/zap"
+
+	"github.com/mcp-bashd/mcp-bashd/rpc/transport"
+	"github.com/mcp-bashd/mcp-bashd/rpc/wire"
+)
+
+// Options configure a stdio connection.
+type Options struct {
+	MaxLine int // bytes per request line
+	// ModernEnabled says whether the server speaks 2026-07-28 now (its
+	// configuration may change while it runs).
+	ModernEnabled func() bool
+	Log           *zap.Logger
+}
+
+// Conn is the one connection of a stdio server.
+type Conn struct {
+	opt     Options
+	lr      *wire.LineReader
+	session *transport.Session
+
+	mu      sync.Mutex
+	w       io.Writer
+	werr    error
+	outDead chan struct{}
+}
+
+// New reads requests from r and writes to w.
+func New(r io.Reader, w io.Writer, opt Options) *Conn {
+	if opt.MaxLine <= 0 {
+		opt.MaxLine = 16 << 20
+	}
+	if opt.Log == nil {
+		opt.Log = zap.NewNop()
+	}
+	if opt.ModernEnabled == nil {
+		opt.ModernEnabled = func() bool { return true }
+	}
+	return &Conn{opt: opt, lr: wire.NewLineReader(r, opt.MaxLine), session: transport.NewSession(), w: w, outDead: make(chan struct{})}
+}
+
+// OutputDead is closed when writing to the client failed (EPIPE: the
+// client closed our stdout); the caller should shut down.
+func (c *Conn) OutputDead() <-chan struct{} { return c.outDead }
+
+// Session is the process's one legacy session.
+func (c *Conn) Session() *transport.Session { return c.session }
+
+// Read returns the next request. Rejected lines are answered here; empty
+// lines (the SDK skipped them), client responses and silently dropped
+// lines are skipped.
+func (c *Conn) Read() (*transport.Request, error) {
+	for {
+		line, err := c.lr.Next()
+		var le *wire.LineError
+		switch {
+		case errors.As(err, &le):
+			c.opt.Log.Warn("request line rejected", zap.String("reason", le.Kind), zap.Int64("bytes", le.Len))
+			msg := "Parse error: Invalid JSON (the line is not valid UTF-8)"
+			if le.Kind == wire.LineTooLong {
+				msg = fmt.Sprintf("Parse error: line longer than the %d-byte limit", c.opt.MaxLine)
+			}
+			c.write(wire.ErrorLine(json.RawMessage("null"), wire.CodeParse, msg, nil))
+			continue
+		case err != nil:
+			return nil, err
+		case len(line) == 0:
+			continue // the SDK skips empty lines
+		}
+		msg, gerr := wire.Parse(line)
+		if gerr != nil {
+			c.opt.Log.Warn("request rejected", zap.Int("code", gerr.Code), zap.String("message", gerr.Message))
+			c.write(gerr.Line())
+			continue
+		}
+		if msg == nil || msg.IsResponse {
+			continue
+		}
+		req := transport.Decode(msg, "", c.opt.ModernEnabled())
+		if req.Era == transport.Legacy {
+			req.Session = c.session
+		}
+		req.Out = stream{c}
+		return req, nil
+	}
+}
+
+// Notify writes a notification that belongs to no request.
+func (c *Conn) Notify(method string, params json.RawMessage) bool {
+	c.write(wire.NotificationLine(method, params))
+	return true
+}
+
+// write sends one line. After a failed write nothing more is written.
+func (c *Conn) write(line []byte) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.werr != nil {
+		return
+	}
+	if _, err := c.w.Write(line); err != nil {
+		c.werr = err
+		c.opt.Log.Warn("client output failed", zap.Error(err))
+		close(c.outDead)
+	}
+}
+
+// stream is a request's output on stdio: lines on the one stdout.
+type stream struct{ c *Conn }
+
+func (s stream) Notify(method string, params json.RawMessage) {
+	s.c.write(wire.NotificationLine(method, params))
+}
+func (s stream) Respond(r transport.Response) { s.c.write(r.Line()) }
+func (s stream) Finish()                      {}

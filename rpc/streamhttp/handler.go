@@ -1,0 +1,276 @@
+// Package streamhttp is the Streamable HTTP transport: one JSON-RPC
+// message per POST, answered as JSON or, when notifications must reach the
+// client before the result, as an SSE stream. Legacy clients get
+// Mcp-Session-Id sessions — each session is one Connection, served for as
+// long as it lives, so its negotiated version, log level and in-flight
+// calls stay together; 2026-07-28 requests (and legacy requests without a
+// session) are stateless: each POST is a Connection of one request. The
+// Host, Origin and bearer-token gates run before anything is read.
+//
+// It imports rpc/wire and rpc/transport, never the server: it is given
+// the function that serves a Connection.
+package streamhttp
+
+import (
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+
+	"go.uber.org/zap"
+
+	"github.com/mcp-bashd/mcp-bashd/rpc/transport"
+	"github.com/mcp-bashd/mcp-bashd/rpc/wire"
+)
+
+// Options configure the transport.
+type Options struct {
+	Path           string   // the MCP endpoint, e.g. /mcp
+	AllowedOrigins []string // Origin values accepted besides loopback ones
+	Loopback       bool     // bound to a loopback address: Host must be a loopback name
+	Token          []byte   // bearer token; nil: no authentication
+	MaxSessions    int      // legacy sessions kept; the oldest is dropped beyond it
+	MaxBody        int      // bytes per POST body
+	// LegacyVersions are the revisions a session may name in
+	// MCP-Protocol-Version.
+	LegacyVersions []string
+	ModernEnabled  func() bool
+	Stopping       func() bool
+	// Serve serves one Connection until it ends (the server's Serve).
+	Serve func(transport.Connection) error
+	Log   *zap.Logger
+}
+
+// Handler is the MCP endpoint.
+type Handler struct {
+	opt      Options
+	mu       sync.Mutex
+	sessions map[string]*sessionConn
+	order    []string // session ids, oldest first
+}
+
+// New makes the endpoint.
+func New(opt Options) *Handler {
+	if opt.MaxSessions <= 0 {
+		opt.MaxSessions = 10000
+	}
+	if opt.MaxBody <= 0 {
+		opt.MaxBody = 16 << 20
+	}
+	if opt.Log == nil {
+		opt.Log = zap.NewNop()
+	}
+	return &Handler{opt: opt, sessions: map[string]*sessionConn{}}
+}
+
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path != h.opt.Path {
+		http.NotFound(w, r)
+		return
+	}
+	if status, why := h.gate(w, r); status != 0 {
+		reject(w, status, why)
+		return
+	}
+	switch r.Method {
+	case http.MethodPost:
+	case http.MethodDelete:
+		if id := r.Header.Get("Mcp-Session-Id"); id != "" && h.endSession(id) {
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
+		fallthrough
+	default:
+		// No GET stream: the server never sends unsolicited messages.
+		w.Header().Set("Allow", "POST")
+		reject(w, http.StatusMethodNotAllowed, "Method Not Allowed")
+		return
+	}
+	if h.opt.Stopping() {
+		reject(w, http.StatusServiceUnavailable, "Service Unavailable: shutting down")
+		return
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, int64(h.opt.MaxBody)+1))
+	if err != nil {
+		reject(w, http.StatusBadRequest, "Bad Request: "+err.Error())
+		return
+	}
+	if len(body) > h.opt.MaxBody {
+		writeJSON(w, http.StatusRequestEntityTooLarge, wire.ErrorLine(json.RawMessage("null"), wire.CodeParse, fmt.Sprintf("Parse error: body longer than the %d-byte limit", h.opt.MaxBody), nil))
+		return
+	}
+	msg, gerr := wire.Parse(body)
+	if gerr != nil {
+		writeJSON(w, http.StatusBadRequest, gerr.Line())
+		return
+	}
+	if msg == nil || msg.IsResponse {
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	h.serveMessage(w, r, msg)
+}
+
+// gate applies the checks every request passes before its body is read.
+func (h *Handler) gate(w http.ResponseWriter, r *http.Request) (int, string) {
+	// DNS rebinding: a page on another origin must not reach a local
+	// server through the browser ("Servers MUST validate the Origin").
+	if !h.hostAllowed(r.Host) {
+		return http.StatusForbidden, "Forbidden: Host " + r.Host + " is not allowed"
+	}
+	if o := r.Header.Get("Origin"); o != "" && !h.originAllowed(o) {
+		return http.StatusForbidden, "Forbidden: Origin " + o + " is not allowed"
+	}
+	if h.opt.Token != nil {
+		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		if !ok || subtle.ConstantTimeCompare([]byte(strings.TrimSpace(got)), h.opt.Token) != 1 {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="mcp-bashd"`)
+			return http.StatusUnauthorized, "Unauthorized: a valid bearer token is required"
+		}
+	}
+	return 0, ""
+}
+
+// serveMessage hands one decoded message to its connection and waits for
+// its answer (or the client's departure).
+func (h *Handler) serveMessage(w http.ResponseWriter, r *http.Request, msg *wire.Message) {
+	req := transport.Decode(msg, strings.TrimSpace(r.Header.Get("MCP-Protocol-Version")), h.opt.ModernEnabled())
+	st := &stream{w: w, r: r, done: make(chan struct{}), modern: req.Era == transport.Modern}
+	req.Out, req.Gone = st, r.Context().Done()
+	var sc *sessionConn
+	if req.Era == transport.Modern {
+		req.Headers = headers(r.Header)
+	} else {
+		var status int
+		var why string
+		sc, status, why = h.legacySession(r, msg.Method)
+		if status != 0 {
+			reject(w, status, why)
+			return
+		}
+		if sc != nil {
+			st.sessionID = sc.id
+			req.Session = sc.session
+		} else {
+			req.Session = transport.NewSession() // a client that keeps no session
+		}
+	}
+	if sc == nil || !sc.deliver(req, r.Context().Done()) {
+		// Stateless: a Connection of this one request.
+		go h.opt.Serve(&oneConn{req: req})
+	}
+	if !msg.HasID {
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	select {
+	case <-st.done:
+	case <-r.Context().Done():
+		// The client went away; the call (if any) is cancelled through
+		// req.Gone and sends nothing more.
+	}
+	// The ResponseWriter is dead once this handler returns: whatever the
+	// call's goroutine still has to say is dropped.
+	st.mu.Lock()
+	st.finished = true
+	st.mu.Unlock()
+	if msg.Method == "initialize" && sc != nil && st.status == http.StatusOK {
+		h.opt.Log.Info("http session started", zap.String("session", sc.id))
+	}
+}
+
+// legacySession finds or makes the session of a legacy-era request.
+// initialize always starts a new one; other requests use the one named by
+// Mcp-Session-Id (404 when it is unknown or ended) or, without the header,
+// none (nil: clients that keep no sessions still work).
+func (h *Handler) legacySession(r *http.Request, method string) (*sessionConn, int, string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if method == "initialize" {
+		sc := newSessionConn(randomID())
+		h.sessions[sc.id] = sc
+		h.order = append(h.order, sc.id)
+		for len(h.order) > h.opt.MaxSessions {
+			h.sessions[h.order[0]].close()
+			delete(h.sessions, h.order[0])
+			h.order = h.order[1:]
+		}
+		go h.opt.Serve(sc)
+		return sc, 0, ""
+	}
+	id := r.Header.Get("Mcp-Session-Id")
+	if id == "" {
+		return nil, 0, ""
+	}
+	sc, ok := h.sessions[id]
+	if !ok {
+		return nil, http.StatusNotFound, "Not Found: unknown or ended session " + id
+	}
+	// "If the server receives a request with an invalid or unsupported
+	// MCP-Protocol-Version, it MUST respond with 400 Bad Request."
+	if v := strings.TrimSpace(r.Header.Get("MCP-Protocol-Version")); v != "" && !contains(h.opt.LegacyVersions, v) {
+		return nil, http.StatusBadRequest, "Bad Request: unsupported MCP-Protocol-Version " + v
+	}
+	return sc, 0, ""
+}
+
+func (h *Handler) endSession(id string) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	sc, ok := h.sessions[id]
+	if !ok {
+		return false
+	}
+	sc.close()
+	delete(h.sessions, id)
+	for i, v := range h.order {
+		if v == id {
+			h.order = append(h.order[:i], h.order[i+1:]...)
+			break
+		}
+	}
+	return true
+}
+
+// Close ends every session (their connections read EOF and finish).
+func (h *Handler) Close() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for id, sc := range h.sessions {
+		sc.close()
+		delete(h.sessions, id)
+	}
+	h.order = nil
+}
+
+func reject(w http.ResponseWriter, status int, msg string) {
+	writeJSON(w, status, wire.ErrorLine(json.RawMessage("null"), wire.CodeInvalidRequest, msg, nil))
+}
+
+func writeJSON(w http.ResponseWriter, status int, line []byte) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	w.Write(line)
+}
+
+func randomID() string {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic(err) // crypto/rand does not fail on Linux
+	}
+	return hex.EncodeToString(b[:])
+}
+
+func contains(list []string, v string) bool {
+	for _, x := range list {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,143 @@
+package transport
+
+import (
+	"encoding/json"
+	"strings"
+	"sync"
+
+	"github.com/mcp-bashd/mcp-bashd/rpc/wire"
+)
+
+// Connection is one client's stream of requests: the stdio pipe, an HTTP
+// session, or a single stateless HTTP request.
+type Connection interface {
+	// Read returns the next request; io.EOF when the client is done.
+	// Framing and gate errors are answered by the transport itself.
+	Read() (*Request, error)
+	// Notify sends a notification that belongs to no request (such as
+	// notifications/tools/list_changed); false when this connection has
+	// no way to carry one.
+	Notify(method string, params json.RawMessage) bool
+	// Session is the connection's legacy-era state; nil when stateless.
+	Session() *Session
+}
+
+// Request is one decoded message with what its transport knows about it.
+type Request struct {
+	Msg  *wire.Message
+	Meta Meta
+	Era  Era
+	// Session is the legacy-era state the request runs in (nil for a
+	// 2026-07-28 request, which is stateless).
+	Session *Session
+	// Headers are the HTTP request's headers to check against the body;
+	// nil on stdio.
+	Headers Headers
+	// Gone is closed when the client went away before its answer (an
+	// HTTP client that dropped the connection); nil when it cannot.
+	Gone <-chan struct{}
+	// Out receives the request's notifications and then its response.
+	Out Stream
+}
+
+// Headers are the 2026-07-28 HTTP header checks.
+type Headers interface {
+	// Check compares MCP-Protocol-Version, Mcp-Method and Mcp-Name with
+	// the body and says why they differ ("" when they match).
+	Check(msg *wire.Message, version string) string
+	// Param is the Mcp-Param-<name> header, trimmed and decoded.
+	Param(name string) (string, bool)
+}
+
+// Stream is where one request's output goes: notifications related to it
+// first, then at most one Response.
+type Stream interface {
+	Notify(method string, params json.RawMessage)
+	Respond(Response)
+	// Finish ends a request that gets no response (a cancelled call).
+	Finish()
+}
+
+// Response is the answer to one request: a result or an error.
+type Response struct {
+	ID     json.RawMessage
+	Result json.RawMessage // nil when Err is set
+	Err    *wire.Error
+	// Built says the server built Result itself as compact valid JSON
+	// (valid UTF-8): it is written as is instead of re-printed, which
+	// matters for a tool result carrying megabytes of text.
+	Built bool
+}
+
+// Line renders the response as one JSON-RPC line.
+func (r Response) Line() []byte {
+	switch {
+	case r.Err != nil:
+		return wire.ErrorLine(r.ID, r.Err.Code, r.Err.Message, r.Err.Data)
+	case r.Built:
+		return wire.ResultLineTrusted(r.ID, r.Result)
+	}
+	return wire.ResultLine(r.ID, r.Result)
+}
+
+// Session is the state a legacy-era connection builds up: the version
+// initialize negotiated and the level logging/setLevel chose. On stdio
+// there is one per process; on HTTP one per Mcp-Session-Id.
+type Session struct {
+	mu       sync.Mutex
+	version  string
+	logLevel int // index into LogLevels; -1: not set
+}
+
+// NewSession is a session before initialize.
+func NewSession() *Session { return &Session{logLevel: -1} }
+
+// SetVersion records the negotiated version.
+func (s *Session) SetVersion(v string) {
+	s.mu.Lock()
+	s.version = v
+	s.mu.Unlock()
+}
+
+// Version is the negotiated version, "" before initialize.
+func (s *Session) Version() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.version
+}
+
+// SetLevel records logging/setLevel's choice (a LevelRank).
+func (s *Session) SetLevel(rank int) {
+	s.mu.Lock()
+	s.logLevel = rank
+	s.mu.Unlock()
+}
+
+// Threshold is the lowest level forwarded: what logging/setLevel chose,
+// or "info" when the server declared the logging capability and the client
+// never chose; -1 forwards nothing.
+func (s *Session) Threshold(declared bool) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.logLevel >= 0 {
+		return s.logLevel
+	}
+	if declared {
+		return LevelRank("info")
+	}
+	return -1
+}
+
+// LogLevels are the levels of notifications/message, in syslog order.
+var LogLevels = []string{"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}
+
+// LevelRank is a level's index in LogLevels (case-insensitive), -1 when
+// it is none.
+func LevelRank(l string) int {
+	for i, v := range LogLevels {
+		if v == strings.ToLower(l) {
+			return i
+		}
+	}
+	return -1
+}
