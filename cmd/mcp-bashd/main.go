@@ -19,12 +19,7 @@ import (
 	"syscall"
 	"time"
 
-	"go.uber.org/zap"
 
-	"github.com/mcp-bashd/mcp-bashd/rpc/catalog"
-	"github.com/mcp-bashd/mcp-bashd/rpc/mcp"
-	"github.com/mcp-bashd/mcp-bashd/rpc/metrics"
-	"github.com/mcp-bashd/mcp-bashd/rpc/stdio"
 	"github.com/mcp-bashd/mcp-bashd/scripts"
 	"github.com/mcp-bashd/mcp-bashd/supervisor"
 )
@@ -173,6 +168,7 @@ func run(args []string) int {
 	return serve(o, fs.Arg(0), fs.Args()[min(1, fs.NArg()):])
 }
 
+// serve is the daemon's life as a flat list of steps.
 func serve(o options, script string, scriptArgs []string) int {
 	log, closeLog, err := newLogger()
 	if err != nil {
@@ -185,7 +181,6 @@ func serve(o options, script string, scriptArgs []string) int {
 		fmt.Fprintln(os.Stderr, "mcp-bashd:", err)
 		return 1
 	}
-
 	// Signals first: a SIGTERM during start-up must still tear down.
 	sigc := make(chan os.Signal, 4)
 	signal.Notify(sigc, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
@@ -193,90 +188,27 @@ func serve(o options, script string, scriptArgs []string) int {
 	// with SIGPIPE and no cleanup; with it, the write returns EPIPE.
 	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 
-	self, _ := os.Executable()
-	sup, err := supervisor.New(supervisor.Config{
-		Bash: paths.bash, Script: paths.script, ScriptArgs: scriptArgs, Self: self,
-		OutputCap: o.outputCap, Grace: o.grace, HookBudget: 2 * time.Second,
-		Log: log.Named("supervisor"),
-	})
+	d, err := start(o, paths, scriptArgs, log)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "mcp-bashd:", err)
 		return 1
 	}
-	defer sup.Close()
-
-	src := catalog.NewSource(catalog.Options{ToolsFile: paths.tools, ConfigFile: paths.config, ToolsDir: paths.toolsDir, Lister: sup, Log: log.Named("catalog")})
-	// The watcher takes the files' stamps before the script loads, so an
-	// edit made while the daemon starts is a change.
-	watcher := mcp.NewWatcher(src, paths.script, log.Named("reload"))
-	snaps, err := loadSnapshot(sup, o.snapshotFD, paths.script == "")
-	if err != nil {
-		log.Error("server script not loaded", zap.Error(err))
-		fmt.Fprintln(os.Stderr, "mcp-bashd:", err)
-		return 1
-	}
-	log.Info("serving", zap.String("script", paths.script), zap.String("tools", paths.tools), zap.String("config", paths.config), zap.String("version", version))
-
-	met := metrics.New()
-	srv := mcp.New(mcp.Options{
-		Catalog: src, Runner: sup, Snapshot: snaps.Current, Metrics: met,
-		MaxConcurrent: o.maxConcurrent, DefaultTimeout: o.timeout,
-		Log: log.Named("mcp"),
-	})
-	watchCtx, stopWatch := context.WithCancel(context.Background())
-	defer stopWatch()
-	if !o.noWatch && !o.oneshot {
-		go watcher.Run(watchCtx, srv, snaps)
-	}
+	defer d.sup.Close()
+	defer d.stopWatch()
 	if o.metricsAddr != "" {
-		stopMetrics, err := startMetrics(o.metricsAddr, met, srv, sup, log)
+		stopMetrics, err := startMetrics(o.metricsAddr, d.met, d.srv, d.sup, log)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "mcp-bashd:", err)
 			return 1
 		}
 		defer stopMetrics()
 	}
-	served := make(chan error, 1)
-	var outDead <-chan struct{}
-	var httpSrv *httpServer
-	if o.http {
-		if httpSrv, err = startHTTP(o, srv, log); err != nil {
-			fmt.Fprintln(os.Stderr, "mcp-bashd:", err)
-			return 1
-		}
-		go func() { served <- httpSrv.wait() }()
-	} else {
-		conn := stdio.New(os.Stdin, os.Stdout, stdio.Options{MaxLine: o.maxLine, ModernEnabled: srv.ModernEnabled, Log: log.Named("stdio")})
-		outDead = conn.OutputDead()
-		go func() { served <- srv.Serve(conn) }()
+	if err := d.listen(o); err != nil {
+		fmt.Fprintln(os.Stderr, "mcp-bashd:", err)
+		return 1
 	}
-
-	var sig os.Signal
-	select {
-	case err = <-served:
-		if err != nil {
-			log.Error("reading requests failed", zap.Error(err))
-		}
-	case <-outDead:
-		log.Warn("client closed our stdout; stopping")
-		srv.Stop(0)
-	case sig = <-sigc:
-		log.Info("signal received; shutting down", zap.String("signal", sig.String()), zap.Duration("drain", o.drain))
-		// Further signals queue in sigc and are ignored: a second signal
-		// must not cut the teardown short.
-		srv.Stop(o.drain)
-	}
-	if httpSrv != nil {
-		httpSrv.close()
-	}
-	stopWatch()
-	if !o.oneshot {
-		sup.RunExitTrap(snaps.Current())
-	}
-	if err := sup.Close(); err != nil {
-		log.Warn("cleanup incomplete", zap.Error(err))
-	}
-	log.Info("stopped")
+	sig := d.wait(o, sigc)
+	d.teardown(o)
 	if s, ok := sig.(syscall.Signal); ok {
 		return dieBy(s)
 	}

@@ -1,0 +1,117 @@
+package main
+
+import (
+	"context"
+	"os"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/mcp-bashd/mcp-bashd/rpc/catalog"
+	"github.com/mcp-bashd/mcp-bashd/rpc/mcp"
+	"github.com/mcp-bashd/mcp-bashd/rpc/metrics"
+	"github.com/mcp-bashd/mcp-bashd/rpc/stdio"
+	"github.com/mcp-bashd/mcp-bashd/supervisor"
+)
+
+// daemon is the wiring of one served server.
+type daemon struct {
+	log       *zap.Logger
+	sup       *supervisor.Supervisor
+	snaps     *snapshots
+	srv       *mcp.Server
+	met       *metrics.Metrics
+	stopWatch context.CancelFunc
+	httpSrv   *httpServer
+	served    chan error
+	outDead   <-chan struct{}
+}
+
+// start makes the supervisor, reads the declarations, loads the script and
+// makes the server; the reload watcher runs unless turned off.
+func start(o options, p paths, scriptArgs []string, log *zap.Logger) (*daemon, error) {
+	self, _ := os.Executable()
+	sup, err := supervisor.New(supervisor.Config{
+		Bash: p.bash, Script: p.script, ScriptArgs: scriptArgs, Self: self,
+		OutputCap: o.outputCap, Grace: o.grace, HookBudget: 2 * time.Second,
+		Log: log.Named("supervisor"),
+	})
+	if err != nil {
+		return nil, err
+	}
+	d := &daemon{log: log, sup: sup, met: metrics.New(), stopWatch: func() {}, served: make(chan error, 1)}
+	src := catalog.NewSource(catalog.Options{ToolsFile: p.tools, ConfigFile: p.config, ToolsDir: p.toolsDir, Lister: sup, Log: log.Named("catalog")})
+	// The watcher takes the files' stamps before the script loads, so an
+	// edit made while the daemon starts is a change.
+	watcher := mcp.NewWatcher(src, p.script, log.Named("reload"))
+	if d.snaps, err = loadSnapshot(sup, o.snapshotFD, p.script == ""); err != nil {
+		log.Error("server script not loaded", zap.Error(err))
+		sup.Close()
+		return nil, err
+	}
+	log.Info("serving", zap.String("script", p.script), zap.String("tools", p.tools), zap.String("config", p.config), zap.String("version", version))
+	d.srv = mcp.New(mcp.Options{
+		Catalog: src, Runner: sup, Snapshot: d.snaps.Current, Metrics: d.met,
+		MaxConcurrent: o.maxConcurrent, DefaultTimeout: o.timeout,
+		Log: log.Named("mcp"),
+	})
+	if !o.noWatch && !o.oneshot {
+		ctx, cancel := context.WithCancel(context.Background())
+		d.stopWatch = cancel
+		go watcher.Run(ctx, d.srv, d.snaps)
+	}
+	return d, nil
+}
+
+// listen starts the transport: Streamable HTTP, or stdin/stdout.
+func (d *daemon) listen(o options) error {
+	if o.http {
+		var err error
+		if d.httpSrv, err = startHTTP(o, d.srv, d.log); err != nil {
+			return err
+		}
+		go func() { d.served <- d.httpSrv.wait() }()
+		return nil
+	}
+	conn := stdio.New(os.Stdin, os.Stdout, stdio.Options{MaxLine: o.maxLine, ModernEnabled: d.srv.ModernEnabled, Log: d.log.Named("stdio")})
+	d.outDead = conn.OutputDead()
+	go func() { d.served <- d.srv.Serve(conn) }()
+	return nil
+}
+
+// wait serves until the input ends, the client closes our stdout, or a
+// signal comes; it returns the signal, if any, after stopping the server.
+func (d *daemon) wait(o options, sigc <-chan os.Signal) os.Signal {
+	select {
+	case err := <-d.served:
+		if err != nil {
+			d.log.Error("reading requests failed", zap.Error(err))
+		}
+	case <-d.outDead:
+		d.log.Warn("client closed our stdout; stopping")
+		d.srv.Stop(0)
+	case sig := <-sigc:
+		d.log.Info("signal received; shutting down", zap.String("signal", sig.String()), zap.Duration("drain", o.drain))
+		// Further signals queue in sigc and are ignored: a second signal
+		// must not cut the teardown short.
+		d.srv.Stop(o.drain)
+		return sig
+	}
+	return nil
+}
+
+// teardown ends what still runs: HTTP, the watcher, the script's EXIT
+// trap, every process and the runtime directory.
+func (d *daemon) teardown(o options) {
+	if d.httpSrv != nil {
+		d.httpSrv.close()
+	}
+	d.stopWatch()
+	if !o.oneshot {
+		d.sup.RunExitTrap(d.snaps.Current())
+	}
+	if err := d.sup.Close(); err != nil {
+		d.log.Warn("cleanup incomplete", zap.Error(err))
+	}
+	d.log.Info("stopped")
+}
