@@ -10,12 +10,13 @@
 //     call to the tool should be answered with ("Cannot validate arguments
 //     for T: its inputSchema does not compile: ...").
 //   - (*Schema).Validate: raw arguments → nil or *Error with the full text.
-//   - The jq 1.7.1 renderings the texts depend on: tojson (compact, members
-//     in first-seen order, jq's string escapes), tostring, join, and the
-//     decNumber number rendering (1.5e-7 → 1.5E-7, 1e2 → 1E+2, 100e-2 →
-//     1.00, 1e1000000000 → 1.7976931348623157E+308 after the SDK's two jq
-//     passes). Every such rule was checked against jq 1.7.1 running the
-//     SDK's own validator program.
+//   - How the SDK's jq program quoted values in those texts: tojson,
+//     tostring and join over values read and printed by internal/jq
+//     (members in first-seen order, jq's string escapes and UTF-8 repair,
+//     the decNumber number rendering), with numbers as the SDK's second jq
+//     pass printed them (1e1000000000 → 1.7976931348623157E+308). The
+//     wording was checked against jq 1.7.1 running the SDK's own validator
+//     program; the printing rules are checked against jq in internal/jq.
 //
 // Looking a tool up in tools.json, and the texts for a missing, duplicated
 // or unreadable entry, belong to the caller; so does the JSON-RPC error for
@@ -69,6 +70,9 @@
 //     a tool gets the compile text. With "$schema" set to draft-04 the
 //     boolean form is enforced and worded "p=0 not above exclusiveMinimum 0"
 //     (the `minimum` literal is the bound).
+//   - What is valid JSON is encoding/json's decision, as everywhere in the
+//     daemon: a high surrogate escape without its low half ("\ud800") reads
+//     as U+FFFD, as encoding/json reads it, where the SDK's jq failed.
 //   - pattern uses Go's RE2 (v6's default), not jq's Oniguruma: lookaround
 //     and backreferences fail to compile.
 //   - A key matching `patternProperties` is not "unknown" even with

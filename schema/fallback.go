@@ -12,6 +12,8 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
+
+	"github.com/mcp-bashd/mcp-bashd/internal/jq"
 )
 
 // printer renders v6's own English text for the rare kinds worded below only
@@ -36,7 +38,7 @@ type leaf struct {
 // object, minLength, format, oneOf, ...) from v6's error tree: one line per
 // leaf in the SDK's spirit (path, what was expected, what was given), sorted
 // by path for a stable text, joined with "; " like the SDK's entries.
-func (s *Schema) fallbackMessage(verr *jsonschema.ValidationError, args *node) string {
+func (s *Schema) fallbackMessage(verr *jsonschema.ValidationError, args *jq.Value) string {
 	texts := s.leafTexts([]*jsonschema.ValidationError{verr}, args)
 	if len(texts) == 0 {
 		return "Invalid argument(s): the arguments do not match the tool's inputSchema."
@@ -44,7 +46,7 @@ func (s *Schema) fallbackMessage(verr *jsonschema.ValidationError, args *node) s
 	return "Invalid argument(s): " + strings.Join(texts, "; ") + "."
 }
 
-func (s *Schema) leafTexts(errs []*jsonschema.ValidationError, args *node) []string {
+func (s *Schema) leafTexts(errs []*jsonschema.ValidationError, args *jq.Value) []string {
 	var leaves []leaf
 	for _, e := range errs {
 		s.collect(e, args, &leaves)
@@ -73,7 +75,7 @@ func compareSeg(a, b seg) int {
 // one location, a $ref, allOf), whose causes are each a violation in their
 // own right. anyOf/oneOf stay one leaf: their causes are alternatives, and
 // listing them as separate defects would misstate what the caller must fix.
-func (s *Schema) collect(e *jsonschema.ValidationError, args *node, out *[]leaf) {
+func (s *Schema) collect(e *jsonschema.ValidationError, args *jq.Value, out *[]leaf) {
 	switch k := e.ErrorKind.(type) {
 	case *kind.Schema, *kind.Group, *kind.Reference, *kind.AllOf:
 		if len(e.Causes) > 0 {
@@ -95,7 +97,7 @@ func (s *Schema) collect(e *jsonschema.ValidationError, args *node, out *[]leaf)
 	*out = append(*out, leaf{path, s.leafText(e, path, v)})
 }
 
-func (s *Schema) alternatives(e *jsonschema.ValidationError, args *node, kw string) leaf {
+func (s *Schema) alternatives(e *jsonschema.ValidationError, args *jq.Value, kw string) leaf {
 	path, _ := resolve(args, e.InstanceLocation)
 	alts := make([]string, 0, len(e.Causes))
 	for _, c := range e.Causes {
@@ -111,37 +113,37 @@ func (s *Schema) alternatives(e *jsonschema.ValidationError, args *node, kw stri
 // leafText is one violation, phrased like the SDK's entries where a
 // counterpart exists ("p expected integer, got string (\"5\")", "p=0 below
 // minimum 1", "p=\"x\" (allowed: a, b)") and in the same shape otherwise.
-func (s *Schema) leafText(e *jsonschema.ValidationError, path []seg, v *node) string {
+func (s *Schema) leafText(e *jsonschema.ValidationError, path []seg, v *jq.Value) string {
 	p := subject(path)
-	pv := p + "=" + v.tojson()
+	pv := p + "=" + tojson(v)
 	raw := s.schemaNode(e.SchemaURL)
 	switch k := e.ErrorKind.(type) {
 	case *kind.Type:
-		names := typeNames(raw.get("type"))
+		names := typeNames(raw.Get("type"))
 		if len(names) == 0 {
 			names = k.Want
 		}
-		return p + " expected " + strings.Join(names, " or ") + ", got " + typeLabel(names, v) + " (" + v.tojson() + ")"
+		return p + " expected " + strings.Join(names, " or ") + ", got " + typeLabel(names, v) + " (" + tojson(v) + ")"
 	case *kind.Enum:
-		return p + `="` + v.tostring() + `" (allowed: ` + joinJQ(orNode(raw.get("enum"), k.Want), ", ") + ")"
+		return p + `="` + tostring(v) + `" (allowed: ` + joinJQ(orNode(raw.Get("enum"), k.Want), ", ") + ")"
 	case *kind.Const:
-		c := raw.get("const")
+		c := raw.Get("const")
 		if c == nil {
 			c = anyToNode(k.Want)
 		}
-		return p + `="` + v.tostring() + `" (allowed: ` + joinJQ(&node{kind: kindArray, elems: []*node{c}}, ", ") + ")"
+		return p + `="` + tostring(v) + `" (allowed: ` + joinJQ(&jq.Value{Kind: jq.KindArray, Elems: []*jq.Value{c}}, ", ") + ")"
 	case *kind.Pattern:
 		return pv + " does not match pattern " + k.Want
 	case *kind.Minimum:
-		return pv + " below minimum " + boundText(k.Want, raw.get("minimum"))
+		return pv + " below minimum " + boundText(k.Want, raw.Get("minimum"))
 	case *kind.Maximum:
-		return pv + " above maximum " + boundText(k.Want, raw.get("maximum"))
+		return pv + " above maximum " + boundText(k.Want, raw.Get("maximum"))
 	case *kind.ExclusiveMinimum:
-		return pv + " not above exclusiveMinimum " + boundText(k.Want, numberOr(raw.get("exclusiveMinimum"), raw.get("minimum")))
+		return pv + " not above exclusiveMinimum " + boundText(k.Want, numberOr(raw.Get("exclusiveMinimum"), raw.Get("minimum")))
 	case *kind.ExclusiveMaximum:
-		return pv + " not below exclusiveMaximum " + boundText(k.Want, numberOr(raw.get("exclusiveMaximum"), raw.get("maximum")))
+		return pv + " not below exclusiveMaximum " + boundText(k.Want, numberOr(raw.Get("exclusiveMaximum"), raw.Get("maximum")))
 	case *kind.MultipleOf:
-		return pv + " not a multiple of " + boundText(k.Want, raw.get("multipleOf"))
+		return pv + " not a multiple of " + boundText(k.Want, raw.Get("multipleOf"))
 	case *kind.MinLength:
 		return pv + " shorter than minLength " + strconv.Itoa(k.Want)
 	case *kind.MaxLength:
@@ -192,22 +194,22 @@ func (s *Schema) leafText(e *jsonschema.ValidationError, path []seg, v *node) st
 // resolve turns v6's instance tokens into typed path segments and the value
 // they reach. v6 only reports locations that exist, so a miss cannot happen;
 // it yields a null value rather than a panic all the same.
-func resolve(args *node, tokens []string) ([]seg, *node) {
+func resolve(args *jq.Value, tokens []string) ([]seg, *jq.Value) {
 	path := make([]seg, 0, len(tokens))
 	cur := args
 	for _, tok := range tokens {
-		if cur != nil && cur.kind == kindArray {
-			if i, ok := parseIndex(tok); ok && i < len(cur.elems) {
+		if cur != nil && cur.Kind == jq.KindArray {
+			if i, ok := parseIndex(tok); ok && i < len(cur.Elems) {
 				path = append(path, seg{idx: i, isIdx: true})
-				cur = cur.elems[i]
+				cur = cur.Elems[i]
 				continue
 			}
 		}
 		path = append(path, seg{key: tok})
-		cur = cur.get(tok)
+		cur = cur.Get(tok)
 	}
 	if cur == nil {
-		cur = &node{kind: kindNull}
+		cur = &jq.Value{Kind: jq.KindNull}
 	}
 	return path, cur
 }
@@ -252,7 +254,7 @@ func subject(path []seg) string {
 			b.WriteString(sg.key)
 		default:
 			b.WriteByte('[')
-			writeJQString(&b, sg.key)
+			b.Write(jq.AppendString(nil, sg.key))
 			b.WriteByte(']')
 		}
 	}
@@ -286,36 +288,39 @@ func childPaths(path []seg, names []string, sorted bool) string {
 
 // orNode prefers the enum as written; v6's decoded copy has lost member order
 // inside objects, so it is only the fallback.
-func orNode(n *node, values []any) *node {
-	if n != nil && n.kind == kindArray {
+func orNode(n *jq.Value, values []any) *jq.Value {
+	if n != nil && n.Kind == jq.KindArray {
 		return n
 	}
 	return anyToNode(values)
 }
 
-// anyToNode converts a decoded value back to a node, with object keys sorted
-// so the text is at least deterministic.
-func anyToNode(v any) *node {
+// anyToNode converts a decoded value back to a jq value, with object keys
+// sorted so the text is at least deterministic.
+func anyToNode(v any) *jq.Value {
 	switch t := v.(type) {
 	case bool:
-		return &node{kind: kindBool, b: t}
+		if t {
+			return &jq.Value{Kind: jq.KindTrue}
+		}
+		return &jq.Value{Kind: jq.KindFalse}
 	case json.Number:
-		return &node{kind: kindNumber, str: string(t)}
+		return &jq.Value{Kind: jq.KindNumber, Text: string(t)}
 	case string:
-		return &node{kind: kindString, str: t}
+		return &jq.Value{Kind: jq.KindString, Text: t}
 	case []any:
-		n := &node{kind: kindArray}
+		n := &jq.Value{Kind: jq.KindArray}
 		for _, e := range t {
-			n.elems = append(n.elems, anyToNode(e))
+			n.Elems = append(n.Elems, anyToNode(e))
 		}
 		return n
 	case map[string]any:
-		n := &node{kind: kindObject, vals: map[string]*node{}}
+		n := &jq.Value{Kind: jq.KindObject}
 		for _, k := range slices.Sorted(maps.Keys(t)) {
-			n.keys = append(n.keys, k)
-			n.vals[k] = anyToNode(t[k])
+			n.Keys = append(n.Keys, k)
+			n.Elems = append(n.Elems, anyToNode(t[k]))
 		}
 		return n
 	}
-	return &node{kind: kindNull}
+	return &jq.Value{Kind: jq.KindNull}
 }

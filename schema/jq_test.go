@@ -5,6 +5,8 @@ import (
 	"math/big"
 	"strings"
 	"testing"
+
+	"github.com/mcp-bashd/mcp-bashd/internal/jq"
 )
 
 // Each expectation is what jq 1.7.1 prints for `tojson | fromjson | tojson`
@@ -49,11 +51,11 @@ func TestJQNumberPreservesValue(t *testing.T) {
 }
 
 func TestJQStrings(t *testing.T) {
-	n := &node{kind: kindString, str: "a\u007f\"\\\n\t\b\f\r\u0001é😀\u2028<>&"}
-	if got, want := n.tojson(), `"a\u007f\"\\\n\t\b\f\r\u0001é😀`+"\u2028"+`<>&"`; got != want {
+	n := &jq.Value{Kind: jq.KindString, Text: "a\u007f\"\\\n\t\b\f\r\u0001é😀\u2028<>&"}
+	if got, want := tojson(n), `"a\u007f\"\\\n\t\b\f\r\u0001é😀`+"\u2028"+`<>&"`; got != want {
 		t.Errorf("tojson = %s, want %s", got, want)
 	}
-	if n.tostring() != n.str {
+	if tostring(n) != n.Text {
 		t.Errorf("tostring of a string must be the string itself")
 	}
 	doc, err := parseJSON([]byte(`{"b":1,"a":[true,null,"\ud800x"],"b":{"c":1.50}}`))
@@ -61,12 +63,23 @@ func TestJQStrings(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Duplicate key: first position, last value (jq and encoding/json agree).
-	if got, want := doc.tojson(), `{"b":{"c":1.50},"a":[true,null,"`+"\ufffd"+`x"]}`; got != want {
+	if got, want := tojson(doc), `{"b":{"c":1.50},"a":[true,null,"`+"\ufffd"+`x"]}`; got != want {
 		t.Errorf("tojson = %s, want %s", got, want)
 	}
 	arr, _ := parseJSON([]byte(`[1,true,null,"x",2.50,false]`))
 	if got := joinJQ(arr, ", "); got != "1, true, , x, 2.50, false" {
 		t.Errorf("join = %q", got)
+	}
+}
+
+// Invalid UTF-8 in a document is repaired as the SDK's jq repaired it, one
+// U+FFFD per bad sequence (Go's decoder makes three of "\xe0\x80\x80").
+// The want is what jq 1.7.1 printed for the SDK's pattern message.
+func TestInvalidUTF8AsJQ(t *testing.T) {
+	s := mustCompile(t, batsFixtures["typed"])
+	err := s.Validate(json.RawMessage("{\"name\":\"a\xe0\x80\x80b\xffc\"}"))
+	if got, want := errText(err), "Invalid value(s): name=\"a\uFFFDb\uFFFDc\" does not match pattern ^[a-z]+$."; got != want {
+		t.Errorf("got %q, want %q", got, want)
 	}
 }
 

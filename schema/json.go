@@ -9,123 +9,91 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"unicode/utf8"
+
+	"github.com/mcp-bashd/mcp-bashd/internal/jq"
 )
+
+// Documents are read and printed by internal/jq, so the texts quote values
+// exactly as the SDK's jq did. This file adds what the validator needs on
+// top: encoding/json's verdict on what is valid JSON, exact numbers, and
+// JSON Schema equality.
 
 // maxDepth bounds array/object nesting in any document this package parses.
 // It equals encoding/json's own limit, so anything the RPC layer managed to
 // decode also parses here, and the recursive walks below (conversion,
 // rendering, v6's validator) stay far from exhausting a goroutine stack.
-const maxDepth = 10000
+const maxDepth = jq.MaxDepth
 
 var errTooDeep = errors.New("JSON nesting exceeds 10000 levels")
 
-// valueKind is the jq type of a node. The names are jq's own because they are
-// what the messages print ("got boolean", "expected a JSON object, got null").
-type valueKind uint8
+// sdkStyle is how the SDK's messages print a value: tojson's compact text,
+// with numbers as a second jq pass prints them, because the SDK's validator
+// reads arguments and schema that an earlier jq had already printed
+// (1e1000000000 is quoted as 1.7976931348623157E+308).
+const sdkStyle = jq.Compact | jq.Twice
 
-const (
-	kindNull valueKind = iota
-	kindBool
-	kindNumber
-	kindString
-	kindArray
-	kindObject
-)
-
-var kindNames = [...]string{"null", "boolean", "number", "string", "array", "object"}
-
-func (k valueKind) String() string { return kindNames[k] }
-
-// node is a JSON value that keeps what map[string]any loses and the messages
-// need: object member order (jq prints members in first-seen order) and the
-// exact number literal (a message echoes the client's number, never a float).
-// A duplicate key keeps its first position and takes its last value, as both
-// jq and encoding/json do.
-type node struct {
-	kind  valueKind
-	b     bool
-	str   string // string value, or the number literal exactly as written
-	elems []*node
-	keys  []string
-	vals  map[string]*node
+// parseJSON parses exactly one JSON document. What counts as valid JSON is
+// encoding/json's decision, as for the rest of the daemon; the value is read
+// the way jq reads it (member order, repeated keys, invalid UTF-8 repaired
+// as jq repairs it). The two agree on validity except for a high surrogate
+// escape without its low half, which jq refuses and ParseLenient reads as
+// encoding/json does.
+func parseJSON(data []byte) (*jq.Value, error) {
+	if v, ok := jq.ParseLenient(data); ok {
+		return v, nil
+	}
+	return nil, syntaxError(data)
 }
 
-// parseJSON parses exactly one JSON document with encoding/json's tokenizer,
-// so what counts as valid JSON (and how invalid UTF-8 or lone surrogates are
-// replaced) is the standard library's decision, not a hand-written lexer's.
-func parseJSON(data []byte) (*node, error) {
+// syntaxError is encoding/json's reason for refusing data, which Compile
+// quotes.
+func syntaxError(data []byte) error {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
-	n, err := parseValue(dec, 0)
-	if err != nil {
-		return nil, err
+	if err := skipJSONValue(dec, 0); err != nil {
+		return err
 	}
 	if _, err := dec.Token(); err != io.EOF {
-		return nil, errors.New("invalid character after top-level value")
+		return errors.New("invalid character after top-level value")
 	}
-	return n, nil
+	return errors.New("invalid JSON") // encoding/json accepts what jq.ParseLenient refused: not expected
 }
 
-func parseValue(dec *json.Decoder, depth int) (*node, error) {
+func skipJSONValue(dec *json.Decoder, depth int) error {
 	tok, err := dec.Token()
 	if err == io.EOF {
-		return nil, io.ErrUnexpectedEOF // a value was due: the input was cut short
+		return io.ErrUnexpectedEOF // a value was due: the input was cut short
 	}
 	if err != nil {
-		return nil, err
+		return err
 	}
-	switch t := tok.(type) {
-	case nil:
-		return &node{kind: kindNull}, nil
-	case bool:
-		return &node{kind: kindBool, b: t}, nil
-	case json.Number:
-		return &node{kind: kindNumber, str: string(t)}, nil
-	case string:
-		return &node{kind: kindString, str: t}, nil
-	case json.Delim:
-		if depth >= maxDepth {
-			return nil, errTooDeep
-		}
-		n := &node{kind: kindArray}
-		if t == '{' {
-			n.kind, n.vals = kindObject, map[string]*node{}
-		}
-		for dec.More() {
-			var key string
-			if n.kind == kindObject {
-				kt, err := dec.Token()
+	if _, ok := tok.(json.Delim); !ok {
+		return nil
+	}
+	if depth >= maxDepth {
+		return errTooDeep
+	}
+	object := tok == json.Delim('{')
+	for dec.More() {
+		if object {
+			if _, err := dec.Token(); err != nil { // the key
 				if err == io.EOF {
-					return nil, io.ErrUnexpectedEOF
+					err = io.ErrUnexpectedEOF
 				}
-				if err != nil {
-					return nil, err
-				}
-				key, _ = kt.(string)
+				return err
 			}
-			v, err := parseValue(dec, depth+1)
-			if err != nil {
-				return nil, err
-			}
-			if n.kind == kindArray {
-				n.elems = append(n.elems, v)
-				continue
-			}
-			if _, seen := n.vals[key]; !seen {
-				n.keys = append(n.keys, key)
-			}
-			n.vals[key] = v
 		}
-		if _, err := dec.Token(); err != nil { // the closing delimiter
-			if err == io.EOF {
-				err = io.ErrUnexpectedEOF
-			}
-			return nil, err
+		if err := skipJSONValue(dec, depth+1); err != nil {
+			return err
 		}
-		return n, nil
 	}
-	return nil, errors.New("unexpected JSON token")
+	if _, err := dec.Token(); err != nil { // the closing delimiter
+		if err == io.EOF {
+			err = io.ErrUnexpectedEOF
+		}
+		return err
+	}
+	return nil
 }
 
 // Number literals past these limits are refused rather than evaluated.
@@ -140,21 +108,13 @@ const (
 )
 
 // oversizedNumber returns the first number literal in n beyond those limits.
-func (n *node) oversizedNumber() (string, bool) {
-	switch n.kind {
-	case kindNumber:
-		return n.str, numberTooLarge(n.str)
-	case kindArray:
-		for _, e := range n.elems {
-			if lit, bad := e.oversizedNumber(); bad {
-				return lit, true
-			}
-		}
-	case kindObject:
-		for _, k := range n.keys {
-			if lit, bad := n.vals[k].oversizedNumber(); bad {
-				return lit, true
-			}
+func oversizedNumber(n *jq.Value) (string, bool) {
+	if n.Kind == jq.KindNumber {
+		return n.Text, numberTooLarge(n.Text)
+	}
+	for _, e := range n.Elems { // array elements or object values
+		if lit, bad := oversizedNumber(e); bad {
+			return lit, true
 		}
 	}
 	return "", false
@@ -172,302 +132,110 @@ func numberTooLarge(lit string) bool {
 	return err != nil || e > maxNumberExp || e < -maxNumberExp
 }
 
-// get returns an object member, or nil when n is not an object or lacks key.
-func (n *node) get(key string) *node {
-	if n == nil || n.kind != kindObject {
-		return nil
-	}
-	return n.vals[key]
-}
-
 // sortedKeys is jq's `keys`: codepoint order, which for UTF-8 is byte order.
-func (n *node) sortedKeys() []string {
-	keys := slices.Clone(n.keys)
+func sortedKeys(n *jq.Value) []string {
+	keys := slices.Clone(n.Keys)
 	slices.Sort(keys)
 	return keys
 }
 
 // toAny converts to the representation v6 validates (json.Number numbers).
-func (n *node) toAny() any {
-	switch n.kind {
-	case kindBool:
-		return n.b
-	case kindNumber:
-		return json.Number(n.str)
-	case kindString:
-		return n.str
-	case kindArray:
-		out := make([]any, len(n.elems))
-		for i, e := range n.elems {
-			out[i] = e.toAny()
+func toAny(n *jq.Value) any {
+	switch n.Kind {
+	case jq.KindFalse, jq.KindTrue:
+		return n.Kind == jq.KindTrue
+	case jq.KindNumber:
+		return json.Number(n.Text)
+	case jq.KindString:
+		return n.Text
+	case jq.KindArray:
+		out := make([]any, len(n.Elems))
+		for i, e := range n.Elems {
+			out[i] = toAny(e)
 		}
 		return out
-	case kindObject:
-		out := make(map[string]any, len(n.keys))
-		for _, k := range n.keys {
-			out[k] = n.vals[k].toAny()
+	case jq.KindObject:
+		out := make(map[string]any, len(n.Keys))
+		for i, k := range n.Keys {
+			out[k] = toAny(n.Elems[i])
 		}
 		return out
 	}
 	return nil
 }
 
-// rat is the exact value of a number node; ok is false for non-numbers.
-func (n *node) rat() (*big.Rat, bool) {
-	if n == nil || n.kind != kindNumber {
+// rat is the exact value of a number; ok is false for non-numbers.
+func rat(n *jq.Value) (*big.Rat, bool) {
+	if n == nil || n.Kind != jq.KindNumber {
 		return nil, false
 	}
-	return new(big.Rat).SetString(n.str)
+	return new(big.Rat).SetString(n.Text)
 }
 
 // isInteger decides "integer" exactly from the literal: 1.0, 1e2 and 1.5e3
 // are integers, 4503599627370496.5 and 1.5e-400 are not. A float64 would get
 // both of the latter wrong.
-func (n *node) isInteger() bool {
-	r, ok := n.rat()
+func isInteger(n *jq.Value) bool {
+	r, ok := rat(n)
 	return ok && r.IsInt()
 }
 
 // equal is JSON Schema equality (numbers by value, objects by members), the
 // same relation v6 applies to enum and const.
-func (n *node) equal(o *node) bool {
-	if n.kind != o.kind {
+func equal(n, o *jq.Value) bool {
+	if n.Kind != o.Kind {
 		return false
 	}
-	switch n.kind {
-	case kindNull:
-		return true
-	case kindBool:
-		return n.b == o.b
-	case kindString:
-		return n.str == o.str
-	case kindNumber:
-		a, ok1 := n.rat()
-		b, ok2 := o.rat()
+	switch n.Kind {
+	case jq.KindString:
+		return n.Text == o.Text
+	case jq.KindNumber:
+		a, ok1 := rat(n)
+		b, ok2 := rat(o)
 		return ok1 && ok2 && a.Cmp(b) == 0
-	case kindArray:
-		return slices.EqualFunc(n.elems, o.elems, (*node).equal)
-	}
-	if len(n.keys) != len(o.keys) {
-		return false
-	}
-	for k, v := range n.vals {
-		if ov, ok := o.vals[k]; !ok || !v.equal(ov) {
+	case jq.KindArray:
+		return slices.EqualFunc(n.Elems, o.Elems, equal)
+	case jq.KindObject:
+		if len(n.Keys) != len(o.Keys) {
 			return false
 		}
+		for i, k := range n.Keys {
+			if ov := o.Get(k); ov == nil || !equal(n.Elems[i], ov) {
+				return false
+			}
+		}
 	}
-	return true
+	return true // null, false, true: the kind is the value
 }
 
-// tojson is jq 1.7's `tojson`: compact, members in first-seen order, strings
-// escaped the way jq escapes them, numbers in jq's literal rendering.
-func (n *node) tojson() string {
-	var b strings.Builder
-	n.writeJSON(&b)
-	return b.String()
-}
-
-func (n *node) writeJSON(b *strings.Builder) {
-	switch n.kind {
-	case kindNull:
-		b.WriteString("null")
-	case kindBool:
-		b.WriteString(strconv.FormatBool(n.b))
-	case kindNumber:
-		b.WriteString(jqNumber(n.str))
-	case kindString:
-		writeJQString(b, n.str)
-	case kindArray:
-		b.WriteByte('[')
-		for i, e := range n.elems {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			e.writeJSON(b)
-		}
-		b.WriteByte(']')
-	case kindObject:
-		b.WriteByte('{')
-		for i, k := range n.keys {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			writeJQString(b, k)
-			b.WriteByte(':')
-			n.vals[k].writeJSON(b)
-		}
-		b.WriteByte('}')
-	}
+// tojson is jq 1.7's `tojson` as the SDK's messages print it (sdkStyle).
+func tojson(n *jq.Value) string {
+	return string(jq.Append(nil, n, sdkStyle))
 }
 
 // tostring is jq's `tostring`: a string as-is, anything else as tojson.
-func (n *node) tostring() string {
-	if n.kind == kindString {
-		return n.str
-	}
-	return n.tojson()
+func tostring(n *jq.Value) string {
+	return jq.Raw(n, sdkStyle)
 }
 
 // joinJQ is jq 1.7's `join(sep)` over a JSON array: null joins as "", strings
 // as-is, numbers and booleans as tojson. jq itself errors on an object or
 // array member; those are rendered as tojson here instead (see doc.go).
-func joinJQ(arr *node, sep string) string {
-	if arr == nil || arr.kind != kindArray {
+func joinJQ(arr *jq.Value, sep string) string {
+	if arr == nil || arr.Kind != jq.KindArray {
 		return ""
 	}
-	parts := make([]string, len(arr.elems))
-	for i, e := range arr.elems {
-		if e.kind != kindNull {
-			parts[i] = e.tostring()
+	parts := make([]string, len(arr.Elems))
+	for i, e := range arr.Elems {
+		if e.Kind != jq.KindNull {
+			parts[i] = tostring(e)
 		}
 	}
 	return strings.Join(parts, sep)
 }
 
-// writeJQString escapes like jq's jvp_dump_string: `"` and `\`, the named
-// control escapes, \u00xx (lowercase) for other C0 controls and DEL, and
-// everything else raw UTF-8. encoding/json differs (it escapes <, >, &, U+2028
-// and U+2029), which is why it is not used for message text.
-func writeJQString(b *strings.Builder, s string) {
-	const hex = "0123456789abcdef"
-	b.WriteByte('"')
-	for i := 0; i < len(s); {
-		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == '"' || r == '\\':
-			b.WriteByte('\\')
-			b.WriteByte(byte(r))
-		case r == '\b':
-			b.WriteString(`\b`)
-		case r == '\t':
-			b.WriteString(`\t`)
-		case r == '\n':
-			b.WriteString(`\n`)
-		case r == '\f':
-			b.WriteString(`\f`)
-		case r == '\r':
-			b.WriteString(`\r`)
-		case r < 0x20 || r == 0x7f:
-			b.WriteString(`\u00`)
-			b.WriteByte(hex[r>>4])
-			b.WriteByte(hex[r&0xf])
-		case r == utf8.RuneError && size == 1:
-			b.WriteRune(utf8.RuneError) // jq never holds invalid UTF-8 either
-		default:
-			b.WriteString(s[i : i+size])
-		}
-		i += size
-	}
-	b.WriteByte('"')
-}
-
-// jq 1.7.1 keeps every number as a decNumber literal and prints it with
-// decNumber's to-scientific-string. Its context: emax 999999999, emin
-// -999999999, 147483648 digits of precision (so etiny -1147483646), rounding
-// half-up. A value past emax becomes infinite and jq prints DBL_MAX through
-// dtoa instead; the SDK's pipeline then re-parses that text, so the final echo
-// is DBL_MAX in decNumber form. Verified against jq 1.7.1 (see doc.go).
-const (
-	jqEmax  = 999999999
-	jqEtiny = -1147483646
-	jqMaxF  = "1.7976931348623157E+308"
-)
-
-// jqNumber renders a JSON number literal exactly as the SDK's messages do.
+// jqNumber renders a JSON number literal exactly as the SDK's messages do
+// (see sdkStyle).
 func jqNumber(lit string) string {
-	neg, coeff, exp, ok := splitNumber(lit)
-	if !ok {
-		return lit
-	}
-	sign := ""
-	if neg {
-		sign = "-"
-	}
-	if coeff == "0" {
-		exp = min(max(exp, jqEtiny), jqEmax) // a zero is clamped, never overflows
-		return sign + sciString(coeff, exp)
-	}
-	if exp < jqEtiny {
-		coeff, exp = roundHalfUp(coeff, jqEtiny-exp), jqEtiny
-	}
-	if exp+int64(len(coeff))-1 > jqEmax {
-		return sign + jqMaxF
-	}
-	return sign + sciString(coeff, exp)
-}
-
-// splitNumber breaks a JSON number literal into sign, coefficient digits
-// (leading zeros stripped, trailing zeros kept, as decNumber keeps them) and
-// exponent. Exponents are saturated far outside jq's range so int64 cannot
-// overflow on a literal like 1e99999999999999999999.
-func splitNumber(lit string) (neg bool, coeff string, exp int64, ok bool) {
-	s := lit
-	if strings.HasPrefix(s, "-") {
-		neg, s = true, s[1:]
-	}
-	mant, expPart, hasExp := strings.Cut(strings.ToLower(s), "e")
-	intPart, frac, _ := strings.Cut(mant, ".")
-	if intPart == "" {
-		return false, "", 0, false
-	}
-	if hasExp {
-		e := new(big.Int)
-		if _, good := e.SetString(strings.TrimPrefix(expPart, "+"), 10); !good {
-			return false, "", 0, false
-		}
-		const limit = 1 << 40
-		switch {
-		case e.Cmp(big.NewInt(limit)) > 0:
-			exp = limit
-		case e.Cmp(big.NewInt(-limit)) < 0:
-			exp = -limit
-		default:
-			exp = e.Int64()
-		}
-	}
-	exp -= int64(len(frac))
-	coeff = strings.TrimLeft(intPart+frac, "0")
-	if coeff == "" {
-		coeff = "0"
-	}
-	return neg, coeff, exp, true
-}
-
-// roundHalfUp drops the last k digits of coeff, rounding half up.
-func roundHalfUp(coeff string, k int64) string {
-	if k > int64(len(coeff)) {
-		return "0"
-	}
-	keep, dropped := coeff[:len(coeff)-int(k)], coeff[len(coeff)-int(k):]
-	if keep == "" {
-		keep = "0"
-	}
-	if dropped == "" || dropped[0] < '5' {
-		return keep
-	}
-	v, _ := new(big.Int).SetString(keep, 10)
-	return v.Add(v, big.NewInt(1)).String()
-}
-
-// sciString is decNumber's to-scientific-string for a finite value.
-func sciString(coeff string, exp int64) string {
-	adjusted := exp + int64(len(coeff)) - 1
-	if exp <= 0 && adjusted >= -6 {
-		if exp == 0 {
-			return coeff
-		}
-		point := int64(len(coeff)) + exp
-		if point > 0 {
-			return coeff[:point] + "." + coeff[point:]
-		}
-		return "0." + strings.Repeat("0", int(-point)) + coeff
-	}
-	out := coeff[:1]
-	if len(coeff) > 1 {
-		out += "." + coeff[1:]
-	}
-	if adjusted >= 0 {
-		return out + "E+" + strconv.FormatInt(adjusted, 10)
-	}
-	return out + "E" + strconv.FormatInt(adjusted, 10)
+	return tojson(&jq.Value{Kind: jq.KindNumber, Text: lit})
 }

@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/mcp-bashd/mcp-bashd/internal/jq"
 )
 
 // Error is a rejection whose Message is the complete text of the isError
@@ -25,7 +27,7 @@ func (e *Error) Error() string { return e.Message }
 type Schema struct {
 	tool     string
 	compiled *jsonschema.Schema
-	doc      *node // the inputSchema as written: literals and member order
+	doc      *jq.Value // the inputSchema as written: literals and member order
 }
 
 // baseURL names the in-memory resource. It has a scheme of its own so that v6
@@ -59,7 +61,7 @@ func Compile(tool string, inputSchema json.RawMessage) (*Schema, error) {
 	if err != nil {
 		return fail("its inputSchema is not valid JSON: %v.", err)
 	}
-	if lit, bad := doc.oversizedNumber(); bad {
+	if lit, bad := oversizedNumber(doc); bad {
 		return fail("its inputSchema does not compile: the number %s is outside the supported range (at most %d digits, exponent within ±%d).",
 			truncate(lit, 40), maxNumberDigits, maxNumberExp)
 	}
@@ -69,7 +71,7 @@ func Compile(tool string, inputSchema json.RawMessage) (*Schema, error) {
 	// an annotation only.
 	c.AssertFormat()
 	c.UseLoader(refuseLoader{})
-	if err := c.AddResource(baseURL, doc.toAny()); err != nil {
+	if err := c.AddResource(baseURL, toAny(doc)); err != nil {
 		return fail("its inputSchema does not compile: %s.", compileText(err))
 	}
 	compiled, err := c.Compile(baseURL)
@@ -101,15 +103,15 @@ func (s *Schema) Validate(args json.RawMessage) (result error) {
 	if err != nil {
 		return cannot
 	}
-	if n.kind != kindObject {
+	if n.Kind != jq.KindObject {
 		// Checked before the schema: MCP arguments are an object, and a
 		// schema that happened to accept a scalar must not coerce one in.
-		return &Error{Message: "Invalid arguments: expected a JSON object, got " + n.kind.String() + "."}
+		return &Error{Message: "Invalid arguments: expected a JSON object, got " + n.Type() + "."}
 	}
-	if _, bad := n.oversizedNumber(); bad {
+	if _, bad := oversizedNumber(n); bad {
 		return cannot
 	}
-	err = s.compiled.Validate(n.toAny())
+	err = s.compiled.Validate(toAny(n))
 	if err == nil {
 		return nil
 	}
@@ -168,7 +170,7 @@ func collectCompileLeaves(e *jsonschema.ValidationError, out *[]string) {
 // schemaNode maps a v6 schema location back to the inputSchema as written, so
 // a message can quote a bound or an enum exactly as the author wrote it.
 // Locations inside an embedded resource with its own $id are not mapped.
-func (s *Schema) schemaNode(location string) *node {
+func (s *Schema) schemaNode(location string) *jq.Value {
 	ptr, ok := strings.CutPrefix(location, baseURL+"#")
 	if !ok {
 		return nil
@@ -183,15 +185,15 @@ func (s *Schema) schemaNode(location string) *node {
 			return nil
 		}
 		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
-		switch n.kind {
-		case kindObject:
-			n = n.vals[tok]
-		case kindArray:
+		switch n.Kind {
+		case jq.KindObject:
+			n = n.Get(tok)
+		case jq.KindArray:
 			i, ok := parseIndex(tok)
-			if !ok || i >= len(n.elems) {
+			if !ok || i >= len(n.Elems) {
 				return nil
 			}
-			n = n.elems[i]
+			n = n.Elems[i]
 		default:
 			return nil
 		}

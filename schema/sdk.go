@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/mcp-bashd/mcp-bashd/internal/jq"
 )
 
 // sdkMessage words a rejection the way the bash SDK's validator does
@@ -24,15 +26,15 @@ import (
 // siblings before 2019-09, are v6's) and the document as written for *how to
 // print it* (declared type order, bound and enum literals). Every check is a
 // real JSON Schema violation, so a message never names a value v6 accepted.
-func (s *Schema) sdkMessage(args *node) string {
+func (s *Schema) sdkMessage(args *jq.Value) string {
 	root, raw := s.compiled, s.doc
-	if root.Bool != nil || raw.kind != kindObject || hidesSiblings(root) {
+	if root.Bool != nil || raw.Kind != jq.KindObject || hidesSiblings(root) {
 		return ""
 	}
 
 	var missing []string
 	for _, r := range root.Required { // declared order, as the SDK prints it
-		if args.get(r) == nil {
+		if args.Get(r) == nil {
 			missing = append(missing, r)
 		}
 	}
@@ -40,7 +42,7 @@ func (s *Schema) sdkMessage(args *node) string {
 		return "Missing required parameter(s): " + strings.Join(missing, ", ") + "."
 	}
 
-	present := args.sortedKeys() // the SDK iterates `$args | keys`
+	present := sortedKeys(args) // the SDK iterates `$args | keys`
 	if ap, ok := root.AdditionalProperties.(bool); ok && !ap {
 		var unknown []string
 		for _, p := range present {
@@ -49,10 +51,10 @@ func (s *Schema) sdkMessage(args *node) string {
 			}
 		}
 		if len(unknown) > 0 {
-			allowed := raw.get("properties")
+			allowed := raw.Get("properties")
 			names := []string{}
-			if allowed != nil && allowed.kind == kindObject {
-				names = allowed.sortedKeys()
+			if allowed != nil && allowed.Kind == jq.KindObject {
+				names = sortedKeys(allowed)
 			}
 			return "Unknown parameter(s): " + strings.Join(unknown, ", ") +
 				". Allowed parameters: " + strings.Join(names, ", ") + "."
@@ -60,24 +62,24 @@ func (s *Schema) sdkMessage(args *node) string {
 	}
 
 	var types, patterns, ranges, items, enums []string
-	rawProps := raw.get("properties")
+	rawProps := raw.Get("properties")
 	for _, p := range present {
-		ps, pr, v := root.Properties[p], rawProps.get(p), args.get(p)
+		ps, pr, v := root.Properties[p], rawProps.Get(p), args.Get(p)
 		if ps == nil || ps.Bool != nil || pr == nil || hidesSiblings(ps) {
 			continue
 		}
 		if t := typeEntry(ps, pr, v); t != "" {
 			types = append(types, p+t)
 		}
-		if ps.Pattern != nil && v.kind == kindString && !ps.Pattern.MatchString(v.str) {
-			patterns = append(patterns, p+"="+v.tojson()+" does not match pattern "+ps.Pattern.String())
+		if ps.Pattern != nil && v.Kind == jq.KindString && !ps.Pattern.MatchString(v.Text) {
+			patterns = append(patterns, p+"="+tojson(v)+" does not match pattern "+ps.Pattern.String())
 		}
 		for _, r := range rangeEntries(ps, pr, v) {
-			ranges = append(ranges, p+"="+v.tojson()+" "+r)
+			ranges = append(ranges, p+"="+tojson(v)+" "+r)
 		}
 		items = append(items, itemEntries(p, ps, pr, v)...)
-		if ps.Enum != nil && !member(pr.get("enum"), v) {
-			enums = append(enums, p+`="`+v.tostring()+`" (allowed: `+joinJQ(pr.get("enum"), ", ")+")")
+		if ps.Enum != nil && !member(pr.Get("enum"), v) {
+			enums = append(enums, p+`="`+tostring(v)+`" (allowed: `+joinJQ(pr.Get("enum"), ", ")+")")
 		}
 	}
 	for _, c := range []struct {
@@ -116,11 +118,11 @@ func matchesPatternProperty(s *jsonschema.Schema, name string) bool {
 // typeEntry returns " expected <types>, got <label> (<value>)" when v fails
 // the declared type, else "". The names come from the document so a union
 // prints in the order it was declared ("integer or string").
-func typeEntry(s *jsonschema.Schema, raw, v *node) string {
+func typeEntry(s *jsonschema.Schema, raw, v *jq.Value) string {
 	if s.Types == nil || s.Types.IsEmpty() {
 		return ""
 	}
-	names := typeNames(raw.get("type"))
+	names := typeNames(raw.Get("type"))
 	if len(names) == 0 {
 		return "" // v6 compiled a type the document does not spell: say nothing rather than guess
 	}
@@ -129,67 +131,67 @@ func typeEntry(s *jsonschema.Schema, raw, v *node) string {
 			return ""
 		}
 	}
-	return " expected " + strings.Join(names, " or ") + ", got " + typeLabel(names, v) + " (" + v.tojson() + ")"
+	return " expected " + strings.Join(names, " or ") + ", got " + typeLabel(names, v) + " (" + tojson(v) + ")"
 }
 
-func typeNames(t *node) []string {
+func typeNames(t *jq.Value) []string {
 	switch {
 	case t == nil:
 		return nil
-	case t.kind == kindString:
-		return []string{t.str}
-	case t.kind == kindArray:
-		names := make([]string, 0, len(t.elems))
-		for _, e := range t.elems {
-			names = append(names, e.str)
+	case t.Kind == jq.KindString:
+		return []string{t.Text}
+	case t.Kind == jq.KindArray:
+		names := make([]string, 0, len(t.Elems))
+		for _, e := range t.Elems {
+			names = append(names, e.Text)
 		}
 		return names
 	}
 	return nil
 }
 
-func typeMatches(name string, v *node) bool {
+func typeMatches(name string, v *jq.Value) bool {
 	if name == "integer" {
-		return v.isInteger()
+		return isInteger(v)
 	}
-	return v.kind.String() == name
+	return v.Type() == name
 }
 
 // typeLabel is the SDK's "got" word: a number that failed a declaration
 // offering integer but not number is necessarily fractional, and says so.
-func typeLabel(names []string, v *node) string {
-	if v.kind == kindNumber && slices.Contains(names, "integer") && !slices.Contains(names, "number") {
+func typeLabel(names []string, v *jq.Value) string {
+	if v.Kind == jq.KindNumber && slices.Contains(names, "integer") && !slices.Contains(names, "number") {
 		return "number (non-integer)"
 	}
-	return v.kind.String()
+	return v.Type()
 }
 
 // rangeEntries checks the four bounds in the SDK's order. Under draft-04 v6
 // compiles `"minimum": 0, "exclusiveMinimum": true` into an exclusive
 // minimum of 0, so it is reported as "not above exclusiveMinimum 0" quoting
 // the `minimum` literal; the SDK itself left that form unenforced.
-func rangeEntries(s *jsonschema.Schema, raw, v *node) []string {
-	val, ok := v.rat()
+func rangeEntries(s *jsonschema.Schema, raw, v *jq.Value) []string {
+	val, ok := rat(v)
 	if !ok {
 		return nil // bounds apply to numbers only; never coerce a boolean
 	}
 	var out []string
-	check := func(bound *big.Rat, failed func(c int) bool, rel string, lit *node) {
+	check := func(bound *big.Rat, failed func(c int) bool, rel string, lit *jq.Value) {
 		if bound != nil && failed(val.Cmp(bound)) {
 			out = append(out, rel+" "+boundText(bound, lit))
 		}
 	}
-	check(s.Minimum, func(c int) bool { return c < 0 }, "below minimum", raw.get("minimum"))
-	check(s.Maximum, func(c int) bool { return c > 0 }, "above maximum", raw.get("maximum"))
+	check(s.Minimum, func(c int) bool { return c < 0 }, "below minimum", raw.Get("minimum"))
+	check(s.Maximum, func(c int) bool { return c > 0 }, "above maximum", raw.Get("maximum"))
 	check(s.ExclusiveMinimum, func(c int) bool { return c <= 0 }, "not above exclusiveMinimum",
-		numberOr(raw.get("exclusiveMinimum"), raw.get("minimum")))
+		numberOr(raw.Get("exclusiveMinimum"), raw.Get("minimum")))
 	check(s.ExclusiveMaximum, func(c int) bool { return c >= 0 }, "not below exclusiveMaximum",
-		numberOr(raw.get("exclusiveMaximum"), raw.get("maximum")))
+		numberOr(raw.Get("exclusiveMaximum"), raw.Get("maximum")))
 	return out
 }
 
-func numberOr(n, alt *node) *node {
-	if n != nil && n.kind == kindNumber {
+func numberOr(n, alt *jq.Value) *jq.Value {
+	if n != nil && n.Kind == jq.KindNumber {
 		return n
 	}
 	return alt
@@ -197,9 +199,9 @@ func numberOr(n, alt *node) *node {
 
 // boundText prints a bound as the SDK does (jq's rendering of the schema
 // literal); ratText covers a bound whose literal could not be located.
-func boundText(bound *big.Rat, lit *node) string {
-	if lit != nil && lit.kind == kindNumber {
-		return jqNumber(lit.str)
+func boundText(bound *big.Rat, lit *jq.Value) string {
+	if lit != nil && lit.Kind == jq.KindNumber {
+		return jqNumber(lit.Text)
 	}
 	return ratText(bound)
 }
@@ -223,12 +225,12 @@ func ratText(r *big.Rat) string {
 // per offending element. Only an object-form `items` that applies to the
 // element is read: 2020-12 starts it after `prefixItems`; an older tuple-form
 // `items` is left to the fallback, as the SDK cannot read it either.
-func itemEntries(p string, s *jsonschema.Schema, raw, v *node) []string {
-	if v.kind != kindArray {
+func itemEntries(p string, s *jsonschema.Schema, raw, v *jq.Value) []string {
+	if v.Kind != jq.KindArray {
 		return nil
 	}
-	rawItems := raw.get("items")
-	if rawItems == nil || rawItems.kind != kindObject {
+	rawItems := raw.Get("items")
+	if rawItems == nil || rawItems.Kind != jq.KindObject {
 		return nil
 	}
 	var is *jsonschema.Schema
@@ -242,24 +244,24 @@ func itemEntries(p string, s *jsonschema.Schema, raw, v *node) []string {
 		return nil
 	}
 	var out []string
-	for i := start; i < len(v.elems); i++ {
-		ev := v.elems[i]
+	for i := start; i < len(v.Elems); i++ {
+		ev := v.Elems[i]
 		at := p + "[" + strconv.Itoa(i) + "]"
 		if t := typeEntry(is, rawItems, ev); t != "" {
 			out = append(out, at+t)
-		} else if is.Enum != nil && !member(rawItems.get("enum"), ev) {
-			out = append(out, at+"="+ev.tojson()+" (allowed: "+joinJQ(rawItems.get("enum"), ", ")+")")
+		} else if is.Enum != nil && !member(rawItems.Get("enum"), ev) {
+			out = append(out, at+"="+tojson(ev)+" (allowed: "+joinJQ(rawItems.Get("enum"), ", ")+")")
 		}
 	}
 	return out
 }
 
-func member(enum, v *node) bool {
-	if enum == nil || enum.kind != kindArray {
+func member(enum, v *jq.Value) bool {
+	if enum == nil || enum.Kind != jq.KindArray {
 		return true // nothing enforceable was declared
 	}
-	for _, e := range enum.elems {
-		if e.equal(v) {
+	for _, e := range enum.Elems {
+		if equal(e, v) {
 			return true
 		}
 	}

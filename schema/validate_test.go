@@ -7,6 +7,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/mcp-bashd/mcp-bashd/internal/jq"
 )
 
 // Texts checked against the SDK's own validator program run by jq 1.7.1:
@@ -279,8 +281,8 @@ func FuzzValidate(f *testing.F) {
 			t.Fatalf("parseJSON(%q) = %v, encoding/json disagrees", args, perr)
 		}
 		refused := perr != nil
-		if perr == nil && n.kind == kindObject {
-			_, refused = n.oversizedNumber()
+		if perr == nil && n.Kind == jq.KindObject {
+			_, refused = oversizedNumber(n)
 		}
 		for _, s := range schemas {
 			err := s.Validate(json.RawMessage(args))

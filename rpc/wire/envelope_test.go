@@ -154,8 +154,8 @@ func TestEnvelopeInvalidUTF8(t *testing.T) {
 		"valid ✓ \u2028 text": "valid ✓ \u2028 text",
 	}
 	for in, want := range cases {
-		if got := jqValidUTF8(in); got != want {
-			t.Errorf("jqValidUTF8(%q) = %q, want %q", in, got, want)
+		if got := ValidUTF8(in); got != want {
+			t.Errorf("ValidUTF8(%q) = %q, want %q", in, got, want)
 		}
 		line := ErrorLine(nil, -32603, in, nil)
 		checkLine(t, line)
@@ -194,5 +194,16 @@ func TestEnvelopeMatchesEncodingJSON(t *testing.T) {
 		if !bytes.Equal(wb, gb) {
 			t.Errorf("round trip of %s\n got %s\nwant %s", raw, gb, wb)
 		}
+	}
+}
+
+// TestEnvelopeExported: the helpers other packages print with.
+func TestEnvelopeExported(t *testing.T) {
+	if got, want := string(ResultLineTrusted(json.RawMessage(`1e2`), json.RawMessage(`{"text":"x"}`))),
+		`{"jsonrpc":"2.0","id":1E+2,"result":{"text":"x"}}`+"\n"; got != want {
+		t.Errorf("ResultLineTrusted = %q, want %q", got, want)
+	}
+	if got, want := string(AppendStringBody([]byte("x:"), "a\"\n\x7f<\xe0\x80\x80"+"\u2028")), "x:a\\\"\\n\\u007f<\uFFFD\u2028"; got != want {
+		t.Errorf("AppendStringBody = %q, want %q", got, want)
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/mcp-bashd/mcp-bashd/internal/jq"
 )
 
 // FuzzLineReader compares LineReader, fed in fuzzer-chosen read sizes, with
@@ -86,7 +88,7 @@ func FuzzParse(f *testing.F) {
 		// The scanner is never looser than encoding/json, and only stricter
 		// about a high surrogate escape without its low half (as jq is).
 		data := bytes.TrimPrefix(bytes.ReplaceAll(line, []byte{0}, nil), []byte(utf8BOM))
-		count, _, ok := scanDocuments(data)
+		count, _, ok := jq.Scan(data)
 		one := ok && count == 1
 		if one && !json.Valid(data) {
 			t.Fatalf("scanner accepted %q, encoding/json does not", data)

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"strconv"
 	"strings"
+
+	"github.com/mcp-bashd/mcp-bashd/internal/jq"
 )
 
 // The request gates reproduce, byte for byte, what the bash SDK we replace
@@ -42,9 +44,10 @@ import (
 //     as an unknown method ("Method not found: ").
 
 // MaxDepth is how deeply arrays and objects may nest in one line, the same
-// limit encoding/json applies. Deeper input is "Invalid JSON"; the scanner
-// keeps its own stack, so no depth can exhaust the goroutine stack.
-const MaxDepth = 10000
+// limit encoding/json applies. Deeper input is "Invalid JSON"; the reader
+// (internal/jq) keeps its own stack, so no depth can exhaust the goroutine
+// stack.
+const MaxDepth = jq.MaxDepth
 
 // Message is one parsed JSON-RPC message.
 type Message struct {
@@ -91,9 +94,6 @@ const (
 const (
 	utf8BOM  = "\xef\xbb\xbf"
 	jsonNull = "null"
-	// maxExponent is where an absurd exponent saturates instead of
-	// overflowing; far beyond anything a double or decNumber can hold.
-	maxExponent = 1 << 40
 )
 
 // Parse applies the SDK's gates in order to one line and returns either a
@@ -137,17 +137,17 @@ func Parse(line []byte) (*Message, *GateError) {
 	}
 	data = bytes.TrimPrefix(data, []byte(utf8BOM))
 
-	count, doc, ok := scanDocuments(data)
+	count, doc, ok := jq.Scan(data)
 	if !ok {
 		return nil, gateError(nil, gateCodeParse, gateInvalidJSON)
 	}
 	if count != 1 {
 		return nil, gateError(nil, gateCodeParse, gateNotOneDoc)
 	}
-	if data[doc.start] != '{' {
+	if data[doc] != '{' {
 		return nil, gateError(nil, gateCodeInvalid, gateNotObject)
 	}
-	f := objectFields(data, doc.start)
+	f := objectFields(data, doc)
 
 	var id json.RawMessage
 	if f.id.present {
@@ -185,281 +185,25 @@ func gateError(id json.RawMessage, code int, text string) *GateError {
 	return &GateError{ID: id, Code: code, Message: text}
 }
 
-// --- scanning ---------------------------------------------------------------
+// --- the SDK's view of a line -----------------------------------------------
 
+// span is a member's value in the line; present is false for an absent key.
 type span struct {
 	start, end int
 	present    bool
 }
 
-func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
-
-// isDelim reports the bytes that end one of jq's literal tokens.
-func isDelim(c byte) bool {
-	switch c {
-	case ' ', '\t', '\n', '\r', '"', '[', ']', '{', '}', ',', ':':
-		return true
-	}
-	return false
-}
-
-func skipSpace(data []byte, i int) int {
-	for i < len(data) && isSpace(data[i]) {
-		i++
-	}
-	return i
-}
-
-// literalEnd returns the end of the literal token starting at i.
-func literalEnd(data []byte, i int) int {
-	for i < len(data) && !isDelim(data[i]) {
-		i++
-	}
-	return i
-}
-
-// scanDocuments validates data as a whitespace-separated sequence of JSON
-// documents, as `jq -s` reads it, and returns how many there are and where
-// the first one is. ok is false on any syntax error.
-func scanDocuments(data []byte) (count int, first span, ok bool) {
-	i := skipSpace(data, 0)
-	for i < len(data) {
-		end, good := scanValue(data, i)
-		if !good {
-			return 0, span{}, false
-		}
-		if count == 0 {
-			first = span{start: i, end: end, present: true}
-		}
-		count++
-		i = skipSpace(data, end)
-	}
-	return count, first, true
-}
-
-// scanValue validates one value starting at data[i] (not whitespace) and
-// returns its end. It keeps its own stack so depth costs heap, not stack.
-func scanValue(data []byte, i int) (int, bool) {
-	var stack []byte // '[' or '{' per open container
-	ok := true
-	for {
-		// A value starts at i.
-		if i >= len(data) {
-			return i, false
-		}
-		switch c := data[i]; c {
-		case '[', '{':
-			if len(stack) >= MaxDepth {
-				return i, false
-			}
-			stack = append(stack, c)
-			i = skipSpace(data, i+1)
-			if i < len(data) && data[i] == c+2 { // "[]" or "{}"
-				i++
-				stack = stack[:len(stack)-1]
-				break
-			}
-			if c == '{' {
-				if i, ok = scanKey(data, i); !ok {
-					return i, false
-				}
-			}
-			continue
-		case '"':
-			if i, ok = scanString(data, i); !ok {
-				return i, false
-			}
-		default:
-			end := literalEnd(data, i)
-			if !validLiteral(data[i:end]) {
-				return i, false
-			}
-			i = end
-		}
-		// A value ended at i: close containers until one wants another value.
-		for {
-			if len(stack) == 0 {
-				return i, true
-			}
-			i = skipSpace(data, i)
-			if i >= len(data) {
-				return i, false
-			}
-			top := stack[len(stack)-1]
-			if data[i] == ',' {
-				i = skipSpace(data, i+1)
-				if top == '{' {
-					if i, ok = scanKey(data, i); !ok {
-						return i, false
-					}
-				}
-				break
-			}
-			if data[i] != top+2 { // ']' or '}'
-				return i, false
-			}
-			i++
-			stack = stack[:len(stack)-1]
-		}
-	}
-}
-
-// scanKey validates `"key" :` at i and returns where the value starts.
-func scanKey(data []byte, i int) (int, bool) {
-	if i >= len(data) || data[i] != '"' {
-		return i, false
-	}
-	i, ok := scanString(data, i)
-	if !ok {
-		return i, false
-	}
-	i = skipSpace(data, i)
-	if i >= len(data) || data[i] != ':' {
-		return i, false
-	}
-	return skipSpace(data, i+1), true
-}
-
-// scanString validates the string starting at the quote at i. Like jq it
-// rejects raw control characters, unknown escapes and a high surrogate
-// escape without a low one after it; it accepts a lone low surrogate and
-// any other byte (invalid UTF-8 is replaced when the string is decoded).
-func scanString(data []byte, i int) (int, bool) {
-	for j := i + 1; j < len(data); {
-		switch c := data[j]; {
-		case c == '"':
-			return j + 1, true
-		case c < 0x20:
-			return j, false
-		case c != '\\':
-			j++
-			continue
-		}
-		if j+1 >= len(data) {
-			return j, false
-		}
-		switch data[j+1] {
-		case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-			j += 2
-		case 'u':
-			cp, ok := hex4(data, j+2)
-			if !ok {
-				return j, false
-			}
-			j += 6
-			if cp >= 0xD800 && cp <= 0xDBFF {
-				if j+1 >= len(data) || data[j] != '\\' || data[j+1] != 'u' {
-					return j, false
-				}
-				lo, ok := hex4(data, j+2)
-				if !ok || lo < 0xDC00 || lo > 0xDFFF {
-					return j, false
-				}
-				j += 6
-			}
-		default:
-			return j, false
-		}
-	}
-	return len(data), false
-}
-
-func hex4(data []byte, i int) (rune, bool) {
-	if i+4 > len(data) {
-		return 0, false
-	}
-	var r rune
-	for _, c := range data[i : i+4] {
-		switch {
-		case c >= '0' && c <= '9':
-			r = r<<4 | rune(c-'0')
-		case c >= 'a' && c <= 'f':
-			r = r<<4 | rune(c-'a'+10)
-		case c >= 'A' && c <= 'F':
-			r = r<<4 | rune(c-'A'+10)
-		default:
-			return 0, false
-		}
-	}
-	return r, true
-}
-
-// validLiteral accepts true, false, null and RFC 8259 numbers.
-func validLiteral(tok []byte) bool {
-	switch string(tok) {
-	case "true", "false", "null":
-		return true
-	}
-	return validNumber(tok)
-}
-
-func validNumber(tok []byte) bool {
-	i := 0
-	if i < len(tok) && tok[i] == '-' {
-		i++
-	}
-	switch {
-	case i < len(tok) && tok[i] == '0':
-		i++
-	case i < len(tok) && tok[i] >= '1' && tok[i] <= '9':
-		i = digitsEnd(tok, i)
-	default:
-		return false
-	}
-	if i < len(tok) && tok[i] == '.' {
-		j := digitsEnd(tok, i+1)
-		if j == i+1 {
-			return false
-		}
-		i = j
-	}
-	if i < len(tok) && (tok[i] == 'e' || tok[i] == 'E') {
-		i++
-		if i < len(tok) && (tok[i] == '+' || tok[i] == '-') {
-			i++
-		}
-		j := digitsEnd(tok, i)
-		if j == i {
-			return false
-		}
-		i = j
-	}
-	return i == len(tok)
-}
-
-func digitsEnd(tok []byte, i int) int {
-	for i < len(tok) && tok[i] >= '0' && tok[i] <= '9' {
-		i++
-	}
-	return i
-}
-
-// --- reading validated input ------------------------------------------------
-
-// The functions below assume input that scanValue accepted.
-
 type gateFields struct {
 	jsonrpc, id, method, params, result, error span
 }
 
-// objectFields finds the members the gates read in the object at data[i];
-// for a repeated key the last one wins, as in jq.
+// objectFields finds the members the gates read in the object at data[i],
+// which jq.Scan accepted; for a repeated key the last one wins, as in jq.
 func objectFields(data []byte, i int) gateFields {
 	var f gateFields
-	i = skipSpace(data, i+1)
-	for data[i] != '}' {
-		keyStart := i
-		i = skipString(data, i)
-		key := data[keyStart:i]
-		if bytes.IndexByte(key, '\\') >= 0 {
-			key = []byte(decodeString(key))
-		} else {
-			key = key[1 : len(key)-1]
-		}
-		i = skipSpace(data, i)
-		i = skipSpace(data, i+1) // past ':'
-		v := span{start: i, end: skipValue(data, i), present: true}
-		switch string(key) {
+	for key, at := range jq.Members(data, i) {
+		v := span{start: at.Start, end: at.End, present: true}
+		switch key {
 		case "jsonrpc":
 			f.jsonrpc = v
 		case "id":
@@ -473,115 +217,9 @@ func objectFields(data []byte, i int) gateFields {
 		case "error":
 			f.error = v
 		}
-		i = skipSpace(data, v.end)
-		if data[i] == ',' {
-			i = skipSpace(data, i+1)
-		}
 	}
 	return f
 }
-
-// skipString returns the end of the string whose quote is at i.
-func skipString(data []byte, i int) int {
-	for j := i + 1; ; {
-		switch data[j] {
-		case '"':
-			return j + 1
-		case '\\':
-			j += 2
-		default:
-			j++
-		}
-	}
-}
-
-// skipValue returns the end of the value starting at i.
-func skipValue(data []byte, i int) int {
-	depth := 0
-	for {
-		switch c := data[i]; {
-		case c == '"':
-			i = skipString(data, i)
-		case c == '[' || c == '{':
-			depth++
-			i++
-		case c == ']' || c == '}':
-			depth--
-			i++
-		case depth > 0 && (isSpace(c) || c == ',' || c == ':'):
-			i++
-			continue
-		default:
-			i = literalEnd(data, i)
-		}
-		if depth == 0 {
-			return i
-		}
-	}
-}
-
-// decodeString decodes a string token the way jq's parser does: escapes are
-// expanded (a lone low surrogate escape becomes U+FFFD), then invalid UTF-8
-// is replaced as jq replaces it.
-func decodeString(tok []byte) string {
-	body := tok[1 : len(tok)-1]
-	if bytes.IndexByte(body, '\\') < 0 {
-		return jqValidUTF8(string(body))
-	}
-	out := make([]byte, 0, len(body))
-	for i := 0; i < len(body); {
-		c := body[i]
-		if c != '\\' {
-			out = append(out, c)
-			i++
-			continue
-		}
-		switch body[i+1] {
-		case 'b':
-			out = append(out, '\b')
-		case 'f':
-			out = append(out, '\f')
-		case 'n':
-			out = append(out, '\n')
-		case 'r':
-			out = append(out, '\r')
-		case 't':
-			out = append(out, '\t')
-		case 'u':
-			cp, _ := hex4(body, i+2)
-			i += 6
-			if cp >= 0xD800 && cp <= 0xDBFF {
-				lo, _ := hex4(body, i+2)
-				i += 6
-				cp = 0x10000 + (cp-0xD800)<<10 + (lo - 0xDC00)
-			}
-			// jq encodes a lone low surrogate as its 3-byte form, which the
-			// UTF-8 repair below turns into one U+FFFD.
-			out = appendUTF8Raw(out, cp)
-			continue
-		default: // '"', '\\', '/'
-			out = append(out, body[i+1])
-		}
-		i += 2
-	}
-	return jqValidUTF8(string(out))
-}
-
-// appendUTF8Raw encodes cp as UTF-8 without refusing surrogates, as jq does.
-func appendUTF8Raw(b []byte, cp rune) []byte {
-	switch {
-	case cp < 0x80:
-		return append(b, byte(cp))
-	case cp < 0x800:
-		return append(b, 0xC0|byte(cp>>6), 0x80|byte(cp&0x3F))
-	case cp < 0x10000:
-		return append(b, 0xE0|byte(cp>>12), 0x80|byte(cp>>6&0x3F), 0x80|byte(cp&0x3F))
-	default:
-		return append(b, 0xF0|byte(cp>>18), 0x80|byte(cp>>12&0x3F), 0x80|byte(cp>>6&0x3F), 0x80|byte(cp&0x3F))
-	}
-}
-
-// --- the SDK's view of a field ----------------------------------------------
 
 // versionOK is the SDK's version gate, `[[ "$jsonrpc" != "2.0" ]]` on the
 // field as jqRawField reads it. An object or array never reads as "2.0", so
@@ -600,19 +238,14 @@ func jqRawField(data []byte, v span) string {
 		return ""
 	}
 	raw := data[v.start:v.end]
-	var s string
-	switch raw[0] {
-	case '"':
-		s = decodeString(raw)
-	case 'n', 'f': // null and false are what `//` replaces
+	val, _ := jq.Parse(raw) // a member of a line jq.Scan accepted
+	switch val.Kind {
+	case jq.KindNull, jq.KindFalse: // what `//` replaces
 		return ""
-	case 't':
-		return "true"
-	case '[', '{':
-		return jqIndented(data, v.start, len(raw))
-	default:
-		return canonicalNumber(string(raw))
+	case jq.KindArray, jq.KindObject:
+		return jqIndented(val, len(raw))
 	}
+	s := jq.Raw(val, jq.Indent)
 	if strings.IndexByte(s, 0) >= 0 {
 		s = strings.ReplaceAll(s, "\x00", "")
 	}
@@ -625,29 +258,27 @@ func jqRawField(data []byte, v span) string {
 // compact instead. The SDK's jq (256 levels at most) never got that far.
 const indentBudget = 64 << 10
 
-// jqIndented prints the value at data[i] as jq -r does (indented by two
-// spaces), or compact when that would pass indentBudget plus twice the
-// value's own size.
-func jqIndented(data []byte, i, size int) string {
-	val, _ := buildValue(data, i)
-	compact := appendValue(nil, val, false, 0)
+// jqIndented prints val as jq -r does (indented by two spaces), or compact
+// when that would pass indentBudget plus twice the size of its text.
+func jqIndented(val *jq.Value, size int) string {
+	compact := jq.Append(nil, val, jq.Compact)
 	if int64(len(compact))+indentCost(val, 0) > int64(indentBudget+2*size) {
 		return string(compact)
 	}
-	return string(appendValue(make([]byte, 0, 2*len(compact)), val, true, 0))
+	return string(jq.Append(make([]byte, 0, 2*len(compact)), val, jq.Indent))
 }
 
 // indentCost is how many bytes indenting adds to v's compact text at depth
 // level: a newline and the indentation before each member and before the
 // closing bracket, and a space after each colon.
-func indentCost(v *value, level int64) int64 {
-	if len(v.elems) == 0 {
+func indentCost(v *jq.Value, level int64) int64 {
+	if len(v.Elems) == 0 {
 		return 0
 	}
 	cost := 1 + 2*level // before the closing bracket
-	for _, e := range v.elems {
+	for _, e := range v.Elems {
 		cost += 1 + 2*(level+1) + indentCost(e, level+1)
-		if v.kind == '{' {
+		if v.Kind == jq.KindObject {
 			cost++
 		}
 	}
@@ -672,45 +303,9 @@ func validID(raw []byte) bool {
 	return false
 }
 
-// decimal splits a valid JSON number into sign, coefficient digits without
-// leading zeros ("0" for zero) and exponent, so its value is
-// ±coef × 10^exp. Absurd exponents saturate rather than overflow.
-func decimal(s string) (neg bool, coef string, exp int64) {
-	if s[0] == '-' {
-		neg = true
-		s = s[1:]
-	}
-	mant, expPart := s, ""
-	if k := strings.IndexAny(s, "eE"); k >= 0 {
-		mant, expPart = s[:k], s[k+1:]
-	}
-	intPart, frac := mant, ""
-	if k := strings.IndexByte(mant, '.'); k >= 0 {
-		intPart, frac = mant[:k], mant[k+1:]
-	}
-	coef = strings.TrimLeft(intPart+frac, "0")
-	if coef == "" {
-		coef = "0"
-	}
-	expNeg := false
-	if expPart != "" && (expPart[0] == '+' || expPart[0] == '-') {
-		expNeg = expPart[0] == '-'
-		expPart = expPart[1:]
-	}
-	for _, d := range expPart {
-		if exp < maxExponent {
-			exp = exp*10 + int64(d-'0')
-		}
-	}
-	if expNeg {
-		exp = -exp
-	}
-	return neg, coef, exp - int64(len(frac))
-}
-
 // wholeNumber reports whether a valid JSON number has no fractional part.
 func wholeNumber(lit string) bool {
-	_, coef, exp := decimal(lit)
+	_, coef, exp := jq.Decimal(lit)
 	if coef == "0" || exp >= 0 {
 		return true
 	}
@@ -718,127 +313,4 @@ func wholeNumber(lit string) bool {
 		return false // nonzero and below 1
 	}
 	return strings.TrimLeft(coef[int64(len(coef))+exp:], "0") == ""
-}
-
-// canonicalNumber prints a valid JSON number the way jq 1.7 prints a number
-// literal: decNumber's to-scientific-string (1e2 is 1E+2, 1.50 stays 1.50,
-// 100e-2 is 1.00, 1e-7 is 1E-7, -0 stays -0).
-func canonicalNumber(lit string) string {
-	neg, coef, exp := decimal(lit)
-	adjusted := exp + int64(len(coef)) - 1
-	var b strings.Builder
-	if neg {
-		b.WriteByte('-')
-	}
-	switch {
-	case exp == 0:
-		b.WriteString(coef)
-	case exp < 0 && adjusted >= -6:
-		point := int64(len(coef)) + exp // digits before the point
-		if point > 0 {
-			b.WriteString(coef[:point])
-			b.WriteByte('.')
-			b.WriteString(coef[point:])
-		} else {
-			b.WriteString("0.")
-			b.WriteString(strings.Repeat("0", int(-point)))
-			b.WriteString(coef)
-		}
-	default:
-		b.WriteByte(coef[0])
-		if len(coef) > 1 {
-			b.WriteByte('.')
-			b.WriteString(coef[1:])
-		}
-		b.WriteByte('E')
-		if adjusted >= 0 {
-			b.WriteByte('+')
-		}
-		b.WriteString(strconv.FormatInt(adjusted, 10))
-	}
-	return b.String()
-}
-
-// --- values, for re-printing as jq prints ------------------------------------
-
-// value is a parsed JSON value. Objects keep first-seen key order and the
-// last value for a repeated key, as jq objects do.
-type value struct {
-	kind  byte     // 'n' null, 't' true, 'f' false, '0' number, '"' string, '[' array, '{' object
-	text  string   // number literal or decoded string
-	keys  []string // object keys, in order
-	elems []*value // array elements, or object values parallel to keys
-}
-
-// buildValue parses the validated value at data[i] and returns it and its
-// end. Recursion is bounded by MaxDepth, which scanValue enforced.
-func buildValue(data []byte, i int) (*value, int) {
-	switch c := data[i]; c {
-	case '"':
-		end := skipString(data, i)
-		return &value{kind: '"', text: decodeString(data[i:end])}, end
-	case '[':
-		v := &value{kind: '['}
-		i = skipSpace(data, i+1)
-		for data[i] != ']' {
-			var e *value
-			e, i = buildValue(data, i)
-			v.elems = append(v.elems, e)
-			i = skipSpace(data, i)
-			if data[i] == ',' {
-				i = skipSpace(data, i+1)
-			}
-		}
-		return v, i + 1
-	case '{':
-		v := &value{kind: '{'}
-		var index map[string]int // built once the object is big enough to need it
-		i = skipSpace(data, i+1)
-		for data[i] != '}' {
-			end := skipString(data, i)
-			key := decodeString(data[i:end])
-			i = skipSpace(data, end)
-			i = skipSpace(data, i+1) // past ':'
-			var e *value
-			e, i = buildValue(data, i)
-			if at, dup := findKey(v.keys, index, key); dup {
-				v.elems[at] = e
-			} else {
-				v.keys = append(v.keys, key)
-				v.elems = append(v.elems, e)
-				if index != nil {
-					index[key] = len(v.keys) - 1
-				} else if len(v.keys) > 16 {
-					index = make(map[string]int, 2*len(v.keys))
-					for k, name := range v.keys {
-						index[name] = k
-					}
-				}
-			}
-			i = skipSpace(data, i)
-			if data[i] == ',' {
-				i = skipSpace(data, i+1)
-			}
-		}
-		return v, i + 1
-	}
-	end := literalEnd(data, i)
-	switch data[i] {
-	case 'n', 't', 'f':
-		return &value{kind: data[i]}, end
-	}
-	return &value{kind: '0', text: string(data[i:end])}, end
-}
-
-func findKey(keys []string, index map[string]int, key string) (int, bool) {
-	if index != nil {
-		at, ok := index[key]
-		return at, ok
-	}
-	for at, k := range keys {
-		if k == key {
-			return at, true
-		}
-	}
-	return 0, false
 }

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/mcp-bashd/mcp-bashd/internal/jq"
 )
 
 // sdkMethods are the methods the SDK's process_request dispatches; every
@@ -148,6 +150,11 @@ func TestGateSDKParity(t *testing.T) {
 		{"id/5e-324 is fractional", "{\"jsonrpc\":\"2.0\",\"id\":5e-324,\"method\":\"ping\"}", "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32600,\"message\":\"Invalid Request: id must be a string or an integer\"}}"},
 		{"id/4503599627370496.5 is fractional", "{\"jsonrpc\":\"2.0\",\"id\":4503599627370496.5,\"method\":\"ping\"}", "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32600,\"message\":\"Invalid Request: id must be a string or an integer\"}}"},
 		{"id/1e400", "{\"jsonrpc\":\"2.0\",\"id\":1e400,\"method\":\"ping\"}", "{\"jsonrpc\":\"2.0\",\"id\":1E+400,\"result\":{}}", "ping"},
+		{"id/past decNumber's emax echoes DBL_MAX as a second jq pass prints it", "{\"jsonrpc\":\"2.0\",\"id\":1e1000000000,\"method\":\"ping\"}", "{\"jsonrpc\":\"2.0\",\"id\":1.7976931348623157E+308,\"result\":{}}", "ping"},
+		{"id/below decNumber's etiny rounds to zero", "{\"jsonrpc\":\"2.0\",\"id\":-1e-1147483647,\"method\":\"ping\"}", "{\"jsonrpc\":\"2.0\",\"id\":-0E-1147483646,\"result\":{}}", "ping"},
+		{"id/zero exponent clamped to emax", "{\"jsonrpc\":\"2.0\",\"id\":0e1000000000,\"method\":\"ping\"}", "{\"jsonrpc\":\"2.0\",\"id\":0E+999999999,\"result\":{}}", "ping"},
+		{"method/past emax prints as one jq -r pass does", "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":1e1000000000}", "{\"jsonrpc\":\"2.0\",\"id\":7,\"error\":{\"code\":-32601,\"message\":\"Method not found: 1.7976931348623157e+308\"}}", "1.7976931348623157e+308"},
+		{"method/array below etiny", "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":[1e-1147483647]}", "{\"jsonrpc\":\"2.0\",\"id\":7,\"error\":{\"code\":-32601,\"message\":\"Method not found: [\\n  0E-1147483646\\n]\"}}", "[\n  0E-1147483646\n]"},
 		{"id/negative integer", "{\"jsonrpc\":\"2.0\",\"id\":-5,\"method\":\"ping\"}", "{\"jsonrpc\":\"2.0\",\"id\":-5,\"result\":{}}", "ping"},
 		{"id/zero", "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"ping\"}", "{\"jsonrpc\":\"2.0\",\"id\":0,\"result\":{}}", "ping"},
 		{"id/huge integer", "{\"jsonrpc\":\"2.0\",\"id\":123456789012345678901234567890,\"method\":\"ping\"}", "{\"jsonrpc\":\"2.0\",\"id\":123456789012345678901234567890,\"result\":{}}", "ping"},
@@ -383,8 +390,8 @@ func TestParseMethodIndentBounded(t *testing.T) {
 	}
 	// indentCost predicts the indented size exactly.
 	for _, raw := range []string{`[]`, `{}`, `[1,[2,{}],{"a":{"b":[3]}}]`, `{"k":[[],[[1]]],"l":"x"}`} {
-		v, _ := buildValue([]byte(raw), 0)
-		compact, pretty := appendValue(nil, v, false, 0), appendValue(nil, v, true, 0)
+		v, _ := jq.Parse([]byte(raw))
+		compact, pretty := jq.Append(nil, v, jq.Compact), jq.Append(nil, v, jq.Indent)
 		if int64(len(pretty)) != int64(len(compact))+indentCost(v, 0) {
 			t.Errorf("indentCost(%s) = %d, want %d", raw, indentCost(v, 0), len(pretty)-len(compact))
 		}
@@ -403,30 +410,6 @@ func TestParseLargeLine(t *testing.T) {
 	msg, gerr := Parse([]byte(line))
 	if gerr != nil || msg.Method != "tools/call" || !bytes.Contains(msg.Params, []byte(big)) {
 		t.Fatalf("large line: %+v", gerr)
-	}
-}
-
-func TestGateCanonicalNumber(t *testing.T) {
-	// Each want is what jq 1.7.1 printed for the literal.
-	cases := map[string]string{
-		"0": "0", "-0": "-0", "7": "7", "1e2": "1E+2", "1E2": "1E+2", "1e+2": "1E+2", "10e1": "1.0E+2",
-		"0.5e1": "5", "100e-2": "1.00", "1e-7": "1E-7", "0.0000001": "1E-7", "0.000001": "0.000001",
-		"123.456e5": "1.23456E+7", "1.5e-400": "1.5E-400", "-0.0": "-0.0", "0e10": "0E+10", "0E-10": "0E-10",
-		"12345678901234567890123": "12345678901234567890123", "1e1000": "1E+1000", "-1e1000": "-1E+1000",
-		"5e0": "5", "0.00000123": "0.00000123", "1.23e-5": "0.0000123", "123e-9": "1.23E-7",
-		"1234e-10": "1.234E-7", "1.000000e-6": "0.000001000000", "1.50": "1.50", "1200e-2": "12.00",
-		"100000000000000000000000000000000000000000e-10": "10000000000000000000000000000000.0000000000",
-	}
-	for lit, want := range cases {
-		if got := canonicalNumber(lit); got != want {
-			t.Errorf("canonicalNumber(%s) = %s, want %s", lit, got, want)
-		}
-	}
-	// Absurd exponents saturate instead of wrapping around.
-	for _, lit := range []string{"1e99999999999999999999999", "1e-99999999999999999999999"} {
-		if got := canonicalNumber(lit); !strings.HasPrefix(got, "1E") || strings.Contains(got, "E--") {
-			t.Errorf("canonicalNumber(%s) = %s", lit, got)
-		}
 	}
 }
 
