@@ -19,7 +19,6 @@ import (
 	"syscall"
 	"time"
 
-
 	"github.com/mcp-bashd/mcp-bashd/scripts"
 	"github.com/mcp-bashd/mcp-bashd/supervisor"
 )
