@@ -3,9 +3,11 @@ package mcp
 import (
 	"context"
 	"encoding/json"
-	"math/big"
+	"strconv"
+	"strings"
 	"sync"
 
+	"github.com/mcp-bashd/mcp-bashd/internal/jq"
 	"github.com/mcp-bashd/mcp-bashd/rpc/transport"
 	"github.com/mcp-bashd/mcp-bashd/rpc/wire"
 )
@@ -34,8 +36,10 @@ func (c *conn) update(f func(*connState)) {
 	f(&c.st)
 }
 
-// idKey makes JSON ids comparable as values: 1 and 1.0e0 are the same
-// integer, "1" is a string and never equals 1.
+// idKey makes JSON ids comparable as values: 1, 1.0 and 10e-1 are the same
+// integer, "1" is a string and never equals 1. It is linear in the id's
+// length (a client may send a megabyte of digits): an integer's key is
+// its significant digits and its power of ten, never its expansion.
 func idKey(raw json.RawMessage) (string, bool) {
 	switch wire.FirstByte(raw) {
 	case '"':
@@ -45,11 +49,25 @@ func idKey(raw json.RawMessage) (string, bool) {
 		}
 		return "s:" + s, true
 	case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
-		r, ok := new(big.Rat).SetString(string(raw))
-		if !ok || !r.IsInt() {
+		lit := string(wire.Compact(raw))
+		var n json.Number
+		if json.Unmarshal([]byte(lit), &n) != nil {
 			return "", false
 		}
-		return "n:" + r.Num().String(), true
+		neg, coef, exp := jq.Decimal(lit)
+		trimmed := strings.TrimRight(coef, "0")
+		exp += int64(len(coef) - len(trimmed))
+		if trimmed == "" {
+			return "n:0", true // -0 and 0e5 are 0
+		}
+		if exp < 0 {
+			return "", false // a fraction is not an id the gates let through
+		}
+		sign := ""
+		if neg {
+			sign = "-"
+		}
+		return "n:" + sign + trimmed + "e" + strconv.FormatInt(exp, 10), true
 	}
 	return "", false
 }
