@@ -15,8 +15,6 @@ import (
 
 	"go.uber.org/zap"
 	"golang.org/x/sys/unix"
-
-	"github.com/mcp-bashd/mcp-bashd/tmpdir"
 )
 
 // Why a call is being stopped before it returned. They are the causes a
@@ -82,11 +80,11 @@ func (s *Supervisor) Call(ctx context.Context, req Request) Outcome {
 	switch {
 	case o.SetupErr != nil:
 		log.Error("call not run", zap.Error(o.SetupErr))
-	case o.Phase == "refused":
+	case o.Phase == phaseRefused:
 		log.Info("before-tool hook refused the call", zap.Int("status", o.HookStatus))
-	case o.Phase == "hook" && o.Signal != 0:
+	case o.Phase == phaseHook && o.Signal != 0:
 		log.Error("before-tool hook killed by a signal; tool not run", zap.String("signal", unix.SignalName(o.Signal)))
-	case o.Phase == "hook":
+	case o.Phase == phaseHook:
 		log.Error("before-tool hook ended the call instead of returning; tool not run", zap.Int("exit", o.ExitCode))
 	case o.Cancelled:
 		log.Info("call cancelled", fields...)
@@ -102,21 +100,12 @@ func (s *Supervisor) Call(ctx context.Context, req Request) Outcome {
 }
 
 func (s *Supervisor) call(ctx context.Context, req Request, log *zap.Logger) Outcome {
-	root, err := tmpdir.Create(s.base, tmpdir.CallPrefix, s.owner)
+	root, err := s.newRoot(req.Args, log)
 	if err != nil {
-		return Outcome{SetupErr: fmt.Errorf("create call directory: %w", err), SetupDir: true}
+		return Outcome{SetupErr: err, SetupDir: true}
 	}
 	defer s.removeRoot(root, log)
-	if err := os.Mkdir(filepath.Join(root, "tmp"), 0o700); err != nil {
-		return Outcome{SetupErr: fmt.Errorf("create MCP_CALL_TMPDIR: %w", err), SetupDir: true}
-	}
-	// The files of the call's root are part of creating it (a full TMPDIR
-	// fails here as often as at mkdir): the SDK's "call directory" result.
-	if err := os.WriteFile(filepath.Join(root, "args"), req.Args, 0o600); err != nil {
-		return Outcome{SetupErr: fmt.Errorf("write arguments: %w", err), SetupDir: true}
-	}
-	outPath := filepath.Join(root, "out")
-	out, err := os.OpenFile(outPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	out, err := openAppend(root.Out())
 	if err != nil {
 		return Outcome{SetupErr: fmt.Errorf("create output file: %w", err), SetupDir: true}
 	}
@@ -125,7 +114,7 @@ func (s *Supervisor) call(ctx context.Context, req Request, log *zap.Logger) Out
 		// A tools-directory executable prints its result on stdout; its
 		// stderr is diagnostics (logged), as in the system it comes from.
 		mode = "exec"
-		if errOut, err = os.OpenFile(filepath.Join(root, "stderr"), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600); err != nil {
+		if errOut, err = openAppend(root.Stderr()); err != nil {
 			out.Close()
 			return Outcome{SetupErr: fmt.Errorf("create stderr file: %w", err)}
 		}
@@ -141,19 +130,23 @@ func (s *Supervisor) call(ctx context.Context, req Request, log *zap.Logger) Out
 		stop := make(chan struct{})
 		var wg sync.WaitGroup
 		wg.Add(1)
-		go tailEvents(filepath.Join(root, "events"), stop, req.Events, &wg)
+		go tailEvents(root.Events(), stop, req.Events, &wg)
 		// Runs before the root is removed (defers run last-in first-out).
 		defer func() { close(stop); wg.Wait() }()
 	}
+	ei, o := s.await(ctx, req, root, pid, done, log)
+	return s.outcome(o, ei, req, root, log)
+}
 
+// await waits for the call's group leader, stopping the call when ctx ends
+// or its timeout passes; o says which happened.
+func (s *Supervisor) await(ctx context.Context, req Request, root callRoot, pid int, done <-chan exitInfo, log *zap.Logger) (ei exitInfo, o Outcome) {
 	var timeout <-chan time.Time
 	if req.Timeout > 0 {
 		t := time.NewTimer(req.Timeout)
 		defer t.Stop()
 		timeout = t.C
 	}
-	var o Outcome
-	var ei exitInfo
 	select {
 	case ei = <-done:
 	case <-ctx.Done():
@@ -168,25 +161,21 @@ func (s *Supervisor) call(ctx context.Context, req Request, log *zap.Logger) Out
 		s.stats.TimedOut.Add(1)
 		ei = s.stop(req, root, pid, done, false, log)
 	}
-	o.Output, o.Truncated = readOutput(outPath, s.cfg.OutputCap)
+	return ei, o
+}
+
+// outcome reads what a finished call left in its root.
+func (s *Supervisor) outcome(o Outcome, ei exitInfo, req Request, root callRoot, log *zap.Logger) Outcome {
+	o.Output, o.Truncated = readOutput(root.Out(), s.cfg.OutputCap)
 	if req.Exe != "" {
-		o.Stderr, _ = readOutput(filepath.Join(root, "stderr"), 64<<10)
+		o.Stderr, _ = readOutput(root.Stderr(), 64<<10)
 		if len(o.Stderr) > 0 {
 			log.Info("tool stderr", zap.ByteString("stderr", o.Stderr))
 		}
 	}
-	o.Phase = "tool"
-	if b, err := os.ReadFile(filepath.Join(root, "phase")); err == nil {
-		switch p := string(b); {
-		case p == "hook":
-			o.Phase = "hook"
-		case strings.HasPrefix(p, "refused "):
-			o.Phase = "refused"
-			fmt.Sscanf(p, "refused %d", &o.HookStatus)
-		}
-		if o.Phase != "tool" {
-			o.HookOutput, _ = readOutput(filepath.Join(root, "hook"), s.cfg.OutputCap)
-		}
+	o.Phase, o.HookStatus = root.readPhase()
+	if o.Phase != phaseTool {
+		o.HookOutput, _ = readOutput(root.Hook(), s.cfg.OutputCap)
 	}
 	if ei.status.Signaled() {
 		o.Signal = ei.status.Signal()
@@ -194,40 +183,14 @@ func (s *Supervisor) call(ctx context.Context, req Request, log *zap.Logger) Out
 	} else {
 		o.ExitCode = ei.status.ExitStatus()
 	}
-	o.Items, o.Structured, o.FullResult, o.ContentProblems = readContent(root, s.cfg.OutputCap)
+	o.Items, o.Structured, o.FullResult, o.ContentProblems = readContent(root.Content(), s.cfg.OutputCap)
 	return o
-}
-
-// removeRoot removes a call's root; one that cannot be removed now (out of
-// file descriptors, say) is kept on a list and retried after later calls
-// and at Close, so it is not left behind until the next daemon's sweep.
-func (s *Supervisor) removeRoot(root string, log *zap.Logger) {
-	if err := tmpdir.Remove(root); err != nil {
-		log.Warn("call directory not removed; will retry", zap.String("path", root), zap.Error(err))
-		s.leftMu.Lock()
-		s.leftovers = append(s.leftovers, root)
-		s.leftMu.Unlock()
-		return
-	}
-	s.retryLeftovers()
-}
-
-func (s *Supervisor) retryLeftovers() {
-	s.leftMu.Lock()
-	defer s.leftMu.Unlock()
-	kept := s.leftovers[:0]
-	for _, dir := range s.leftovers {
-		if err := tmpdir.Remove(dir); err != nil {
-			kept = append(kept, dir)
-		}
-	}
-	s.leftovers = kept
 }
 
 // stop is the cancel path: the tool's cancel hook first (own group, its
 // budget), then SIGTERM+SIGCONT to the call's group, then SIGKILL after
 // the grace. A group whose leader dies on SIGTERM is reported at once.
-func (s *Supervisor) stop(req Request, root string, pid int, done <-chan exitInfo, shutdown bool, log *zap.Logger) exitInfo {
+func (s *Supervisor) stop(req Request, root callRoot, pid int, done <-chan exitInfo, shutdown bool, log *zap.Logger) exitInfo {
 	log.Info("cancelling call")
 	if req.Snapshot.HasFunction("tool_" + req.Tool + "_cancel") {
 		hookReq := req
@@ -235,7 +198,7 @@ func (s *Supervisor) stop(req Request, root string, pid int, done <-chan exitInf
 			// The seed: "A signal that tears the server down passes an
 			// empty string instead".
 			hookReq.Args = nil
-			_ = os.WriteFile(filepath.Join(root, "args"), nil, 0o600)
+			_ = os.WriteFile(root.Args(), nil, 0o600)
 		}
 		s.runBounded("cancel", hookReq, root, s.devnull, s.devnull, log)
 	}
@@ -261,48 +224,6 @@ func (s *Supervisor) stop(req Request, root string, pid int, done <-chan exitInf
 	return <-done
 }
 
-// errBudget is a bounded process that ran past its budget (and was killed).
-var errBudget = errors.New("did not finish within its time budget")
-
-// waitBounded waits for a process group's leader to exit, for at most
-// budget or until ctx ends; either way the group is then SIGKILLed and
-// reaped before it returns (errBudget or ctx's error).
-func (s *Supervisor) waitBounded(ctx context.Context, pid int, done <-chan exitInfo, budget time.Duration) (exitInfo, error) {
-	t := time.NewTimer(budget)
-	defer t.Stop()
-	select {
-	case ei := <-done:
-		return ei, nil
-	case <-t.C:
-		s.reaper.signalGroup(pid, unix.SIGKILL)
-		return <-done, errBudget
-	case <-ctx.Done():
-		s.reaper.signalGroup(pid, unix.SIGKILL)
-		return <-done, ctx.Err()
-	}
-}
-
-// runBounded runs a hook-like mode (cancel hook, EXIT trap) in its own
-// process group, kills the group after the hook budget, and logs failures;
-// it never fails anything.
-func (s *Supervisor) runBounded(mode string, req Request, root string, stdout, stderr *os.File, log *zap.Logger) {
-	pid, done, err := s.spawn(mode, req, root, stdout, stderr)
-	if err != nil {
-		log.Error("hook not started", zap.String("mode", mode), zap.Error(err))
-		return
-	}
-	ei, err := s.waitBounded(context.Background(), pid, done, s.cfg.HookBudget)
-	if err != nil {
-		log.Warn("hook killed after its budget", zap.String("mode", mode), zap.Duration("budget", s.cfg.HookBudget))
-		return
-	}
-	if ei.status.Signaled() {
-		log.Warn("hook killed by signal", zap.String("mode", mode), zap.String("signal", unix.SignalName(ei.status.Signal())))
-	} else if st := ei.status.ExitStatus(); st != 0 {
-		log.Warn("hook failed", zap.String("mode", mode), zap.Int("exit", st))
-	}
-}
-
 // RunExitTrap runs the EXIT trap the server script had installed when it
 // was loaded: stdin /dev/null, stdout to our stderr (stdout is protocol),
 // the hook budget, failures logged.
@@ -311,53 +232,13 @@ func (s *Supervisor) RunExitTrap(sn *Snapshot) {
 		return
 	}
 	defer s.users.Done()
-	root, err := tmpdir.Create(s.base, tmpdir.CallPrefix, s.owner)
+	root, err := s.newRoot(nil, s.log)
 	if err != nil {
 		s.log.Error("EXIT trap not run", zap.Error(err))
 		return
 	}
-	defer tmpdir.Remove(root)
-	_ = os.Mkdir(filepath.Join(root, "tmp"), 0o700)
-	_ = os.WriteFile(filepath.Join(root, "args"), nil, 0o600)
+	defer s.removeRoot(root, s.log)
 	s.runBounded("exit", Request{ID: "exit", Tool: "_", Snapshot: sn}, root, os.Stderr, os.Stderr, s.log)
-}
-
-// spawn starts the worker prelude for one mode in a new process group.
-func (s *Supervisor) spawn(mode string, req Request, root string, stdout, stderr *os.File) (int, <-chan exitInfo, error) {
-	if req.Snapshot == nil {
-		return 0, nil, errors.New("no server snapshot loaded")
-	}
-	// The comment after the command makes the tool name visible in ps; the
-	// script and its arguments follow as $0 and $@, as in a bash subshell.
-	zero := s.cfg.Script
-	if req.Exe != "" {
-		zero = req.Exe
-	}
-	argv := append([]string{s.cfg.Bash, "--noprofile", "--norc", "-c",
-		`. "$__MCPBASHD_WORKER" # ` + mode + " " + req.Tool, zero}, s.cfg.ScriptArgs...)
-	env := append(append(make([]string, 0, len(s.env)+6), s.env...),
-		"__MCPBASHD_WORKER="+s.worker,
-		"__MCPBASHD_ROOT="+root,
-		"__MCPBASHD_TOOL="+req.Tool,
-		"__MCPBASHD_MODE="+mode,
-		"__MCPBASHD_SNAPSHOT="+req.Snapshot.Path,
-		"MCP_CALL_TMPDIR="+filepath.Join(root, "tmp"),
-		"MCP_BASHD_EVENTS="+filepath.Join(root, "events"),
-		"MCP_BASHD_CONTENT="+filepath.Join(root, "content"),
-		"__MCPBASHD_EXE="+req.Exe,
-		"__MCPBASHD_SHIM="+s.shim,
-	)
-	attr := &syscall.ProcAttr{
-		Dir:   root,
-		Env:   env,
-		Files: []uintptr{s.devnull.Fd(), stdout.Fd(), stderr.Fd(), s.life.ReadFD()},
-		Sys:   &syscall.SysProcAttr{Setpgid: true},
-	}
-	pid, done, err := s.reaper.spawn(func() (int, error) { return syscall.ForkExec(s.cfg.Bash, argv, attr) })
-	if err != nil {
-		return 0, nil, fmt.Errorf("start %s: %w", s.cfg.Bash, err)
-	}
-	return pid, done, nil
 }
 
 // readOutput reads at most max bytes of path and reports how many more
@@ -385,6 +266,83 @@ func readOutput(path string, max int64) ([]byte, int64) {
 	return b[:got], size - int64(got)
 }
 
+// errBudget is a bounded process that ran past its budget (and was killed).
+var errBudget = errors.New("did not finish within its time budget")
+
+// waitBounded waits for a process group's leader to exit, for at most
+// budget or until ctx ends; either way the group is then SIGKILLed and
+// reaped before it returns (errBudget or ctx's error).
+func (s *Supervisor) waitBounded(ctx context.Context, pid int, done <-chan exitInfo, budget time.Duration) (exitInfo, error) {
+	t := time.NewTimer(budget)
+	defer t.Stop()
+	select {
+	case ei := <-done:
+		return ei, nil
+	case <-t.C:
+		s.reaper.signalGroup(pid, unix.SIGKILL)
+		return <-done, errBudget
+	case <-ctx.Done():
+		s.reaper.signalGroup(pid, unix.SIGKILL)
+		return <-done, ctx.Err()
+	}
+}
+
+// runBounded runs a hook-like mode (cancel hook, EXIT trap) in its own
+// process group, kills the group after the hook budget, and logs failures;
+// it never fails anything.
+func (s *Supervisor) runBounded(mode string, req Request, root callRoot, stdout, stderr *os.File, log *zap.Logger) {
+	pid, done, err := s.spawn(mode, req, root, stdout, stderr)
+	if err != nil {
+		log.Error("hook not started", zap.String("mode", mode), zap.Error(err))
+		return
+	}
+	ei, err := s.waitBounded(context.Background(), pid, done, s.cfg.HookBudget)
+	if err != nil {
+		log.Warn("hook killed after its budget", zap.String("mode", mode), zap.Duration("budget", s.cfg.HookBudget))
+		return
+	}
+	if ei.status.Signaled() {
+		log.Warn("hook killed by signal", zap.String("mode", mode), zap.String("signal", unix.SignalName(ei.status.Signal())))
+	} else if st := ei.status.ExitStatus(); st != 0 {
+		log.Warn("hook failed", zap.String("mode", mode), zap.Int("exit", st))
+	}
+}
+
+// spawn starts the worker prelude for one mode in a new process group.
+func (s *Supervisor) spawn(mode string, req Request, root callRoot, stdout, stderr *os.File) (int, <-chan exitInfo, error) {
+	if req.Snapshot == nil {
+		return 0, nil, errors.New("no server snapshot loaded")
+	}
+	// The comment after the command makes the tool name visible in ps; the
+	// script and its arguments follow as $0 and $@, as in a bash subshell.
+	zero := s.cfg.Script
+	if req.Exe != "" {
+		zero = req.Exe
+	}
+	argv := append([]string{s.cfg.Bash, "--noprofile", "--norc", "-c",
+		`. "$__MCPBASHD_WORKER" # ` + mode + " " + req.Tool, zero}, s.cfg.ScriptArgs...)
+	env := append(append(make([]string, 0, len(s.env)+10), s.env...), root.env()...)
+	env = append(env,
+		"__MCPBASHD_WORKER="+s.worker,
+		"__MCPBASHD_TOOL="+req.Tool,
+		"__MCPBASHD_MODE="+mode,
+		"__MCPBASHD_SNAPSHOT="+req.Snapshot.Path,
+		"__MCPBASHD_EXE="+req.Exe,
+		"__MCPBASHD_SHIM="+s.shim,
+	)
+	attr := &syscall.ProcAttr{
+		Dir:   string(root),
+		Env:   env,
+		Files: []uintptr{s.devnull.Fd(), stdout.Fd(), stderr.Fd(), s.life.ReadFD()},
+		Sys:   &syscall.SysProcAttr{Setpgid: true},
+	}
+	pid, done, err := s.reaper.spawn(func() (int, error) { return syscall.ForkExec(s.cfg.Bash, argv, attr) })
+	if err != nil {
+		return 0, nil, fmt.Errorf("start %s: %w", s.cfg.Bash, err)
+	}
+	return pid, done, nil
+}
+
 // ListTools runs `EXE list` (a --tools-dir executable) and returns its
 // stdout: one tool JSON object per line. Its stderr is returned in the
 // error when it fails.
@@ -393,17 +351,16 @@ func (s *Supervisor) ListTools(ctx context.Context, exe string) ([]byte, error) 
 		return nil, errClosed
 	}
 	defer s.users.Done()
-	dir, err := tmpdir.Create(s.base, tmpdir.CallPrefix, s.owner)
+	root, err := s.newRoot(nil, s.log)
 	if err != nil {
 		return nil, err
 	}
-	defer tmpdir.Remove(dir)
-	outPath, errPath := filepath.Join(dir, "out"), filepath.Join(dir, "err")
-	out, err := os.Create(outPath)
+	defer s.removeRoot(root, s.log)
+	out, err := openAppend(root.Out())
 	if err != nil {
 		return nil, err
 	}
-	errf, err := os.Create(errPath)
+	errf, err := openAppend(root.Stderr())
 	if err != nil {
 		out.Close()
 		return nil, err
@@ -420,9 +377,9 @@ func (s *Supervisor) ListTools(ctx context.Context, exe string) ([]byte, error) 
 	if err != nil {
 		return nil, fmt.Errorf("%s list: %w", exe, err)
 	}
-	stdout, _ := readOutput(outPath, s.cfg.OutputCap)
+	stdout, _ := readOutput(root.Out(), s.cfg.OutputCap)
 	if ei.status.Signaled() || ei.status.ExitStatus() != 0 {
-		stderr, _ := readOutput(errPath, 64<<10)
+		stderr, _ := readOutput(root.Stderr(), 64<<10)
 		return nil, fmt.Errorf("%s list failed (exit %d): %s", exe, ei.status.ExitStatus(), strings.TrimSpace(string(stderr)))
 	}
 	return stdout, nil

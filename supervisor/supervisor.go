@@ -154,8 +154,8 @@ func New(cfg Config) (*Supervisor, error) {
 func childEnv(env []string, self string) []string {
 	out := make([]string, 0, len(env)+1)
 	for _, kv := range env {
-		if strings.HasPrefix(kv, "__MCPBASHD_") || strings.HasPrefix(kv, "MCP_CALL_TMPDIR=") || strings.HasPrefix(kv, "MCP_BASHD=") ||
-			strings.HasPrefix(kv, "MCP_BASHD_EVENTS=") || strings.HasPrefix(kv, "MCP_BASHD_CONTENT=") {
+		if strings.HasPrefix(kv, "__MCPBASHD_") || strings.HasPrefix(kv, envCallTmp+"=") || strings.HasPrefix(kv, "MCP_BASHD=") ||
+			strings.HasPrefix(kv, envEvents+"=") || strings.HasPrefix(kv, envContent+"=") {
 			continue
 		}
 		out = append(out, kv)
