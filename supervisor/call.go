@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -109,18 +107,18 @@ func (s *Supervisor) call(ctx context.Context, req Request, log *zap.Logger) Out
 	if err != nil {
 		return Outcome{SetupErr: fmt.Errorf("create output file: %w", err), SetupDir: true}
 	}
-	mode, errOut := "call", out
+	mode, errOut := modeCall, out
 	if req.Exe != "" {
 		// A tools-directory executable prints its result on stdout; its
 		// stderr is diagnostics (logged), as in the system it comes from.
-		mode = "exec"
+		mode = modeExec
 		if errOut, err = openAppend(root.Stderr()); err != nil {
 			out.Close()
 			return Outcome{SetupErr: fmt.Errorf("create stderr file: %w", err)}
 		}
 		defer errOut.Close()
 	}
-	pid, done, err := s.spawn(mode, req, root, out, errOut)
+	pid, done, err := s.startServerCode(mode, req, root, out, errOut)
 	out.Close()
 	if err != nil {
 		return Outcome{SetupErr: err}
@@ -200,7 +198,7 @@ func (s *Supervisor) stop(req Request, root callRoot, pid int, done <-chan exitI
 			hookReq.Args = nil
 			_ = os.WriteFile(root.Args(), nil, 0o600)
 		}
-		s.runBounded("cancel", hookReq, root, s.devnull, s.devnull, log)
+		s.runBounded(modeCancel, hookReq, root, s.devnull, s.devnull, log)
 	}
 	select {
 	case ei := <-done:
@@ -238,7 +236,7 @@ func (s *Supervisor) RunExitTrap(sn *Snapshot) {
 		return
 	}
 	defer s.removeRoot(root, s.log)
-	s.runBounded("exit", Request{ID: "exit", Tool: "_", Snapshot: sn}, root, os.Stderr, os.Stderr, s.log)
+	s.runBounded(modeExit, Request{ID: "exit", Tool: "_", Snapshot: sn}, root, os.Stderr, os.Stderr, s.log)
 }
 
 // readOutput reads at most max bytes of path and reports how many more
@@ -264,123 +262,4 @@ func readOutput(path string, max int64) ([]byte, int64) {
 		return b[:got], 0
 	}
 	return b[:got], size - int64(got)
-}
-
-// errBudget is a bounded process that ran past its budget (and was killed).
-var errBudget = errors.New("did not finish within its time budget")
-
-// waitBounded waits for a process group's leader to exit, for at most
-// budget or until ctx ends; either way the group is then SIGKILLed and
-// reaped before it returns (errBudget or ctx's error).
-func (s *Supervisor) waitBounded(ctx context.Context, pid int, done <-chan exitInfo, budget time.Duration) (exitInfo, error) {
-	t := time.NewTimer(budget)
-	defer t.Stop()
-	select {
-	case ei := <-done:
-		return ei, nil
-	case <-t.C:
-		s.reaper.signalGroup(pid, unix.SIGKILL)
-		return <-done, errBudget
-	case <-ctx.Done():
-		s.reaper.signalGroup(pid, unix.SIGKILL)
-		return <-done, ctx.Err()
-	}
-}
-
-// runBounded runs a hook-like mode (cancel hook, EXIT trap) in its own
-// process group, kills the group after the hook budget, and logs failures;
-// it never fails anything.
-func (s *Supervisor) runBounded(mode string, req Request, root callRoot, stdout, stderr *os.File, log *zap.Logger) {
-	pid, done, err := s.spawn(mode, req, root, stdout, stderr)
-	if err != nil {
-		log.Error("hook not started", zap.String("mode", mode), zap.Error(err))
-		return
-	}
-	ei, err := s.waitBounded(context.Background(), pid, done, s.cfg.HookBudget)
-	if err != nil {
-		log.Warn("hook killed after its budget", zap.String("mode", mode), zap.Duration("budget", s.cfg.HookBudget))
-		return
-	}
-	if ei.status.Signaled() {
-		log.Warn("hook killed by signal", zap.String("mode", mode), zap.String("signal", unix.SignalName(ei.status.Signal())))
-	} else if st := ei.status.ExitStatus(); st != 0 {
-		log.Warn("hook failed", zap.String("mode", mode), zap.Int("exit", st))
-	}
-}
-
-// spawn starts the worker prelude for one mode in a new process group.
-func (s *Supervisor) spawn(mode string, req Request, root callRoot, stdout, stderr *os.File) (int, <-chan exitInfo, error) {
-	if req.Snapshot == nil {
-		return 0, nil, errors.New("no server snapshot loaded")
-	}
-	// The comment after the command makes the tool name visible in ps; the
-	// script and its arguments follow as $0 and $@, as in a bash subshell.
-	zero := s.cfg.Script
-	if req.Exe != "" {
-		zero = req.Exe
-	}
-	argv := append([]string{s.cfg.Bash, "--noprofile", "--norc", "-c",
-		`. "$__MCPBASHD_WORKER" # ` + mode + " " + req.Tool, zero}, s.cfg.ScriptArgs...)
-	env := append(append(make([]string, 0, len(s.env)+10), s.env...), root.env()...)
-	env = append(env,
-		"__MCPBASHD_WORKER="+s.worker,
-		"__MCPBASHD_TOOL="+req.Tool,
-		"__MCPBASHD_MODE="+mode,
-		"__MCPBASHD_SNAPSHOT="+req.Snapshot.Path,
-		"__MCPBASHD_EXE="+req.Exe,
-		"__MCPBASHD_SHIM="+s.shim,
-	)
-	attr := &syscall.ProcAttr{
-		Dir:   string(root),
-		Env:   env,
-		Files: []uintptr{s.devnull.Fd(), stdout.Fd(), stderr.Fd(), s.life.ReadFD()},
-		Sys:   &syscall.SysProcAttr{Setpgid: true},
-	}
-	pid, done, err := s.reaper.spawn(func() (int, error) { return syscall.ForkExec(s.cfg.Bash, argv, attr) })
-	if err != nil {
-		return 0, nil, fmt.Errorf("start %s: %w", s.cfg.Bash, err)
-	}
-	return pid, done, nil
-}
-
-// ListTools runs `EXE list` (a --tools-dir executable) and returns its
-// stdout: one tool JSON object per line. Its stderr is returned in the
-// error when it fails.
-func (s *Supervisor) ListTools(ctx context.Context, exe string) ([]byte, error) {
-	if !s.enter() {
-		return nil, errClosed
-	}
-	defer s.users.Done()
-	root, err := s.newRoot(nil, s.log)
-	if err != nil {
-		return nil, err
-	}
-	defer s.removeRoot(root, s.log)
-	out, err := openAppend(root.Out())
-	if err != nil {
-		return nil, err
-	}
-	errf, err := openAppend(root.Stderr())
-	if err != nil {
-		out.Close()
-		return nil, err
-	}
-	attr := &syscall.ProcAttr{Dir: filepath.Dir(exe), Env: s.env,
-		Files: []uintptr{s.devnull.Fd(), out.Fd(), errf.Fd()}, Sys: &syscall.SysProcAttr{Setpgid: true}}
-	pid, done, err := s.reaper.spawn(func() (int, error) { return syscall.ForkExec(exe, []string{exe, "list"}, attr) })
-	out.Close()
-	errf.Close()
-	if err != nil {
-		return nil, fmt.Errorf("run %s list: %w", exe, err)
-	}
-	ei, err := s.waitBounded(ctx, pid, done, s.cfg.LoadBudgetOrDefault())
-	if err != nil {
-		return nil, fmt.Errorf("%s list: %w", exe, err)
-	}
-	stdout, _ := readOutput(root.Out(), s.cfg.OutputCap)
-	if ei.status.Signaled() || ei.status.ExitStatus() != 0 {
-		stderr, _ := readOutput(root.Stderr(), 64<<10)
-		return nil, fmt.Errorf("%s list failed (exit %d): %s", exe, ei.status.ExitStatus(), strings.TrimSpace(string(stderr)))
-	}
-	return stdout, nil
 }

@@ -1,7 +1,6 @@
 package supervisor
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -9,11 +8,9 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"go.uber.org/zap"
-	"golang.org/x/sys/unix"
 
 	"github.com/mcp-bashd/mcp-bashd/lifeline"
 	"github.com/mcp-bashd/mcp-bashd/scripts"
@@ -200,121 +197,4 @@ func (s *Supervisor) Close() error {
 		}
 	})
 	return err
-}
-
-// LoadError is a server script that could not be loaded: its exit status
-// and what it printed.
-type LoadError struct {
-	Script string
-	Status string
-	Output string
-}
-
-func (e *LoadError) Error() string {
-	msg := fmt.Sprintf("loading %s: %s", e.Script, e.Status)
-	if out := strings.TrimSpace(e.Output); out != "" {
-		msg += ": " + out
-	}
-	return msg
-}
-
-// Load runs the server script once (its top level, then the shim's
-// run_mcp_server, which writes the snapshot and exits). Used in manifest
-// mode and for reloads. The script's output goes to the returned error
-// when the load fails, and is logged otherwise; it never reaches stdout.
-func (s *Supervisor) Load(ctx context.Context) (*Snapshot, error) {
-	if !s.enter() {
-		return nil, errClosed
-	}
-	defer s.users.Done()
-	gen := s.seq.Add(1)
-	path := s.snapshotPath(gen)
-	outPath := filepath.Join(s.runtime, fmt.Sprintf("load.%d.out", gen))
-	out, err := os.OpenFile(outPath, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|os.O_APPEND, 0o600)
-	if err != nil {
-		return nil, err
-	}
-	defer os.Remove(outPath)
-	argv := append([]string{s.cfg.Bash, "--noprofile", "--norc", "-c",
-		`. "$__MCPBASHD_SHIM"; . "$0" "$@"; run_mcp_server`, s.cfg.Script}, s.cfg.ScriptArgs...)
-	env := append(append([]string{}, s.env...),
-		"__MCPBASHD_SHIM="+s.shim, "__MCPBASHD_SNAPSHOT_OUT="+path)
-	attr := &syscall.ProcAttr{
-		Dir:   filepath.Dir(s.cfg.Script),
-		Env:   env,
-		Files: []uintptr{s.devnull.Fd(), out.Fd(), out.Fd()},
-		Sys:   &syscall.SysProcAttr{Setpgid: true},
-	}
-	if wd, err := os.Getwd(); err == nil {
-		attr.Dir = wd // the SDK resolves relative paths against the caller's cwd
-	}
-	// A syntax error does not stop bash: the load would go on and snapshot
-	// a server missing the broken part. `bash -n` reports it with its file
-	// and line; it runs alongside the load, so it costs no start-up time.
-	checkPath := outPath + ".syntax"
-	check, err := os.OpenFile(checkPath, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
-	if err != nil {
-		out.Close()
-		return nil, err
-	}
-	defer os.Remove(checkPath)
-	checkAttr := &syscall.ProcAttr{Dir: attr.Dir, Env: s.env, Files: []uintptr{s.devnull.Fd(), check.Fd(), check.Fd()}, Sys: &syscall.SysProcAttr{Setpgid: true}}
-	_, checkDone, err := s.reaper.spawn(func() (int, error) {
-		return syscall.ForkExec(s.cfg.Bash, []string{s.cfg.Bash, "--noprofile", "--norc", "-n", s.cfg.Script}, checkAttr)
-	})
-	check.Close()
-	if err != nil {
-		out.Close()
-		return nil, fmt.Errorf("start %s: %w", s.cfg.Bash, err)
-	}
-	pid, done, err := s.reaper.spawn(func() (int, error) { return syscall.ForkExec(s.cfg.Bash, argv, attr) })
-	out.Close()
-	if err != nil {
-		<-checkDone
-		return nil, fmt.Errorf("start %s: %w", s.cfg.Bash, err)
-	}
-	defer func() {
-		if checkDone != nil {
-			<-checkDone
-		}
-	}()
-	budget := s.cfg.LoadBudgetOrDefault()
-	ei, err := s.waitBounded(ctx, pid, done, budget)
-	if errors.Is(err, errBudget) {
-		return nil, &LoadError{Script: s.cfg.Script, Status: fmt.Sprintf("did not finish within %s", budget), Output: readCapped(outPath, 64<<10)}
-	}
-	if err != nil {
-		return nil, err
-	}
-	output := readCapped(outPath, 64<<10)
-	if ci := <-checkDone; ci.status.ExitStatus() != 0 || ci.status.Signaled() {
-		checkDone = nil
-		return nil, &LoadError{Script: s.cfg.Script, Status: "syntax error", Output: readCapped(checkPath, 64<<10)}
-	}
-	checkDone = nil
-	if ei.status.Signaled() {
-		return nil, &LoadError{Script: s.cfg.Script, Status: "killed by " + unix.SignalName(ei.status.Signal()), Output: output}
-	}
-	if ei.status.ExitStatus() != 0 {
-		return nil, &LoadError{Script: s.cfg.Script, Status: fmt.Sprintf("exit status %d", ei.status.ExitStatus()), Output: output}
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, &LoadError{Script: s.cfg.Script, Status: "exited without reaching run_mcp_server", Output: output}
-	}
-	if strings.TrimSpace(output) != "" {
-		s.log.Info("server script printed while loading", zap.String("script", s.cfg.Script), zap.String("output", output))
-	}
-	return s.storeSnapshot(path, gen, data)
-}
-
-func readCapped(path string, max int64) string {
-	f, err := os.Open(path)
-	if err != nil {
-		return ""
-	}
-	defer f.Close()
-	b := make([]byte, max)
-	n, _ := f.ReadAt(b, 0)
-	return string(b[:n])
 }
