@@ -26,9 +26,11 @@ var (
 
 // Request is one tool call.
 type Request struct {
-	ID       string // the JSON-RPC id as written, for logs
-	Tool     string // validated name: [a-zA-Z_][a-zA-Z0-9_]*
-	Args     []byte // arguments JSON, exactly as the tool receives it in $1
+	ID   string // the JSON-RPC id as written, for logs
+	Tool string // validated name: [a-zA-Z_][a-zA-Z0-9_]*
+	Args []byte // arguments JSON, exactly as the tool receives it in $1
+	// Snapshot is the server state the call runs with; nil: Current(),
+	// read once when the call starts (its cancel hook uses the same).
 	Snapshot *Snapshot
 	Timeout  time.Duration // 0: none
 	// Events, when set, receives the notifications the tool asks for
@@ -71,6 +73,9 @@ func (s *Supervisor) Call(ctx context.Context, req Request) Outcome {
 	defer s.users.Done()
 	start := time.Now()
 	s.stats.Calls.Add(1)
+	if req.Snapshot == nil {
+		req.Snapshot = s.Current()
+	}
 	log := s.log.With(zap.String("call_id", req.ID), zap.String("tool", req.Tool))
 	o := s.call(ctx, req, log)
 	o.Duration = time.Since(start)
@@ -223,9 +228,13 @@ func (s *Supervisor) stop(req Request, root callRoot, pid int, done <-chan exitI
 }
 
 // RunExitTrap runs the EXIT trap the server script had installed when it
-// was loaded: stdin /dev/null, stdout to our stderr (stdout is protocol),
-// the hook budget, failures logged.
+// was loaded (sn, or the current snapshot when sn is nil): stdin /dev/null,
+// stdout to our stderr (stdout is protocol), the hook budget, failures
+// logged.
 func (s *Supervisor) RunExitTrap(sn *Snapshot) {
+	if sn == nil {
+		sn = s.Current()
+	}
 	if sn == nil || !s.enter() {
 		return
 	}

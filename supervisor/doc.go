@@ -31,6 +31,8 @@
 //   - When a group's leader exits, everything left in its group is killed
 //     (containment) before the exit is reported.
 //
-// Concurrency: Call, Load and ListTools may be used from many goroutines;
-// each call owns its root directory and its group. Close ends the reaper.
+// Concurrency: Call, Load, Reload, ListTools and Current may be used from
+// many goroutines; each call owns its root directory and its group. The
+// current snapshot is swapped atomically: a call keeps the snapshot it
+// started with. Close ends the reaper.
 package supervisor

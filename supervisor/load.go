@@ -12,6 +12,25 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// Current is the snapshot new calls run with when their Request names none
+// (nil until Use or a successful Reload).
+func (s *Supervisor) Current() *Snapshot { return s.current.Load() }
+
+// Use makes sn the current snapshot (after the first Load, Adopt or Empty).
+func (s *Supervisor) Use(sn *Snapshot) { s.current.Store(sn) }
+
+// Reload loads the server script again. On success the new snapshot becomes
+// the current one and both are returned; calls already running keep the
+// definitions they started with. On failure the current snapshot keeps
+// serving and is returned as old, with the error.
+func (s *Supervisor) Reload(ctx context.Context) (old, new *Snapshot, err error) {
+	sn, err := s.Load(ctx)
+	if err != nil {
+		return s.Current(), nil, err
+	}
+	return s.current.Swap(sn), sn, nil
+}
+
 // LoadError is a server script that could not be loaded: its exit status
 // and what it printed.
 type LoadError struct {

@@ -53,6 +53,7 @@ type Supervisor struct {
 	devnull *os.File
 	env     []string // base environment of every child
 	seq     atomic.Uint64
+	current atomic.Pointer[Snapshot] // Current, Use, Reload
 	closeMu sync.Once
 	stats   Stats
 
