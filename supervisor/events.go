@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"math"
 	"os"
 	"strings"
 	"sync"
@@ -161,7 +162,11 @@ func readContent(path string, max int64) (items []Item, structured, result json.
 	defer f.Close()
 	var total int64
 	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 0, 64<<10), int(max)+1)
+	limit := int(max) + 1
+	if max <= 0 {
+		limit = math.MaxInt // no cap
+	}
+	sc.Buffer(make([]byte, 0, 64<<10), limit)
 	for sc.Scan() {
 		rec := strings.Split(sc.Text(), "\t")
 		switch rec[0] {

@@ -103,10 +103,10 @@ func (s *Supervisor) Load(ctx context.Context) (*Snapshot, error) {
 		<-checkDone
 		return nil, err
 	}
-	ei, err := s.waitBounded(ctx, pid, done, s.cfg.LoadBudgetOrDefault())
+	ei, err := s.waitBounded(ctx, pid, done, s.cfg.LoadBudget)
 	checked := <-checkDone
 	if errors.Is(err, errBudget) {
-		return nil, s.loadError(fmt.Sprintf("did not finish within %s", s.cfg.LoadBudgetOrDefault()), outPath)
+		return nil, s.loadError(fmt.Sprintf("did not finish within %s", s.cfg.LoadBudget), outPath)
 	}
 	if err != nil {
 		return nil, err
@@ -180,7 +180,7 @@ func (s *Supervisor) ListTools(ctx context.Context, exe string) ([]byte, error) 
 	if err != nil {
 		return nil, fmt.Errorf("run %s list: %w", exe, err)
 	}
-	ei, err := s.waitBounded(ctx, pid, done, s.cfg.LoadBudgetOrDefault())
+	ei, err := s.waitBounded(ctx, pid, done, s.cfg.LoadBudget)
 	if err != nil {
 		return nil, fmt.Errorf("%s list: %w", exe, err)
 	}

@@ -36,12 +36,7 @@ func TestMain(m *testing.M) {
 
 // testDaemon starts a tools-dir `list` or a load of file and blocks in it.
 func testDaemon(mode, file string) int {
-	bash, err := exec.LookPath("bash")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	s, err := New(Config{Bash: bash, Script: file, LoadBudget: time.Hour})
+	s, err := New(Config{Script: file, LoadBudget: time.Hour}) // bash from PATH
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1

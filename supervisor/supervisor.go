@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -17,26 +18,56 @@ import (
 	"github.com/mcp-bashd/mcp-bashd/tmpdir"
 )
 
-// Config says how calls are run.
+// Config says how a server's processes are run. A zero field takes its
+// default (withDefaults), so a caller sets only what it decides.
 type Config struct {
 	Bash       string        // bash to run tools with
-	Script     string        // absolute path of the server script
+	Script     string        // absolute path of the server script ("" for a tools-dir only server)
 	ScriptArgs []string      // the script's own arguments (shown in ps, $@ in tools)
 	Self       string        // this binary, exported to bash as MCP_BASHD
-	OutputCap  int64         // bytes of tool output kept in a result
-	Grace      time.Duration // SIGTERM → SIGKILL
+	OutputCap  int64         // bytes of tool output kept in a result; < 0: no cap
+	Grace      time.Duration // SIGTERM → SIGKILL; < 0: SIGKILL right after SIGTERM
 	HookBudget time.Duration // cancel hook and EXIT trap budget
-	LoadBudget time.Duration // how long loading the script may take
+	LoadBudget time.Duration // how long loading the script or a `list` may take
 	Log        *zap.Logger
 }
 
-// LoadBudgetOrDefault is how long a load or a `list` may take.
-func (c Config) LoadBudgetOrDefault() time.Duration {
-	if c.LoadBudget > 0 {
-		return c.LoadBudget
+// The defaults of Config's zero fields.
+const (
+	DefaultOutputCap  = 16 << 20
+	DefaultGrace      = 2 * time.Second
+	DefaultHookBudget = 2 * time.Second
+	DefaultLoadBudget = 30 * time.Second
+)
+
+// withDefaults is the one place Config's defaults are filled in.
+func (c Config) withDefaults() Config {
+	if c.Bash == "" {
+		c.Bash = "bash"
+		if p, err := exec.LookPath("bash"); err == nil {
+			c.Bash = p
+		}
 	}
-	return 30 * time.Second
+	if c.OutputCap == 0 {
+		c.OutputCap = DefaultOutputCap
+	}
+	if c.Grace == 0 {
+		c.Grace = DefaultGrace
+	}
+	if c.HookBudget == 0 {
+		c.HookBudget = DefaultHookBudget
+	}
+	if c.LoadBudget == 0 {
+		c.LoadBudget = DefaultLoadBudget
+	}
+	if c.Log == nil {
+		c.Log = zap.NewNop()
+	}
+	return c
 }
+
+// LoadBudgetOrDefault is how long a load or a `list` may take.
+func (c Config) LoadBudgetOrDefault() time.Duration { return c.withDefaults().LoadBudget }
 
 // Supervisor runs a server's processes.
 type Supervisor struct {
@@ -88,9 +119,7 @@ type Stats struct {
 
 // New sets up the runtime directory, lifeline and reaper.
 func New(cfg Config) (*Supervisor, error) {
-	if cfg.Log == nil {
-		cfg.Log = zap.NewNop()
-	}
+	cfg = cfg.withDefaults()
 	base, err := tmpdir.Base()
 	if err != nil {
 		return nil, fmt.Errorf("temp dir: %w", err)

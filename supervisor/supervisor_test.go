@@ -129,3 +129,17 @@ func TestReloadSwapsOnlyOnSuccess(t *testing.T) {
 		t.Fatalf("after a failed reload the last good snapshot must serve: %q", got)
 	}
 }
+
+// A zero Config field takes its default, in one place; a negative grace or
+// output cap is kept (none).
+func TestConfigDefaults(t *testing.T) {
+	c := Config{}.withDefaults()
+	if c.OutputCap != DefaultOutputCap || c.Grace != DefaultGrace || c.HookBudget != DefaultHookBudget ||
+		c.LoadBudget != DefaultLoadBudget || c.Log == nil || c.Bash == "" {
+		t.Errorf("defaults: %+v", c)
+	}
+	c = Config{Bash: "/x/bash", OutputCap: -1, Grace: -1, HookBudget: time.Second}.withDefaults()
+	if c.Bash != "/x/bash" || c.OutputCap != -1 || c.Grace != -1 || c.HookBudget != time.Second {
+		t.Errorf("set fields changed: %+v", c)
+	}
+}
