@@ -152,7 +152,7 @@ func (w *snapshotWriter) stub(name string) {
 	fmt.Fprintf(w, "%s () { __mcpbashd_lazy=1; builtin . \"$__mcpbashd_shim_file\"; builtin unset __mcpbashd_lazy; %s \"$@\"; }\n", name, name)
 }
 
-// The sections of a snapshot, in order, as trimSnapshot walks them.
+// The sections of a snapshot, in order, as the pass walks them.
 type snapSection int
 
 const (
@@ -173,91 +173,101 @@ func trimSnapshot(data []byte, env []string) ([]byte, map[string]bool, error) {
 	if !bytes.HasPrefix(data, []byte(snapHeader+"\n")) {
 		return nil, nil, errNotSnapshot
 	}
-	have := make(map[string]string, len(env))
+	p := &snapshotPass{env: make(map[string]string, len(env)), functions: map[string]bool{}}
 	for _, kv := range env {
 		if k, v, ok := strings.Cut(kv, "="); ok {
-			have[k] = v
+			p.env[k] = v
 		}
 	}
-	functions := map[string]bool{}
-	var w snapshotWriter
-	w.Grow(len(data))
-	sec, quote := inHeader, quoteNone
-	shim, stubbed, skipFrom := "", "", 0
+	p.w.Grow(len(data))
 	for off := 0; off < len(data); {
 		end := bytes.IndexByte(data[off:], '\n') + 1
 		if end == 0 {
 			end = len(data) - off
 		}
-		start, raw := off, data[off:off+end]
-		off += end
-		text := strings.TrimSuffix(string(raw), "\n")
-		switch sec {
-		case inHeader:
-			if name, ok := strings.CutPrefix(text, snapFn); ok {
-				functions[name] = true
-			} else if text == snapStateOpen {
-				sec = inVariables
-			}
-		case inVariables:
-			if quote != quoteNone { // a value continued from the line before
-				quote = scanQuotes(text, quote)
-				break
-			}
-			if strings.HasPrefix(text, "declare ") {
-				if quote = scanQuotes(text, quoteNone); quote == quoteNone && inherited(text, have) {
-					continue
-				}
-				break
-			}
-			sec = inFunctions
-			fallthrough
-		case inFunctions:
-			if p, ok := strings.CutPrefix(text, snapShim); ok && shim == "" {
-				shim = p
-			} else if name, ok := shimDef(text, shim); ok {
-				sec, stubbed, skipFrom = inShimFunc, name, start
-				continue
-			} else if text == snapStateClose {
-				sec = beforeOpts
-			}
-		case inShimFunc:
-			if text == snapFuncClose {
-				w.stub(stubbed)
-				sec = inFunctions
-			}
-			continue
-		case beforeOpts:
-			if text == snapOptions+"() {" {
-				w.openFunc(snapOptions)
-				sec = inOptions
-				continue
-			}
-		case inOptions:
-			if text == snapFuncClose {
-				sec = beforeTrap
-			} else if restoresDefault(text) {
-				continue
-			}
-		case beforeTrap:
-			if text == snapExitTrap+"() {" {
-				w.openFunc(snapExitTrap)
-				sec = trapColon
-				continue
-			}
-		case trapColon:
-			sec = inTail
-			if text == ":" {
-				continue
-			}
+		raw := data[off : off+end]
+		if p.keep(strings.TrimSuffix(string(raw), "\n"), off) {
+			p.w.Write(raw)
 		}
-		w.Write(raw)
+		off += end
 	}
-	if sec == inShimFunc {
+	if p.sec == inShimFunc {
 		// No closing line: not a body this pass understands; keep it.
-		w.Write(data[skipFrom:])
+		p.w.Write(data[p.skipFrom:])
 	}
-	return w.Bytes(), functions, nil
+	return p.w.Bytes(), p.functions, nil
+}
+
+// snapshotPass is the state of trimSnapshot between two lines.
+type snapshotPass struct {
+	w         snapshotWriter
+	env       map[string]string // the environment every call gets
+	functions map[string]bool   // from the #fn lines
+	sec       snapSection
+	quote     quoteState // a value left open by the line before
+	shim      string     // the #shim file
+	stubbed   string     // the shim function being replaced
+	skipFrom  int        // the offset of its #def line
+}
+
+// keep takes the line at offset start, writes what replaces it if
+// anything does, and reports whether the line itself is kept as it is.
+func (p *snapshotPass) keep(text string, start int) bool {
+	switch p.sec {
+	case inHeader:
+		if name, ok := strings.CutPrefix(text, snapFn); ok {
+			p.functions[name] = true
+		} else if text == snapStateOpen {
+			p.sec = inVariables
+		}
+	case inVariables:
+		if p.quote != quoteNone { // a value continued from the line before
+			p.quote = scanQuotes(text, p.quote)
+			return true
+		}
+		if strings.HasPrefix(text, "declare ") {
+			p.quote = scanQuotes(text, quoteNone)
+			return p.quote != quoteNone || !inherited(text, p.env)
+		}
+		p.sec = inFunctions
+		return p.keep(text, start)
+	case inFunctions:
+		if f, ok := strings.CutPrefix(text, snapShim); ok && p.shim == "" {
+			p.shim = f
+		} else if name, ok := shimDef(text, p.shim); ok {
+			p.sec, p.stubbed, p.skipFrom = inShimFunc, name, start
+			return false
+		} else if text == snapStateClose {
+			p.sec = beforeOpts
+		}
+	case inShimFunc:
+		if text == snapFuncClose {
+			p.w.stub(p.stubbed)
+			p.sec = inFunctions
+		}
+		return false
+	case beforeOpts:
+		if text == snapOptions+"() {" {
+			p.w.openFunc(snapOptions)
+			p.sec = inOptions
+			return false
+		}
+	case inOptions:
+		if text == snapFuncClose {
+			p.sec = beforeTrap
+		}
+		return !restoresDefault(text)
+	case beforeTrap:
+		if text == snapExitTrap+"() {" {
+			p.w.openFunc(snapExitTrap)
+			p.sec = trapColon
+			return false
+		}
+	case trapColon:
+		p.sec = inTail
+		return text != ":"
+	}
+	return true
 }
 
 // shimDef reports whether a line is the #def line of a function defined in
