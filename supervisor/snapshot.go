@@ -107,14 +107,20 @@ func (s *Supervisor) Adopt(data []byte) (*Snapshot, error) {
 // Empty is the snapshot of a server without a script (a --tools-dir only
 // server): nothing to source but the two functions the prelude calls.
 func (s *Supervisor) Empty() (*Snapshot, error) {
+	gen := s.seq.Add(1)
+	return s.storeSnapshot(s.snapshotPath(gen), gen, emptySnapshot())
+}
+
+// emptySnapshot has nothing to restore: the header and the two functions
+// the prelude calls. (No state group: bash refuses an empty { }.)
+func emptySnapshot() []byte {
 	var w snapshotWriter
 	w.header()
 	w.openFunc(snapOptions)
 	w.closeFunc()
 	w.openFunc(snapExitTrap)
 	w.closeFunc()
-	gen := s.seq.Add(1)
-	return s.storeSnapshot(s.snapshotPath(gen), gen, w.Bytes())
+	return w.Bytes()
 }
 
 func (s *Supervisor) snapshotPath(gen uint64) string {
@@ -256,7 +262,8 @@ func (p *snapshotPass) keep(text string, start int) bool {
 		if text == snapFuncClose {
 			p.sec = beforeTrap
 		}
-		return !restoresDefault(text)
+		// ":" is openFunc's, written already: the pass is idempotent.
+		return text != ":" && !restoresDefault(text)
 	case beforeTrap:
 		if text == snapExitTrap+"() {" {
 			p.w.openFunc(snapExitTrap)

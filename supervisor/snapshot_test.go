@@ -102,6 +102,16 @@ func TestTrimSnapshotOnePass(t *testing.T) {
 	if t.Failed() {
 		t.Logf("trimmed:\n%s", got)
 	}
+	// The writer and the pass agree on the format: trimming a trimmed file
+	// or the empty snapshot changes nothing.
+	again, _, err := trimSnapshot(out, nil)
+	if err != nil || string(again) != got {
+		t.Errorf("trimming the trimmed file again changed it (%v):\n%s", err, again)
+	}
+	empty, fns, err := trimSnapshot(emptySnapshot(), nil)
+	if err != nil || string(empty) != string(emptySnapshot()) || len(fns) != 0 {
+		t.Errorf("the empty snapshot is not a fixed point of the pass (%v, %v):\n%s", err, fns, empty)
+	}
 	if _, _, err := trimSnapshot([]byte("#!/bin/bash\necho hi\n"), nil); err != errNotSnapshot {
 		t.Errorf("a file without the header: %v", err)
 	}
@@ -173,6 +183,16 @@ __mcpbashd_exit_trap; trap -p EXIT; trap - EXIT`, "state", shim, file)
 	}
 	if a, b := state(raw), state(cut); a != b {
 		t.Errorf("the trimmed snapshot restores another shell.\nfrom the dump:\n%s\nfrom the trimmed file:\n%s", a, b)
+	}
+}
+
+// The empty snapshot is one bash sources and whose functions it calls.
+func TestEmptySnapshotSources(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "empty.sh")
+	write(t, file, string(emptySnapshot()))
+	out, err := exec.Command("bash", "--noprofile", "--norc", "-c", `. "$1" && __mcpbashd_options && __mcpbashd_exit_trap`, "empty", file).CombinedOutput()
+	if err != nil || len(out) != 0 {
+		t.Errorf("sourcing the empty snapshot: %v: %s", err, out)
 	}
 }
 
