@@ -1,10 +1,12 @@
 # shellcheck shell=bash
 # shellcheck disable=SC2153 # the __MCPBASHD_* variables come from the daemon
-# mcp-bashd worker prelude. The daemon starts one bash per call as
-#   bash --noprofile --norc -c '. "$__MCPBASHD_WORKER"' SCRIPT [ARGS...]
-# in a new process group with stdin /dev/null, stdout and stderr on the
-# call's output file and the lifeline FIFO's read end on fd 3. Everything
-# after the snapshot is sourced uses builtin-prefixed commands and plain
+# mcp-bashd worker prelude. Every process the daemon starts is
+#   bash --noprofile --norc -c '. "$__MCPBASHD_WORKER"[THEN] # MODE [TOOL]' ZERO [ARGS...]
+# in a new process group with stdin /dev/null, stdout and stderr on files
+# of the daemon's choosing and the lifeline FIFO's read end on fd 3
+# (supervisor/spawn.go; the call root's files: supervisor/callroot.go).
+# The lifeline steps come first, for every MODE. Everything after the
+# snapshot is sourced uses builtin-prefixed commands and plain
 # redirections, so a server's functions, PATH and options cannot change
 # what these steps do.
 
@@ -25,6 +27,30 @@ builtin disown $!
 # exported through the environment, so drop that first.
 builtin unset -f exec
 exec 3<&-
+
+# The modes that run no code of the server's snapshot.
+case $__MCPBASHD_MODE in
+load)
+    # THEN goes on in this shell: the shim, the script's top level and
+    # run_mcp_server, in the shell they would see without the prelude.
+    builtin unset __MCPBASHD_WORKER __MCPBASHD_MODE
+    builtin return 0
+    ;;
+check)
+    # A syntax error does not stop a load; bash -n finds it.
+    builtin unset __MCPBASHD_WORKER __MCPBASHD_MODE
+    builtin exec "$BASH" --noprofile --norc -n "$0"
+    ;;
+list)
+    # A --tools-dir executable lists its tools. A child, not an exec: the
+    # sentinel must not become the executable's own child (a wait for all
+    # its children would wait for the sentinel too).
+    __mcpbashd_exe=$__MCPBASHD_EXE
+    builtin unset __MCPBASHD_WORKER __MCPBASHD_MODE __MCPBASHD_EXE
+    "$__mcpbashd_exe" list
+    builtin exit
+    ;;
+esac
 
 __mcpbashd_root=$__MCPBASHD_ROOT
 __mcpbashd_tool=$__MCPBASHD_TOOL

@@ -7,16 +7,12 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
 
 	"go.uber.org/zap"
 	"golang.org/x/sys/unix"
-
-	"github.com/mcp-bashd/mcp-bashd/tmpdir"
 )
 
 // Why a call is being stopped before it returned. They are the causes a
@@ -30,9 +26,11 @@ var (
 
 // Request is one tool call.
 type Request struct {
-	ID       string // the JSON-RPC id as written, for logs
-	Tool     string // validated name: [a-zA-Z_][a-zA-Z0-9_]*
-	Args     []byte // arguments JSON, exactly as the tool receives it in $1
+	ID   string // the JSON-RPC id as written, for logs
+	Tool string // validated name: [a-zA-Z_][a-zA-Z0-9_]*
+	Args []byte // arguments JSON, exactly as the tool receives it in $1
+	// Snapshot is the server state the call runs with; nil: Current(),
+	// read once when the call starts (its cancel hook uses the same).
 	Snapshot *Snapshot
 	Timeout  time.Duration // 0: none
 	// Events, when set, receives the notifications the tool asks for
@@ -75,6 +73,9 @@ func (s *Supervisor) Call(ctx context.Context, req Request) Outcome {
 	defer s.users.Done()
 	start := time.Now()
 	s.stats.Calls.Add(1)
+	if req.Snapshot == nil {
+		req.Snapshot = s.Current()
+	}
 	log := s.log.With(zap.String("call_id", req.ID), zap.String("tool", req.Tool))
 	o := s.call(ctx, req, log)
 	o.Duration = time.Since(start)
@@ -82,11 +83,11 @@ func (s *Supervisor) Call(ctx context.Context, req Request) Outcome {
 	switch {
 	case o.SetupErr != nil:
 		log.Error("call not run", zap.Error(o.SetupErr))
-	case o.Phase == "refused":
+	case o.Phase == phaseRefused:
 		log.Info("before-tool hook refused the call", zap.Int("status", o.HookStatus))
-	case o.Phase == "hook" && o.Signal != 0:
+	case o.Phase == phaseHook && o.Signal != 0:
 		log.Error("before-tool hook killed by a signal; tool not run", zap.String("signal", unix.SignalName(o.Signal)))
-	case o.Phase == "hook":
+	case o.Phase == phaseHook:
 		log.Error("before-tool hook ended the call instead of returning; tool not run", zap.Int("exit", o.ExitCode))
 	case o.Cancelled:
 		log.Info("call cancelled", fields...)
@@ -102,36 +103,27 @@ func (s *Supervisor) Call(ctx context.Context, req Request) Outcome {
 }
 
 func (s *Supervisor) call(ctx context.Context, req Request, log *zap.Logger) Outcome {
-	root, err := tmpdir.Create(s.base, tmpdir.CallPrefix, s.owner)
+	root, err := s.newRoot(req.Args, log)
 	if err != nil {
-		return Outcome{SetupErr: fmt.Errorf("create call directory: %w", err), SetupDir: true}
+		return Outcome{SetupErr: err, SetupDir: true}
 	}
 	defer s.removeRoot(root, log)
-	if err := os.Mkdir(filepath.Join(root, "tmp"), 0o700); err != nil {
-		return Outcome{SetupErr: fmt.Errorf("create MCP_CALL_TMPDIR: %w", err), SetupDir: true}
-	}
-	// The files of the call's root are part of creating it (a full TMPDIR
-	// fails here as often as at mkdir): the SDK's "call directory" result.
-	if err := os.WriteFile(filepath.Join(root, "args"), req.Args, 0o600); err != nil {
-		return Outcome{SetupErr: fmt.Errorf("write arguments: %w", err), SetupDir: true}
-	}
-	outPath := filepath.Join(root, "out")
-	out, err := os.OpenFile(outPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	out, err := openAppend(root.Out())
 	if err != nil {
 		return Outcome{SetupErr: fmt.Errorf("create output file: %w", err), SetupDir: true}
 	}
-	mode, errOut := "call", out
+	mode, errOut := modeCall, out
 	if req.Exe != "" {
 		// A tools-directory executable prints its result on stdout; its
 		// stderr is diagnostics (logged), as in the system it comes from.
-		mode = "exec"
-		if errOut, err = os.OpenFile(filepath.Join(root, "stderr"), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600); err != nil {
+		mode = modeExec
+		if errOut, err = openAppend(root.Stderr()); err != nil {
 			out.Close()
 			return Outcome{SetupErr: fmt.Errorf("create stderr file: %w", err)}
 		}
 		defer errOut.Close()
 	}
-	pid, done, err := s.spawn(mode, req, root, out, errOut)
+	pid, done, err := s.startServerCode(mode, req, root, out, errOut)
 	out.Close()
 	if err != nil {
 		return Outcome{SetupErr: err}
@@ -141,19 +133,23 @@ func (s *Supervisor) call(ctx context.Context, req Request, log *zap.Logger) Out
 		stop := make(chan struct{})
 		var wg sync.WaitGroup
 		wg.Add(1)
-		go tailEvents(filepath.Join(root, "events"), stop, req.Events, &wg)
+		go tailEvents(root.Events(), stop, req.Events, &wg)
 		// Runs before the root is removed (defers run last-in first-out).
 		defer func() { close(stop); wg.Wait() }()
 	}
+	ei, o := s.await(ctx, req, root, pid, done, log)
+	return s.outcome(o, ei, req, root, log)
+}
 
+// await waits for the call's group leader, stopping the call when ctx ends
+// or its timeout passes; o says which happened.
+func (s *Supervisor) await(ctx context.Context, req Request, root callRoot, pid int, done <-chan exitInfo, log *zap.Logger) (ei exitInfo, o Outcome) {
 	var timeout <-chan time.Time
 	if req.Timeout > 0 {
 		t := time.NewTimer(req.Timeout)
 		defer t.Stop()
 		timeout = t.C
 	}
-	var o Outcome
-	var ei exitInfo
 	select {
 	case ei = <-done:
 	case <-ctx.Done():
@@ -168,25 +164,21 @@ func (s *Supervisor) call(ctx context.Context, req Request, log *zap.Logger) Out
 		s.stats.TimedOut.Add(1)
 		ei = s.stop(req, root, pid, done, false, log)
 	}
-	o.Output, o.Truncated = readOutput(outPath, s.cfg.OutputCap)
+	return ei, o
+}
+
+// outcome reads what a finished call left in its root.
+func (s *Supervisor) outcome(o Outcome, ei exitInfo, req Request, root callRoot, log *zap.Logger) Outcome {
+	o.Output, o.Truncated = readOutput(root.Out(), s.cfg.OutputCap)
 	if req.Exe != "" {
-		o.Stderr, _ = readOutput(filepath.Join(root, "stderr"), 64<<10)
+		o.Stderr, _ = readOutput(root.Stderr(), 64<<10)
 		if len(o.Stderr) > 0 {
 			log.Info("tool stderr", zap.ByteString("stderr", o.Stderr))
 		}
 	}
-	o.Phase = "tool"
-	if b, err := os.ReadFile(filepath.Join(root, "phase")); err == nil {
-		switch p := string(b); {
-		case p == "hook":
-			o.Phase = "hook"
-		case strings.HasPrefix(p, "refused "):
-			o.Phase = "refused"
-			fmt.Sscanf(p, "refused %d", &o.HookStatus)
-		}
-		if o.Phase != "tool" {
-			o.HookOutput, _ = readOutput(filepath.Join(root, "hook"), s.cfg.OutputCap)
-		}
+	o.Phase, o.HookStatus = root.readPhase()
+	if o.Phase != phaseTool {
+		o.HookOutput, _ = readOutput(root.Hook(), s.cfg.OutputCap)
 	}
 	if ei.status.Signaled() {
 		o.Signal = ei.status.Signal()
@@ -194,40 +186,14 @@ func (s *Supervisor) call(ctx context.Context, req Request, log *zap.Logger) Out
 	} else {
 		o.ExitCode = ei.status.ExitStatus()
 	}
-	o.Items, o.Structured, o.FullResult, o.ContentProblems = readContent(root, s.cfg.OutputCap)
+	o.Items, o.Structured, o.FullResult, o.ContentProblems = readContent(root.Content(), s.cfg.OutputCap)
 	return o
-}
-
-// removeRoot removes a call's root; one that cannot be removed now (out of
-// file descriptors, say) is kept on a list and retried after later calls
-// and at Close, so it is not left behind until the next daemon's sweep.
-func (s *Supervisor) removeRoot(root string, log *zap.Logger) {
-	if err := tmpdir.Remove(root); err != nil {
-		log.Warn("call directory not removed; will retry", zap.String("path", root), zap.Error(err))
-		s.leftMu.Lock()
-		s.leftovers = append(s.leftovers, root)
-		s.leftMu.Unlock()
-		return
-	}
-	s.retryLeftovers()
-}
-
-func (s *Supervisor) retryLeftovers() {
-	s.leftMu.Lock()
-	defer s.leftMu.Unlock()
-	kept := s.leftovers[:0]
-	for _, dir := range s.leftovers {
-		if err := tmpdir.Remove(dir); err != nil {
-			kept = append(kept, dir)
-		}
-	}
-	s.leftovers = kept
 }
 
 // stop is the cancel path: the tool's cancel hook first (own group, its
 // budget), then SIGTERM+SIGCONT to the call's group, then SIGKILL after
 // the grace. A group whose leader dies on SIGTERM is reported at once.
-func (s *Supervisor) stop(req Request, root string, pid int, done <-chan exitInfo, shutdown bool, log *zap.Logger) exitInfo {
+func (s *Supervisor) stop(req Request, root callRoot, pid int, done <-chan exitInfo, shutdown bool, log *zap.Logger) exitInfo {
 	log.Info("cancelling call")
 	if req.Snapshot.HasFunction("tool_" + req.Tool + "_cancel") {
 		hookReq := req
@@ -235,9 +201,9 @@ func (s *Supervisor) stop(req Request, root string, pid int, done <-chan exitInf
 			// The seed: "A signal that tears the server down passes an
 			// empty string instead".
 			hookReq.Args = nil
-			_ = os.WriteFile(filepath.Join(root, "args"), nil, 0o600)
+			_ = os.WriteFile(root.Args(), nil, 0o600)
 		}
-		s.runBounded("cancel", hookReq, root, s.devnull, s.devnull, log)
+		s.runBounded(modeCancel, hookReq, root, s.devnull, s.devnull, log)
 	}
 	select {
 	case ei := <-done:
@@ -261,103 +227,25 @@ func (s *Supervisor) stop(req Request, root string, pid int, done <-chan exitInf
 	return <-done
 }
 
-// errBudget is a bounded process that ran past its budget (and was killed).
-var errBudget = errors.New("did not finish within its time budget")
-
-// waitBounded waits for a process group's leader to exit, for at most
-// budget or until ctx ends; either way the group is then SIGKILLed and
-// reaped before it returns (errBudget or ctx's error).
-func (s *Supervisor) waitBounded(ctx context.Context, pid int, done <-chan exitInfo, budget time.Duration) (exitInfo, error) {
-	t := time.NewTimer(budget)
-	defer t.Stop()
-	select {
-	case ei := <-done:
-		return ei, nil
-	case <-t.C:
-		s.reaper.signalGroup(pid, unix.SIGKILL)
-		return <-done, errBudget
-	case <-ctx.Done():
-		s.reaper.signalGroup(pid, unix.SIGKILL)
-		return <-done, ctx.Err()
-	}
-}
-
-// runBounded runs a hook-like mode (cancel hook, EXIT trap) in its own
-// process group, kills the group after the hook budget, and logs failures;
-// it never fails anything.
-func (s *Supervisor) runBounded(mode string, req Request, root string, stdout, stderr *os.File, log *zap.Logger) {
-	pid, done, err := s.spawn(mode, req, root, stdout, stderr)
-	if err != nil {
-		log.Error("hook not started", zap.String("mode", mode), zap.Error(err))
-		return
-	}
-	ei, err := s.waitBounded(context.Background(), pid, done, s.cfg.HookBudget)
-	if err != nil {
-		log.Warn("hook killed after its budget", zap.String("mode", mode), zap.Duration("budget", s.cfg.HookBudget))
-		return
-	}
-	if ei.status.Signaled() {
-		log.Warn("hook killed by signal", zap.String("mode", mode), zap.String("signal", unix.SignalName(ei.status.Signal())))
-	} else if st := ei.status.ExitStatus(); st != 0 {
-		log.Warn("hook failed", zap.String("mode", mode), zap.Int("exit", st))
-	}
-}
-
 // RunExitTrap runs the EXIT trap the server script had installed when it
-// was loaded: stdin /dev/null, stdout to our stderr (stdout is protocol),
-// the hook budget, failures logged.
+// was loaded (sn, or the current snapshot when sn is nil): stdin /dev/null,
+// stdout to our stderr (stdout is protocol), the hook budget, failures
+// logged.
 func (s *Supervisor) RunExitTrap(sn *Snapshot) {
+	if sn == nil {
+		sn = s.Current()
+	}
 	if sn == nil || !s.enter() {
 		return
 	}
 	defer s.users.Done()
-	root, err := tmpdir.Create(s.base, tmpdir.CallPrefix, s.owner)
+	root, err := s.newRoot(nil, s.log)
 	if err != nil {
 		s.log.Error("EXIT trap not run", zap.Error(err))
 		return
 	}
-	defer tmpdir.Remove(root)
-	_ = os.Mkdir(filepath.Join(root, "tmp"), 0o700)
-	_ = os.WriteFile(filepath.Join(root, "args"), nil, 0o600)
-	s.runBounded("exit", Request{ID: "exit", Tool: "_", Snapshot: sn}, root, os.Stderr, os.Stderr, s.log)
-}
-
-// spawn starts the worker prelude for one mode in a new process group.
-func (s *Supervisor) spawn(mode string, req Request, root string, stdout, stderr *os.File) (int, <-chan exitInfo, error) {
-	if req.Snapshot == nil {
-		return 0, nil, errors.New("no server snapshot loaded")
-	}
-	// The comment after the command makes the tool name visible in ps; the
-	// script and its arguments follow as $0 and $@, as in a bash subshell.
-	zero := s.cfg.Script
-	if req.Exe != "" {
-		zero = req.Exe
-	}
-	argv := append([]string{s.cfg.Bash, "--noprofile", "--norc", "-c",
-		`. "$__MCPBASHD_WORKER" # ` + mode + " " + req.Tool, zero}, s.cfg.ScriptArgs...)
-	env := append(append(make([]string, 0, len(s.env)+6), s.env...),
-		"__MCPBASHD_WORKER="+s.worker,
-		"__MCPBASHD_ROOT="+root,
-		"__MCPBASHD_TOOL="+req.Tool,
-		"__MCPBASHD_MODE="+mode,
-		"__MCPBASHD_SNAPSHOT="+req.Snapshot.Path,
-		"MCP_CALL_TMPDIR="+filepath.Join(root, "tmp"),
-		"MCP_BASHD_EVENTS="+filepath.Join(root, "events"),
-		"MCP_BASHD_CONTENT="+filepath.Join(root, "content"),
-		"__MCPBASHD_EXE="+req.Exe,
-		"__MCPBASHD_SHIM="+s.shim,
-	)
-	attr := &syscall.ProcAttr{
-		Dir:   root,
-		Env:   env,
-		Files: []uintptr{s.devnull.Fd(), stdout.Fd(), stderr.Fd(), s.life.ReadFD()},
-		Sys:   &syscall.SysProcAttr{Setpgid: true},
-	}
-	pid, done, err := s.reaper.spawn(func() (int, error) { return syscall.ForkExec(s.cfg.Bash, argv, attr) })
-	if err != nil {
-		return 0, nil, fmt.Errorf("start %s: %w", s.cfg.Bash, err)
-	}
-	return pid, done, nil
+	defer s.removeRoot(root, s.log)
+	s.runBounded(modeExit, Request{ID: "exit", Tool: "_", Snapshot: sn}, root, os.Stderr, os.Stderr, s.log)
 }
 
 // readOutput reads at most max bytes of path and reports how many more
@@ -383,47 +271,4 @@ func readOutput(path string, max int64) ([]byte, int64) {
 		return b[:got], 0
 	}
 	return b[:got], size - int64(got)
-}
-
-// ListTools runs `EXE list` (a --tools-dir executable) and returns its
-// stdout: one tool JSON object per line. Its stderr is returned in the
-// error when it fails.
-func (s *Supervisor) ListTools(ctx context.Context, exe string) ([]byte, error) {
-	if !s.enter() {
-		return nil, errClosed
-	}
-	defer s.users.Done()
-	dir, err := tmpdir.Create(s.base, tmpdir.CallPrefix, s.owner)
-	if err != nil {
-		return nil, err
-	}
-	defer tmpdir.Remove(dir)
-	outPath, errPath := filepath.Join(dir, "out"), filepath.Join(dir, "err")
-	out, err := os.Create(outPath)
-	if err != nil {
-		return nil, err
-	}
-	errf, err := os.Create(errPath)
-	if err != nil {
-		out.Close()
-		return nil, err
-	}
-	attr := &syscall.ProcAttr{Dir: filepath.Dir(exe), Env: s.env,
-		Files: []uintptr{s.devnull.Fd(), out.Fd(), errf.Fd()}, Sys: &syscall.SysProcAttr{Setpgid: true}}
-	pid, done, err := s.reaper.spawn(func() (int, error) { return syscall.ForkExec(exe, []string{exe, "list"}, attr) })
-	out.Close()
-	errf.Close()
-	if err != nil {
-		return nil, fmt.Errorf("run %s list: %w", exe, err)
-	}
-	ei, err := s.waitBounded(ctx, pid, done, s.cfg.LoadBudgetOrDefault())
-	if err != nil {
-		return nil, fmt.Errorf("%s list: %w", exe, err)
-	}
-	stdout, _ := readOutput(outPath, s.cfg.OutputCap)
-	if ei.status.Signaled() || ei.status.ExitStatus() != 0 {
-		stderr, _ := readOutput(errPath, 64<<10)
-		return nil, fmt.Errorf("%s list failed (exit %d): %s", exe, ei.status.ExitStatus(), strings.TrimSpace(string(stderr)))
-	}
-	return stdout, nil
 }

@@ -1,28 +1,38 @@
 // Package supervisor owns the processes of a server: one bash process group
-// per tool call, the cancel hooks and EXIT trap runs, and the one loop that
-// waits for every child of the daemon.
+// per tool call, the cancel hooks and EXIT trap runs, the loads of the
+// server script, the `list` runs of a tools directory, and the one loop
+// that waits for every child of the daemon. It also owns the bash↔Go
+// contracts: the snapshot file (snapshot.go) and the files of a call's root
+// (callroot.go), each specified in its doc comment.
 //
-// A call is one `bash --noprofile --norc -c '. "$__MCPBASHD_WORKER"'` in a
-// new process group: stdin /dev/null, stdout and stderr on one output file
-// in the call's root (a file, not a pipe, so a background child holding it
-// open cannot hang the call), the lifeline's read end on fd 3. The worker
-// prelude (scripts/worker.sh) forks the lifeline sentinel, sources the
-// server's snapshot and runs the hook and the tool function.
+// Every process is started by one helper (spawn.go) as
+// `bash --noprofile --norc -c '. "$__MCPBASHD_WORKER" # MODE …'` in a new
+// process group: stdin /dev/null, stdout and stderr on files (a file, not a
+// pipe, so a background child holding it open cannot hang anything), the
+// lifeline's read end on fd 3. The worker prelude (scripts/worker.sh) forks
+// the lifeline sentinel into the group first, whatever the mode; then it
+// sources the server's snapshot and runs the hook and the tool function,
+// the cancel hook or the EXIT trap — or runs `EXE list`, `bash -n`, or
+// hands over to the load.
 //
 // Invariants:
+//   - Every process the daemon starts carries the lifeline: if the daemon
+//     dies, SIGKILL included, each group is killed by its sentinel.
 //   - Exactly one goroutine waits for processes (the reaper). It learns of
-//     an exit with waitid(WNOWAIT), so a call's group leader is still an
-//     unreaped zombie when the rest of its group is SIGKILLed: the process
-//     group id can never be signalled after the kernel could reuse it.
+//     an exit with waitid(WNOWAIT), so a group leader is still an unreaped
+//     zombie when the rest of its group is SIGKILLed: the process group id
+//     can never be signalled after the kernel could reuse it.
 //   - A group is signalled only while its leader is registered (alive or an
 //     unreaped zombie); every signal is sent under the reaper's lock.
 //   - Every process is spawned under the reaper's lock, so the reaper can
-//     never mistake a just-forked call leader for an orphan.
+//     never mistake a just-forked leader for an orphan.
 //   - The daemon is a child subreaper: detached grandchildren (setsid, set -m
 //     jobs, orphaned double forks) are reparented to it and reaped when they exit.
-//   - When a call's leader exits, everything left in its group is killed
+//   - When a group's leader exits, everything left in its group is killed
 //     (containment) before the exit is reported.
 //
-// Concurrency: Call may be used from many goroutines; each call owns its
-// root directory and its group. Close ends the reaper.
+// Concurrency: Call, Load, Reload, ListTools and Current may be used from
+// many goroutines; each call owns its root directory and its group. The
+// current snapshot is swapped atomically: a call keeps the snapshot it
+// started with. Close ends the reaper.
 package supervisor

@@ -4,15 +4,15 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"math"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"time"
 )
 
 // Tools reach the daemon, beyond their stdout, through two files in the
-// call's root written by the shim's helpers (mcp_progress, mcp_log,
+// call's root (callroot.go) written by the shim's helpers (mcp_progress, mcp_log,
 // mcp_text, mcp_image, …) — from the tool or any child it starts:
 //
 //   - events (MCP_BASHD_EVENTS): notifications to forward while the call
@@ -151,18 +151,22 @@ func unescape(s string) string {
 	return b.String()
 }
 
-// readContent reads the content records a tool left, loading the files
-// image and audio items name (before the call's root is removed). Bytes
-// beyond max in total are refused, as output is.
-func readContent(root string, max int64) (items []Item, structured, result json.RawMessage, problems []string) {
-	f, err := os.Open(filepath.Join(root, "content"))
+// readContent reads the content records a tool left in path, loading the
+// files image and audio items name (before the call's root is removed).
+// Bytes beyond max in total are refused, as output is.
+func readContent(path string, max int64) (items []Item, structured, result json.RawMessage, problems []string) {
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, nil, nil, nil
 	}
 	defer f.Close()
 	var total int64
 	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 0, 64<<10), int(max)+1)
+	limit := int(max) + 1
+	if max <= 0 {
+		limit = math.MaxInt // no cap
+	}
+	sc.Buffer(make([]byte, 0, 64<<10), limit)
 	for sc.Scan() {
 		rec := strings.Split(sc.Text(), "\t")
 		switch rec[0] {

@@ -1,53 +1,73 @@
 package supervisor
 
 import (
-	"bufio"
-	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"go.uber.org/zap"
-	"golang.org/x/sys/unix"
 
 	"github.com/mcp-bashd/mcp-bashd/lifeline"
 	"github.com/mcp-bashd/mcp-bashd/scripts"
 	"github.com/mcp-bashd/mcp-bashd/tmpdir"
 )
 
-// Config says how calls are run.
+// Config says how a server's processes are run. A zero field takes its
+// default (withDefaults), so a caller sets only what it decides.
 type Config struct {
 	Bash       string        // bash to run tools with
-	Script     string        // absolute path of the server script
+	Script     string        // absolute path of the server script ("" for a tools-dir only server)
 	ScriptArgs []string      // the script's own arguments (shown in ps, $@ in tools)
 	Self       string        // this binary, exported to bash as MCP_BASHD
-	OutputCap  int64         // bytes of tool output kept in a result
-	Grace      time.Duration // SIGTERM → SIGKILL
+	OutputCap  int64         // bytes of tool output kept in a result; < 0: no cap
+	Grace      time.Duration // SIGTERM → SIGKILL; < 0: SIGKILL right after SIGTERM
 	HookBudget time.Duration // cancel hook and EXIT trap budget
-	LoadBudget time.Duration // how long loading the script may take
+	LoadBudget time.Duration // how long loading the script or a `list` may take
 	Log        *zap.Logger
 }
 
-// LoadBudgetOrDefault is how long a load or a `list` may take.
-func (c Config) LoadBudgetOrDefault() time.Duration {
-	if c.LoadBudget > 0 {
-		return c.LoadBudget
+// The defaults of Config's zero fields.
+const (
+	DefaultOutputCap  = 16 << 20
+	DefaultGrace      = 2 * time.Second
+	DefaultHookBudget = 2 * time.Second
+	DefaultLoadBudget = 30 * time.Second
+)
+
+// withDefaults is the one place Config's defaults are filled in.
+func (c Config) withDefaults() Config {
+	if c.Bash == "" {
+		c.Bash = "bash"
+		if p, err := exec.LookPath("bash"); err == nil {
+			c.Bash = p
+		}
 	}
-	return 30 * time.Second
+	if c.OutputCap == 0 {
+		c.OutputCap = DefaultOutputCap
+	}
+	if c.Grace == 0 {
+		c.Grace = DefaultGrace
+	}
+	if c.HookBudget == 0 {
+		c.HookBudget = DefaultHookBudget
+	}
+	if c.LoadBudget == 0 {
+		c.LoadBudget = DefaultLoadBudget
+	}
+	if c.Log == nil {
+		c.Log = zap.NewNop()
+	}
+	return c
 }
 
-// Empty is the snapshot of a server without a script (a --tools-dir only
-// server): nothing to source but the two functions the prelude calls.
-func (s *Supervisor) Empty() (*Snapshot, error) {
-	return s.Adopt([]byte("# mcp-bashd snapshot v1\n__mcpbashd_options() { :; }\n__mcpbashd_exit_trap() { :; }\n"))
-}
+// LoadBudgetOrDefault is how long a load or a `list` may take.
+func (c Config) LoadBudgetOrDefault() time.Duration { return c.withDefaults().LoadBudget }
 
 // Supervisor runs a server's processes.
 type Supervisor struct {
@@ -64,6 +84,7 @@ type Supervisor struct {
 	devnull *os.File
 	env     []string // base environment of every child
 	seq     atomic.Uint64
+	current atomic.Pointer[Snapshot] // Current, Use, Reload
 	closeMu sync.Once
 	stats   Stats
 
@@ -98,9 +119,7 @@ type Stats struct {
 
 // New sets up the runtime directory, lifeline and reaper.
 func New(cfg Config) (*Supervisor, error) {
-	if cfg.Log == nil {
-		cfg.Log = zap.NewNop()
-	}
+	cfg = cfg.withDefaults()
 	base, err := tmpdir.Base()
 	if err != nil {
 		return nil, fmt.Errorf("temp dir: %w", err)
@@ -162,8 +181,8 @@ func New(cfg Config) (*Supervisor, error) {
 func childEnv(env []string, self string) []string {
 	out := make([]string, 0, len(env)+1)
 	for _, kv := range env {
-		if strings.HasPrefix(kv, "__MCPBASHD_") || strings.HasPrefix(kv, "MCP_CALL_TMPDIR=") || strings.HasPrefix(kv, "MCP_BASHD=") ||
-			strings.HasPrefix(kv, "MCP_BASHD_EVENTS=") || strings.HasPrefix(kv, "MCP_BASHD_CONTENT=") {
+		if strings.HasPrefix(kv, "__MCPBASHD_") || strings.HasPrefix(kv, envCallTmp+"=") || strings.HasPrefix(kv, "MCP_BASHD=") ||
+			strings.HasPrefix(kv, envEvents+"=") || strings.HasPrefix(kv, envContent+"=") {
 			continue
 		}
 		out = append(out, kv)
@@ -208,307 +227,4 @@ func (s *Supervisor) Close() error {
 		}
 	})
 	return err
-}
-
-// Snapshot is a loaded server script: the file every call sources and the
-// names of the shell functions it defines.
-type Snapshot struct {
-	Path      string
-	Functions map[string]bool
-	Gen       uint64
-}
-
-// HasFunction reports whether the snapshot defines a shell function name.
-func (sn *Snapshot) HasFunction(name string) bool { return sn != nil && sn.Functions[name] }
-
-// Adopt stores snapshot bytes produced by the shim's run_mcp_server (the
-// drop-in path, where the script already ran in the shell that exec'd us).
-func (s *Supervisor) Adopt(data []byte) (*Snapshot, error) {
-	gen := s.seq.Add(1)
-	path := filepath.Join(s.runtime, fmt.Sprintf("snapshot.%d.sh", gen))
-	data = stubShim(trimOptions(trimExported(data, s.env)))
-	if err := os.WriteFile(path, data, 0o600); err != nil {
-		return nil, err
-	}
-	return parseSnapshot(path, data, gen)
-}
-
-func parseSnapshot(path string, data []byte, gen uint64) (*Snapshot, error) {
-	if !bytes.HasPrefix(data, []byte("# mcp-bashd snapshot v1\n")) {
-		return nil, errors.New("not an mcp-bashd snapshot (is the shim from another version?)")
-	}
-	sn := &Snapshot{Path: path, Functions: map[string]bool{}, Gen: gen}
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 0, 4096), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		if !strings.HasPrefix(line, "#") {
-			break
-		}
-		if name, ok := strings.CutPrefix(line, "#fn "); ok {
-			sn.Functions[name] = true
-		}
-	}
-	return sn, nil
-}
-
-// LoadError is a server script that could not be loaded: its exit status
-// and what it printed.
-type LoadError struct {
-	Script string
-	Status string
-	Output string
-}
-
-func (e *LoadError) Error() string {
-	msg := fmt.Sprintf("loading %s: %s", e.Script, e.Status)
-	if out := strings.TrimSpace(e.Output); out != "" {
-		msg += ": " + out
-	}
-	return msg
-}
-
-// Load runs the server script once (its top level, then the shim's
-// run_mcp_server, which writes the snapshot and exits). Used in manifest
-// mode and for reloads. The script's output goes to the returned error
-// when the load fails, and is logged otherwise; it never reaches stdout.
-func (s *Supervisor) Load(ctx context.Context) (*Snapshot, error) {
-	if !s.enter() {
-		return nil, errClosed
-	}
-	defer s.users.Done()
-	gen := s.seq.Add(1)
-	path := filepath.Join(s.runtime, fmt.Sprintf("snapshot.%d.sh", gen))
-	outPath := filepath.Join(s.runtime, fmt.Sprintf("load.%d.out", gen))
-	out, err := os.OpenFile(outPath, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|os.O_APPEND, 0o600)
-	if err != nil {
-		return nil, err
-	}
-	defer os.Remove(outPath)
-	argv := append([]string{s.cfg.Bash, "--noprofile", "--norc", "-c",
-		`. "$__MCPBASHD_SHIM"; . "$0" "$@"; run_mcp_server`, s.cfg.Script}, s.cfg.ScriptArgs...)
-	env := append(append([]string{}, s.env...),
-		"__MCPBASHD_SHIM="+s.shim, "__MCPBASHD_SNAPSHOT_OUT="+path)
-	attr := &syscall.ProcAttr{
-		Dir:   filepath.Dir(s.cfg.Script),
-		Env:   env,
-		Files: []uintptr{s.devnull.Fd(), out.Fd(), out.Fd()},
-		Sys:   &syscall.SysProcAttr{Setpgid: true},
-	}
-	if wd, err := os.Getwd(); err == nil {
-		attr.Dir = wd // the SDK resolves relative paths against the caller's cwd
-	}
-	// A syntax error does not stop bash: the load would go on and snapshot
-	// a server missing the broken part. `bash -n` reports it with its file
-	// and line; it runs alongside the load, so it costs no start-up time.
-	checkPath := outPath + ".syntax"
-	check, err := os.OpenFile(checkPath, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
-	if err != nil {
-		out.Close()
-		return nil, err
-	}
-	defer os.Remove(checkPath)
-	checkAttr := &syscall.ProcAttr{Dir: attr.Dir, Env: s.env, Files: []uintptr{s.devnull.Fd(), check.Fd(), check.Fd()}, Sys: &syscall.SysProcAttr{Setpgid: true}}
-	_, checkDone, err := s.reaper.spawn(func() (int, error) {
-		return syscall.ForkExec(s.cfg.Bash, []string{s.cfg.Bash, "--noprofile", "--norc", "-n", s.cfg.Script}, checkAttr)
-	})
-	check.Close()
-	if err != nil {
-		out.Close()
-		return nil, fmt.Errorf("start %s: %w", s.cfg.Bash, err)
-	}
-	pid, done, err := s.reaper.spawn(func() (int, error) { return syscall.ForkExec(s.cfg.Bash, argv, attr) })
-	out.Close()
-	if err != nil {
-		<-checkDone
-		return nil, fmt.Errorf("start %s: %w", s.cfg.Bash, err)
-	}
-	defer func() {
-		if checkDone != nil {
-			<-checkDone
-		}
-	}()
-	budget := s.cfg.LoadBudgetOrDefault()
-	ei, err := s.waitBounded(ctx, pid, done, budget)
-	if errors.Is(err, errBudget) {
-		return nil, &LoadError{Script: s.cfg.Script, Status: fmt.Sprintf("did not finish within %s", budget), Output: readCapped(outPath, 64<<10)}
-	}
-	if err != nil {
-		return nil, err
-	}
-	output := readCapped(outPath, 64<<10)
-	if ci := <-checkDone; ci.status.ExitStatus() != 0 || ci.status.Signaled() {
-		checkDone = nil
-		return nil, &LoadError{Script: s.cfg.Script, Status: "syntax error", Output: readCapped(checkPath, 64<<10)}
-	}
-	checkDone = nil
-	if ei.status.Signaled() {
-		return nil, &LoadError{Script: s.cfg.Script, Status: "killed by " + unix.SignalName(ei.status.Signal()), Output: output}
-	}
-	if ei.status.ExitStatus() != 0 {
-		return nil, &LoadError{Script: s.cfg.Script, Status: fmt.Sprintf("exit status %d", ei.status.ExitStatus()), Output: output}
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, &LoadError{Script: s.cfg.Script, Status: "exited without reaching run_mcp_server", Output: output}
-	}
-	if strings.TrimSpace(output) != "" {
-		s.log.Info("server script printed while loading", zap.String("script", s.cfg.Script), zap.String("output", output))
-	}
-	data = stubShim(trimOptions(trimExported(data, s.env)))
-	if err := os.WriteFile(path, data, 0o600); err != nil {
-		return nil, err
-	}
-	return parseSnapshot(path, data, gen)
-}
-
-func readCapped(path string, max int64) string {
-	f, err := os.Open(path)
-	if err != nil {
-		return ""
-	}
-	defer f.Close()
-	b := make([]byte, max)
-	n, _ := f.ReadAt(b, 0)
-	return string(b[:n])
-}
-
-// defaultOn are the shell options some bash turns on by default in a
-// non-interactive shell (bash 5.2's list, a superset of older ones).
-// Restoring "off" for any other option is a no-op in a fresh bash, so
-// those lines are dropped from the snapshot: every call parses less.
-var defaultOn = map[string]bool{
-	"checkwinsize": true, "cmdhist": true, "complete_fullquote": true, "extquote": true,
-	"force_fignore": true, "globasciiranges": true, "globskipdots": true, "hostcomplete": true,
-	"interactive_comments": true, "patsub_replacement": true, "progcomp": true, "promptvars": true,
-	"sourcepath": true, "braceexpand": true, "hashall": true, "interactive-comments": true,
-	"expand_aliases": true,
-}
-
-// trimOptions keeps, of the snapshot's option lines, those that turn an
-// option on and those that turn off one a fresh bash may have on.
-func trimOptions(data []byte) []byte {
-	start := bytes.Index(data, []byte("\n__mcpbashd_options() {\n"))
-	if start < 0 {
-		return data
-	}
-	bodyStart := start + len("\n__mcpbashd_options() {\n")
-	end := bytes.Index(data[bodyStart:], []byte("\n}\n"))
-	if end < 0 {
-		return data
-	}
-	end += bodyStart
-	var out bytes.Buffer
-	out.Write(data[:bodyStart])
-	out.WriteString(":\n") // a function body must not be empty
-	for _, line := range strings.Split(string(data[bodyStart:end]), "\n") {
-		f := strings.Fields(line)
-		if len(f) == 3 && ((f[0] == "shopt" && f[1] == "-u") || (f[0] == "set" && f[1] == "+o")) && !defaultOn[f[2]] {
-			continue
-		}
-		out.WriteString(line)
-		out.WriteByte('\n')
-	}
-	out.Write(data[end+1:])
-	return out.Bytes()
-}
-
-// stubShim replaces, in a snapshot, the shim's own functions (those the
-// dump says were defined in the shim file and not redefined since) by
-// one-line stubs that source the shim on first use and call the real
-// function. Every call parses the snapshot; most never use the shim's
-// helpers, and their bodies cost more to parse than the tool itself.
-func stubShim(data []byte) []byte {
-	lines := strings.SplitAfter(string(data), "\n")
-	shim := ""
-	for _, l := range lines {
-		if p, ok := strings.CutPrefix(strings.TrimSuffix(l, "\n"), "#shim "); ok {
-			shim = p
-			break
-		}
-	}
-	if shim == "" {
-		return data
-	}
-	var out strings.Builder
-	out.Grow(len(data))
-	for i := 0; i < len(lines); i++ {
-		l := strings.TrimSuffix(lines[i], "\n")
-		f := strings.Fields(strings.TrimPrefix(l, "#def "))
-		if !strings.HasPrefix(l, "#def ") || len(f) < 3 || strings.Join(f[2:], " ") != shim {
-			out.WriteString(lines[i])
-			continue
-		}
-		// Skip the definition: "NAME () " up to the "}" that closes it.
-		j := i + 1
-		for j < len(lines) && strings.TrimSuffix(lines[j], "\n") != "}" {
-			j++
-		}
-		if j == len(lines) {
-			out.WriteString(lines[i])
-			continue
-		}
-		name := f[0]
-		fmt.Fprintf(&out, "%s () { __mcpbashd_lazy=1; builtin . \"$__mcpbashd_shim_file\"; builtin unset __mcpbashd_lazy; %s \"$@\"; }\n", name, name)
-		i = j
-	}
-	return []byte(out.String())
-}
-
-// trimExported drops from a snapshot the `declare -x NAME="VALUE"` lines
-// whose value every call already gets from its environment: in the drop-in
-// form that is every exported variable the script did not change after
-// exec, and sourcing them again in every call is wasted work.
-func trimExported(data []byte, env []string) []byte {
-	have := make(map[string]string, len(env))
-	for _, kv := range env {
-		if k, v, ok := strings.Cut(kv, "="); ok {
-			have[k] = v
-		}
-	}
-	var out bytes.Buffer
-	out.Grow(len(data))
-	for len(data) > 0 {
-		line := data
-		if i := bytes.IndexByte(data, '\n'); i >= 0 {
-			line, data = data[:i+1], data[i+1:]
-		} else {
-			data = nil
-		}
-		if rest, ok := bytes.CutPrefix(line, []byte("declare -x ")); ok {
-			if name, val, ok := strings.Cut(strings.TrimSuffix(string(rest), "\n"), "="); ok {
-				if v, ok := unquoteDeclare(val); ok {
-					if cur, ok := have[name]; ok && cur == v {
-						continue
-					}
-				}
-			}
-		}
-		out.Write(line)
-	}
-	return out.Bytes()
-}
-
-// unquoteDeclare decodes the double-quoted value `declare -p` prints on one
-// line (backslash escapes only before " \ $ and `).
-func unquoteDeclare(q string) (string, bool) {
-	if len(q) < 2 || q[0] != '"' || q[len(q)-1] != '"' {
-		return "", false
-	}
-	q = q[1 : len(q)-1]
-	var b strings.Builder
-	for i := 0; i < len(q); i++ {
-		c := q[i]
-		switch c {
-		case '\\':
-			if i+1 < len(q) && strings.IndexByte("\"\\$`", q[i+1]) >= 0 {
-				i++
-				c = q[i]
-			}
-		case '"', '$', '`':
-			return "", false // not a plain value (would need bash to read it)
-		}
-		b.WriteByte(c)
-	}
-	return b.String(), true
 }

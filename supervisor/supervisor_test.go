@@ -2,6 +2,7 @@ package supervisor
 
 import (
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -88,5 +89,57 @@ tool_stubborn() { trap '' TERM; echo started > "$MCP_CALL_TMPDIR/../ready"; whil
 	o := s.Call(ctx, Request{ID: "1", Tool: "stubborn", Args: []byte(`{}`), Snapshot: sn})
 	if !o.Cancelled || o.Signal == 0 {
 		t.Fatalf("outcome %+v", o)
+	}
+}
+
+// The supervisor owns the current snapshot: a request without one runs with
+// Current(); Reload swaps a new one in only when the load succeeds.
+func TestReloadSwapsOnlyOnSuccess(t *testing.T) {
+	s, first := newTestSupervisor(t, `tool_v() { echo one; }`)
+	call := func() string {
+		t.Helper()
+		o := s.Call(context.Background(), Request{ID: "1", Tool: "v", Args: []byte(`{}`)})
+		text, _ := o.Result("v")
+		return text
+	}
+	if got := call(); got != "Cannot run v: no server snapshot loaded." {
+		t.Fatalf("a call before any snapshot is in use: %q", got)
+	}
+	s.Use(first)
+	if got := call(); got != "one" {
+		t.Fatalf("with the first snapshot in use: %q", got)
+	}
+
+	write(t, s.cfg.Script, `tool_v() { echo two; }`)
+	old, next, err := s.Reload(context.Background())
+	if err != nil || old != first || next == nil || s.Current() != next || next.Gen <= first.Gen {
+		t.Fatalf("Reload: old %v new %v current %v err %v", old, next, s.Current(), err)
+	}
+	if got := call(); got != "two" {
+		t.Fatalf("after the reload: %q", got)
+	}
+
+	write(t, s.cfg.Script, "tool_v() { echo three; }\nexit 3\n")
+	old, failed, err := s.Reload(context.Background())
+	var le *LoadError
+	if !errors.As(err, &le) || le.Status != "exit status 3" || failed != nil || old != next || s.Current() != next {
+		t.Fatalf("a failed Reload: old %v new %v current %v err %v", old, failed, s.Current(), err)
+	}
+	if got := call(); got != "two" {
+		t.Fatalf("after a failed reload the last good snapshot must serve: %q", got)
+	}
+}
+
+// A zero Config field takes its default, in one place; a negative grace or
+// output cap is kept (none).
+func TestConfigDefaults(t *testing.T) {
+	c := Config{}.withDefaults()
+	if c.OutputCap != DefaultOutputCap || c.Grace != DefaultGrace || c.HookBudget != DefaultHookBudget ||
+		c.LoadBudget != DefaultLoadBudget || c.Log == nil || c.Bash == "" {
+		t.Errorf("defaults: %+v", c)
+	}
+	c = Config{Bash: "/x/bash", OutputCap: -1, Grace: -1, HookBudget: time.Second}.withDefaults()
+	if c.Bash != "/x/bash" || c.OutputCap != -1 || c.Grace != -1 || c.HookBudget != time.Second {
+		t.Errorf("set fields changed: %+v", c)
 	}
 }

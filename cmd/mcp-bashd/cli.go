@@ -14,7 +14,6 @@ import (
 	"strings"
 	"syscall"
 	"text/tabwriter"
-	"time"
 
 	"go.uber.org/zap"
 
@@ -158,7 +157,7 @@ func callCommand(args []string, stdout io.Writer) int {
 		return 1
 	}
 	defer closeLog()
-	sup, err := supervisor.New(supervisor.Config{Bash: bash, Script: f.script, Self: self, OutputCap: 16 << 20, Grace: 2 * time.Second, HookBudget: 2 * time.Second, Log: log})
+	sup, err := supervisor.New(supervisor.Config{Bash: bash, Script: f.script, Self: self, Log: log})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "mcp-bashd call:", err)
 		return 1

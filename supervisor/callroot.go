@@ -1,0 +1,166 @@
+package supervisor
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"go.uber.org/zap"
+
+	"github.com/mcp-bashd/mcp-bashd/tmpdir"
+)
+
+// callRoot is the directory a process that runs server code works in:
+// $TMPDIR/mcp-call.XXXXXX (tmpdir.Create: mode 0700, tmpdir's owner record
+// inside; the prefix is the SDK's documented pattern). A call has one, its
+// cancel hook shares it, and the EXIT-trap run and each tools-directory
+// `list` get their own. It is removed, whatever is in it, once the
+// process group that used it is gone.
+//
+// This file is the specification of what a root holds. Go names each file
+// through a method below; bash uses the names as literals (worker.sh as
+// "$__mcpbashd_root/NAME", the shim through the environment variables),
+// and TestCallRootNamesInScripts fails when the two sides disagree.
+//
+//	args     the call's arguments JSON, exactly as the client sent them;
+//	         empty for the EXIT trap and for a cancel hook at shutdown.
+//	         Written by Go before the spawn; worker.sh reads it whole
+//	         (read -d '') and passes it as $1 (a tools-dir executable: $2).
+//	         A file, not argv: Linux caps one argv string at 128 KiB.
+//	out      stdout and stderr of a call (call mode), stdout of a tools-dir
+//	         executable (exec and list modes). Go creates it (O_APPEND, so
+//	         every writer appends) and hands it over as fds 1 and 2, then
+//	         reads at most Config.OutputCap of it. A file, not a pipe: a
+//	         background child holding it open cannot hang the call.
+//	stderr   exec and list modes: the executable's stderr, kept apart from
+//	         its result (logged, and joined to the text of a failure).
+//	phase    worker.sh, around mcp_before_tool_call: "hook" before it runs,
+//	         "refused N" when it returned N≠0 (the tool does not run),
+//	         "tool" when the tool runs. No newline. Go reads it to tell "the
+//	         tool failed" from "the call ended inside the hook"; absent means
+//	         there was no hook.
+//	hook     worker.sh: the hook's stdout and stderr; Go reads it (capped)
+//	         when phase is not "tool".
+//	opts     worker.sh only: `shopt -p; set +o` saved before the hook and
+//	         replayed after it, so the hook cannot change the tool's options.
+//	events   MCP_BASHD_EVENTS: notifications (mcp_progress, mcp_log) the
+//	         shim appends while the call runs; Go tails it (events.go).
+//	content  MCP_BASHD_CONTENT: result items (mcp_text, mcp_image, …) the
+//	         shim appends; Go reads it once the call ended (events.go).
+//	tmp/     MCP_CALL_TMPDIR: the tool's own scratch directory, made by Go
+//	         (the SDK's contract: it exists when the tool starts and is
+//	         gone after the call).
+type callRoot string
+
+func (r callRoot) file(name string) string { return filepath.Join(string(r), name) }
+
+// Args is the arguments file. See callRoot for each file's contract.
+func (r callRoot) Args() string    { return r.file("args") }
+func (r callRoot) Out() string     { return r.file("out") }
+func (r callRoot) Stderr() string  { return r.file("stderr") }
+func (r callRoot) Phase() string   { return r.file("phase") }
+func (r callRoot) Hook() string    { return r.file("hook") }
+func (r callRoot) Opts() string    { return r.file("opts") }
+func (r callRoot) Events() string  { return r.file("events") }
+func (r callRoot) Content() string { return r.file("content") }
+func (r callRoot) Tmp() string     { return r.file("tmp") }
+
+// The environment variables through which a root reaches bash. The first is
+// the prelude's; the others are the shim's and the tools' (documented to
+// tool authors), and none of them may leak from the daemon's own
+// environment into a child (childEnv drops them).
+const (
+	envRoot    = "__MCPBASHD_ROOT"
+	envCallTmp = "MCP_CALL_TMPDIR"
+	envEvents  = "MCP_BASHD_EVENTS"
+	envContent = "MCP_BASHD_CONTENT"
+)
+
+// env is what a process running server code learns of its root.
+func (r callRoot) env() []string {
+	return []string{
+		envRoot + "=" + string(r),
+		envCallTmp + "=" + r.Tmp(),
+		envEvents + "=" + r.Events(),
+		envContent + "=" + r.Content(),
+	}
+}
+
+// What the phase file says (see callRoot); also Outcome.Phase's values.
+const (
+	phaseTool    = "tool"
+	phaseHook    = "hook"
+	phaseRefused = "refused"
+)
+
+// readPhase reports where a call ended: phaseTool (the tool ran, or there
+// was no hook), phaseHook (the hook exited or was killed instead of
+// returning) or phaseRefused with the hook's non-zero status.
+func (r callRoot) readPhase() (phase string, hookStatus int) {
+	b, err := os.ReadFile(r.Phase())
+	if err != nil {
+		return phaseTool, 0
+	}
+	switch p := string(b); {
+	case p == phaseHook:
+		return phaseHook, 0
+	case strings.HasPrefix(p, phaseRefused+" "):
+		fmt.Sscanf(p, phaseRefused+" %d", &hookStatus)
+		return phaseRefused, hookStatus
+	}
+	return phaseTool, 0
+}
+
+// newRoot creates a root with its tmp/ directory and args file. Its errors
+// are the root's creation failing (the SDK's "call directory" result); the
+// root is removed again when any step fails.
+func (s *Supervisor) newRoot(args []byte, log *zap.Logger) (callRoot, error) {
+	dir, err := tmpdir.Create(s.base, tmpdir.CallPrefix, s.owner)
+	if err != nil {
+		return "", fmt.Errorf("create call directory: %w", err)
+	}
+	root := callRoot(dir)
+	if err := os.Mkdir(root.Tmp(), 0o700); err != nil {
+		s.removeRoot(root, log)
+		return "", fmt.Errorf("create MCP_CALL_TMPDIR: %w", err)
+	}
+	// Writing the root's files is part of creating it: a full TMPDIR fails
+	// here as often as at mkdir.
+	if err := os.WriteFile(root.Args(), args, 0o600); err != nil {
+		s.removeRoot(root, log)
+		return "", fmt.Errorf("write arguments: %w", err)
+	}
+	return root, nil
+}
+
+// removeRoot removes a root; one that cannot be removed now (out of file
+// descriptors, say) is kept on a list and retried after later calls and at
+// Close, so it is not left behind until the next daemon's sweep.
+func (s *Supervisor) removeRoot(root callRoot, log *zap.Logger) {
+	if err := tmpdir.Remove(string(root)); err != nil {
+		log.Warn("call directory not removed; will retry", zap.String("path", string(root)), zap.Error(err))
+		s.leftMu.Lock()
+		s.leftovers = append(s.leftovers, string(root))
+		s.leftMu.Unlock()
+		return
+	}
+	s.retryLeftovers()
+}
+
+func (s *Supervisor) retryLeftovers() {
+	s.leftMu.Lock()
+	defer s.leftMu.Unlock()
+	kept := s.leftovers[:0]
+	for _, dir := range s.leftovers {
+		if err := tmpdir.Remove(dir); err != nil {
+			kept = append(kept, dir)
+		}
+	}
+	s.leftovers = kept
+}
+
+// openAppend creates (or opens) a root file a child writes through fds.
+func openAppend(path string) (*os.File, error) {
+	return os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+}

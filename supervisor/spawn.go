@@ -1,0 +1,142 @@
+package supervisor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"syscall"
+	"time"
+
+	"go.uber.org/zap"
+	"golang.org/x/sys/unix"
+)
+
+// Every process the daemon starts — a call, a cancel hook, the EXIT-trap
+// run, a load and its syntax check, a tools directory's `EXE list` — is
+//
+//	bash --noprofile --norc -c '. "$__MCPBASHD_WORKER"[THEN] # MODE [TOOL]' ZERO [ARGS…]
+//
+// started by start: in a new process group, under the reaper's lock (so
+// the reaper waits for it and no other code does), stdin /dev/null, the
+// lifeline's read end on fd 3. The prelude (scripts/worker.sh) first checks
+// the lifeline and forks the sentinel into the group, whatever the mode, so
+// a daemon that dies however it dies takes every one of them with it; then
+// it does what the mode says. Running a non-bash executable (`EXE list`,
+// `EXE TOOL ARGS`) as a child of that bash costs one bash start and is the
+// only way its group gets a sentinel without a re-exec of this binary.
+//
+// The comment after the command makes mode and tool visible in ps; ZERO and
+// ARGS are $0 and $@ (the server script and its arguments, as in a bash
+// subshell, or the tools-directory executable).
+
+// The prelude's modes: worker.sh's case labels.
+const (
+	modeCall   = "call"   // tool_TOOL "$ARGS", after mcp_before_tool_call
+	modeExec   = "exec"   // a tools-directory executable: EXE TOOL "$ARGS"
+	modeCancel = "cancel" // tool_TOOL_cancel "$ARGS"
+	modeExit   = "exit"   // the server's EXIT trap
+	modeList   = "list"   // a tools-directory executable: EXE list
+	modeCheck  = "check"  // bash -n SCRIPT
+	modeLoad   = "load"   // the prelude returns; THEN loads the script
+)
+
+// proc is one process to start.
+type proc struct {
+	mode   string
+	tool   string   // shown in ps after the mode
+	then   string   // bash run after the prelude returns (load mode)
+	zero   string   // $0
+	args   []string // $@
+	dir    string
+	env    []string // added to the daemon's environment and the prelude's variables
+	stdout *os.File
+	stderr *os.File
+}
+
+// start is the one spawn helper: p's process in its own group, carrying
+// the lifeline, registered with the reaper. The returned channel delivers
+// the group leader's exit once the rest of its group has been killed.
+func (s *Supervisor) start(p proc) (int, <-chan exitInfo, error) {
+	cmd := `. "$__MCPBASHD_WORKER"` + p.then + " # " + p.mode
+	if p.tool != "" {
+		cmd += " " + p.tool
+	}
+	argv := append([]string{s.cfg.Bash, "--noprofile", "--norc", "-c", cmd, p.zero}, p.args...)
+	env := make([]string, 0, len(s.env)+len(p.env)+2)
+	env = append(append(env, s.env...), "__MCPBASHD_WORKER="+s.worker, "__MCPBASHD_MODE="+p.mode)
+	env = append(env, p.env...)
+	attr := &syscall.ProcAttr{
+		Dir:   p.dir,
+		Env:   env,
+		Files: []uintptr{s.devnull.Fd(), p.stdout.Fd(), p.stderr.Fd(), s.life.ReadFD()},
+		Sys:   &syscall.SysProcAttr{Setpgid: true},
+	}
+	pid, done, err := s.reaper.spawn(func() (int, error) { return syscall.ForkExec(s.cfg.Bash, argv, attr) })
+	if err != nil {
+		return 0, nil, fmt.Errorf("start %s: %w", s.cfg.Bash, err)
+	}
+	return pid, done, nil
+}
+
+// startServerCode starts a mode that runs the server's code (call, exec,
+// cancel, exit): the prelude sources req's snapshot and works in root.
+func (s *Supervisor) startServerCode(mode string, req Request, root callRoot, stdout, stderr *os.File) (int, <-chan exitInfo, error) {
+	if req.Snapshot == nil {
+		return 0, nil, errors.New("no server snapshot loaded")
+	}
+	zero := s.cfg.Script
+	if req.Exe != "" {
+		zero = req.Exe
+	}
+	env := append(root.env(),
+		"__MCPBASHD_TOOL="+req.Tool,
+		"__MCPBASHD_SNAPSHOT="+req.Snapshot.Path,
+		"__MCPBASHD_EXE="+req.Exe,
+		"__MCPBASHD_SHIM="+s.shim,
+	)
+	return s.start(proc{mode: mode, tool: req.Tool, zero: zero, args: s.cfg.ScriptArgs,
+		dir: string(root), env: env, stdout: stdout, stderr: stderr})
+}
+
+// errBudget is a bounded process that ran past its budget (and was killed).
+var errBudget = errors.New("did not finish within its time budget")
+
+// waitBounded waits for a process group's leader to exit, for at most
+// budget or until ctx ends; either way the group is then SIGKILLed and
+// reaped before it returns (errBudget or ctx's error).
+func (s *Supervisor) waitBounded(ctx context.Context, pid int, done <-chan exitInfo, budget time.Duration) (exitInfo, error) {
+	t := time.NewTimer(budget)
+	defer t.Stop()
+	select {
+	case ei := <-done:
+		return ei, nil
+	case <-t.C:
+		s.reaper.signalGroup(pid, unix.SIGKILL)
+		return <-done, errBudget
+	case <-ctx.Done():
+		s.reaper.signalGroup(pid, unix.SIGKILL)
+		return <-done, ctx.Err()
+	}
+}
+
+// runBounded runs a hook-like mode (cancel hook, EXIT trap) in its own
+// process group, kills the group after the hook budget, and logs failures;
+// it never fails anything.
+func (s *Supervisor) runBounded(mode string, req Request, root callRoot, stdout, stderr *os.File, log *zap.Logger) {
+	pid, done, err := s.startServerCode(mode, req, root, stdout, stderr)
+	if err != nil {
+		log.Error("hook not started", zap.String("mode", mode), zap.Error(err))
+		return
+	}
+	ei, err := s.waitBounded(context.Background(), pid, done, s.cfg.HookBudget)
+	if err != nil {
+		log.Warn("hook killed after its budget", zap.String("mode", mode), zap.Duration("budget", s.cfg.HookBudget))
+		return
+	}
+	if ei.status.Signaled() {
+		log.Warn("hook killed by signal", zap.String("mode", mode), zap.String("signal", unix.SignalName(ei.status.Signal())))
+	} else if st := ei.status.ExitStatus(); st != 0 {
+		log.Warn("hook failed", zap.String("mode", mode), zap.Int("exit", st))
+	}
+}
