@@ -47,9 +47,8 @@ tool_count() { local n; n=$(( $(<"$STATE") + 1 )); echo "$n" > "$STATE"; echo "$
 `)
 	for want := 1; want <= 3; want++ {
 		o := s.Call(context.Background(), Request{ID: "1", Tool: "count", Args: []byte(`{}`), Snapshot: sn})
-		text, isErr := o.Result("count")
-		if isErr || text != strings.TrimSpace(string(rune('0'+want))) {
-			t.Fatalf("call %d: %q isError=%v outcome=%+v", want, text, isErr, o)
+		if text := strings.TrimSpace(string(o.Output)); o.ExitCode != 0 || text != string(rune('0'+want)) {
+			t.Fatalf("call %d: %q exit=%d outcome=%+v", want, text, o.ExitCode, o)
 		}
 	}
 }
@@ -61,12 +60,12 @@ tool_deny() { echo ran; }
 tool_where() { trap 'echo bye' EXIT; pwd; return 2; }
 `)
 	o := s.Call(context.Background(), Request{ID: "1", Tool: "deny", Args: []byte(`{}`), Snapshot: sn})
-	if text, isErr := o.Result("deny"); !isErr || text != "Error executing deny: no way" {
-		t.Fatalf("deny: %q %v %+v", text, isErr, o)
+	if o.Phase != "refused" || o.HookStatus != 3 || string(o.HookOutput) != "no way\n" || len(o.Output) != 0 {
+		t.Fatalf("deny: %+v", o)
 	}
 	o = s.Call(context.Background(), Request{ID: "2", Tool: "where", Args: []byte(`{}`), Snapshot: sn})
-	if text, isErr := o.Result("where"); !isErr || text != "Error executing where: /\nbye" {
-		t.Fatalf("where: %q %v %+v", text, isErr, o)
+	if o.ExitCode != 2 || string(o.Output) != "/\nbye\n" {
+		t.Fatalf("where: %q %+v", o.Output, o)
 	}
 }
 
@@ -99,10 +98,12 @@ func TestReloadSwapsOnlyOnSuccess(t *testing.T) {
 	call := func() string {
 		t.Helper()
 		o := s.Call(context.Background(), Request{ID: "1", Tool: "v", Args: []byte(`{}`)})
-		text, _ := o.Result("v")
-		return text
+		if o.SetupErr != nil {
+			return "not run: " + o.SetupErr.Error()
+		}
+		return strings.TrimSpace(string(o.Output))
 	}
-	if got := call(); got != "Cannot run v: no server snapshot loaded." {
+	if got := call(); got != "not run: no server snapshot loaded" {
 		t.Fatalf("a call before any snapshot is in use: %q", got)
 	}
 	s.Use(first)

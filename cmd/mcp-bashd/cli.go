@@ -168,9 +168,10 @@ func callCommand(args []string, stdout io.Writer) int {
 		fmt.Fprintln(os.Stderr, "mcp-bashd call:", err)
 		return 1
 	}
+	sup.Use(snap)
 	srv := mcp.New(mcp.Options{
 		Catalog: catalog.NewSource(catalog.Options{ToolsFile: f.tools, ConfigFile: f.config, Log: log}),
-		Runner:  sup, Log: log, Snapshot: func() *supervisor.Snapshot { return snap },
+		Runner:  sup, Log: log, Snapshot: sup.Current,
 	})
 	// Ctrl-C cancels the call the way a client's cancel would, then tears
 	// down as the daemon does (EXIT trap, temp files) and exits 128+N.
@@ -194,12 +195,12 @@ func callCommand(args []string, stdout io.Writer) int {
 	case sig := <-sigc:
 		cancel(supervisor.ErrCancelled)
 		<-done
-		sup.RunExitTrap(snap)
+		sup.RunExitTrap(nil)
 		sup.Close()
 		fmt.Fprintf(os.Stderr, "mcp-bashd call: interrupted (%v); the call was cancelled\n", sig)
 		return 128 + int(sig.(syscall.Signal))
 	}
-	sup.RunExitTrap(snap)
+	sup.RunExitTrap(nil)
 	if a.rerr != nil {
 		fmt.Fprintf(os.Stderr, "mcp-bashd call: error %d: %s\n", a.rerr.Code, a.rerr.Message)
 		return 1

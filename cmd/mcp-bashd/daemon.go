@@ -18,7 +18,6 @@ import (
 type daemon struct {
 	log       *zap.Logger
 	sup       *supervisor.Supervisor
-	snaps     *snapshots
 	srv       *mcp.Server
 	met       *metrics.Metrics
 	stopWatch context.CancelFunc
@@ -33,7 +32,7 @@ func start(o options, p paths, scriptArgs []string, log *zap.Logger) (*daemon, e
 	self, _ := os.Executable()
 	sup, err := supervisor.New(supervisor.Config{
 		Bash: p.bash, Script: p.script, ScriptArgs: scriptArgs, Self: self,
-		OutputCap: o.outputCap, Grace: o.grace, HookBudget: 2 * time.Second,
+		OutputCap: zeroMeansNone(o.outputCap), Grace: time.Duration(zeroMeansNone(int64(o.grace))),
 		Log: log.Named("supervisor"),
 	})
 	if err != nil {
@@ -44,21 +43,21 @@ func start(o options, p paths, scriptArgs []string, log *zap.Logger) (*daemon, e
 	// The watcher takes the files' stamps before the script loads, so an
 	// edit made while the daemon starts is a change.
 	watcher := mcp.NewWatcher(src, p.script, log.Named("reload"))
-	if d.snaps, err = loadSnapshot(sup, o.snapshotFD, p.script == ""); err != nil {
+	if err = loadSnapshot(sup, o.snapshotFD, p.script == ""); err != nil {
 		log.Error("server script not loaded", zap.Error(err))
 		sup.Close()
 		return nil, err
 	}
 	log.Info("serving", zap.String("script", p.script), zap.String("tools", p.tools), zap.String("config", p.config), zap.String("version", version))
 	d.srv = mcp.New(mcp.Options{
-		Catalog: src, Runner: sup, Snapshot: d.snaps.Current, Metrics: d.met,
+		Catalog: src, Runner: sup, Snapshot: sup.Current, Metrics: d.met,
 		MaxConcurrent: o.maxConcurrent, DefaultTimeout: o.timeout,
 		Log: log.Named("mcp"),
 	})
 	if !o.noWatch && !o.oneshot {
 		ctx, cancel := context.WithCancel(context.Background())
 		d.stopWatch = cancel
-		go watcher.Run(ctx, d.srv, d.snaps)
+		go watcher.Run(ctx, d.srv, sup)
 	}
 	return d, nil
 }
@@ -108,10 +107,19 @@ func (d *daemon) teardown(o options) {
 	}
 	d.stopWatch()
 	if !o.oneshot {
-		d.sup.RunExitTrap(d.snaps.Current())
+		d.sup.RunExitTrap(nil)
 	}
 	if err := d.sup.Close(); err != nil {
 		d.log.Warn("cleanup incomplete", zap.Error(err))
 	}
 	d.log.Info("stopped")
+}
+
+// zeroMeansNone maps a flag's 0 ("no cap", "no grace") to the supervisor's
+// negative "none"; its 0 means "the default".
+func zeroMeansNone(v int64) int64 {
+	if v == 0 {
+		return -1
+	}
+	return v
 }

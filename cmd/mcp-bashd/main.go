@@ -15,7 +15,6 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
-	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -274,10 +273,10 @@ func dieBy(s syscall.Signal) int {
 	return 128 + int(s)
 }
 
-// loadSnapshot loads the server script: from the shim's descriptor in the
-// drop-in form, by running it otherwise, or an empty server for a
-// tools-directory server without a script.
-func loadSnapshot(sup *supervisor.Supervisor, fd int, noScript bool) (*snapshots, error) {
+// loadSnapshot loads the server script and puts it in use: from the
+// shim's descriptor in the drop-in form, by running it otherwise, or an
+// empty server for a tools-directory server without a script.
+func loadSnapshot(sup *supervisor.Supervisor, fd int, noScript bool) error {
 	var sn *supervisor.Snapshot
 	var err error
 	switch {
@@ -288,37 +287,20 @@ func loadSnapshot(sup *supervisor.Supervisor, fd int, noScript bool) (*snapshots
 	default:
 		f := os.NewFile(uintptr(fd), "snapshot")
 		if f == nil {
-			return nil, fmt.Errorf("snapshot descriptor %d is not open", fd)
+			return fmt.Errorf("snapshot descriptor %d is not open", fd)
 		}
 		defer f.Close()
 		data, rerr := io.ReadAll(io.LimitReader(f, 256<<20))
 		if rerr != nil {
-			return nil, fmt.Errorf("read snapshot: %w", rerr)
+			return fmt.Errorf("read snapshot: %w", rerr)
 		}
 		sn, err = sup.Adopt(data)
 	}
 	if err != nil {
-		return nil, err
+		return err
 	}
-	s := &snapshots{sup: sup}
-	s.cur.Store(sn)
-	return s, nil
-}
-
-// snapshots is the current snapshot and its reload.
-type snapshots struct {
-	sup *supervisor.Supervisor
-	cur atomic.Pointer[supervisor.Snapshot]
-}
-
-func (s *snapshots) Current() *supervisor.Snapshot { return s.cur.Load() }
-
-func (s *snapshots) Reload(ctx context.Context) (old, cur *supervisor.Snapshot, err error) {
-	cur, err = s.sup.Load(ctx)
-	if err != nil {
-		return s.cur.Load(), nil, err
-	}
-	return s.cur.Swap(cur), cur, nil
+	sup.Use(sn)
+	return nil
 }
 
 func envOr(k, def string) string {
