@@ -73,9 +73,8 @@ func (s *Supervisor) Call(ctx context.Context, req Request) Outcome {
 	defer s.users.Done()
 	start := time.Now()
 	s.stats.Calls.Add(1)
-	if req.Snapshot == nil {
-		req.Snapshot = s.Current()
-	}
+	req.Snapshot = s.holdSnapshot(req.Snapshot)
+	defer req.Snapshot.release()
 	log := s.log.With(zap.String("call_id", req.ID), zap.String("tool", req.Tool))
 	o := s.call(ctx, req, log)
 	o.Duration = time.Since(start)
@@ -232,13 +231,14 @@ func (s *Supervisor) stop(req Request, root callRoot, pid int, done <-chan exitI
 // stdout to our stderr (stdout is protocol), the hook budget, failures
 // logged.
 func (s *Supervisor) RunExitTrap(sn *Snapshot) {
-	if sn == nil {
-		sn = s.Current()
-	}
-	if sn == nil || !s.enter() {
+	if !s.enter() {
 		return
 	}
 	defer s.users.Done()
+	if sn = s.holdSnapshot(sn); sn == nil {
+		return
+	}
+	defer sn.release()
 	root, err := s.newRoot(nil, s.log)
 	if err != nil {
 		s.log.Error("EXIT trap not run", zap.Error(err))

@@ -16,8 +16,28 @@ import (
 // (nil until Use or a successful Reload).
 func (s *Supervisor) Current() *Snapshot { return s.current.Load() }
 
-// Use makes sn the current snapshot (after the first Load, Adopt or Empty).
-func (s *Supervisor) Use(sn *Snapshot) { s.current.Store(sn) }
+// Use makes sn the current snapshot (after the first Load, Adopt or Empty);
+// the one it replaces is retired.
+func (s *Supervisor) Use(sn *Snapshot) {
+	if old := s.current.Swap(sn); old != sn {
+		old.retire()
+	}
+}
+
+// holdSnapshot holds sn for a run, or the current snapshot when sn is nil
+// or already removed (a reload retired it between the caller reading it
+// and the call starting). nil when none is in use.
+func (s *Supervisor) holdSnapshot(sn *Snapshot) *Snapshot {
+	if sn != nil && sn.hold() {
+		return sn
+	}
+	for {
+		sn = s.Current()
+		if sn == nil || sn.hold() {
+			return sn
+		}
+	}
+}
 
 // Reload loads the server script again. On success the new snapshot becomes
 // the current one and both are returned; calls already running keep the
@@ -28,7 +48,9 @@ func (s *Supervisor) Reload(ctx context.Context) (old, new *Snapshot, err error)
 	if err != nil {
 		return s.Current(), nil, err
 	}
-	return s.current.Swap(sn), sn, nil
+	old = s.current.Swap(sn)
+	old.retire()
+	return old, sn, nil
 }
 
 // LoadError is a server script that could not be loaded: its exit status

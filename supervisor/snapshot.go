@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 )
 
 // The snapshot file: a server script's shell state once its top level has
@@ -88,10 +89,60 @@ const (
 
 // Snapshot is a loaded server script: the file every call sources and the
 // names of the shell functions it defines.
+//
+// Its file lives until it is retired (replaced by a reload) and no process
+// that sources it is left: a call in flight across a reload finishes on
+// the definitions it started with, and the runtime directory does not fill
+// with one file per edit.
 type Snapshot struct {
 	Path      string
 	Functions map[string]bool
 	Gen       uint64
+
+	mu      sync.Mutex
+	users   int  // calls and hooks holding the file
+	retired bool // no longer current: removed when the last user lets go
+	removed bool
+}
+
+// hold keeps the file for one user; false once it has been removed.
+func (sn *Snapshot) hold() bool {
+	sn.mu.Lock()
+	defer sn.mu.Unlock()
+	if sn.removed {
+		return false
+	}
+	sn.users++
+	return true
+}
+
+// release lets go of the file (nil-safe).
+func (sn *Snapshot) release() {
+	if sn == nil {
+		return
+	}
+	sn.mu.Lock()
+	defer sn.mu.Unlock()
+	sn.users--
+	sn.removeIfUnused()
+}
+
+// retire marks the snapshot replaced (nil-safe).
+func (sn *Snapshot) retire() {
+	if sn == nil {
+		return
+	}
+	sn.mu.Lock()
+	defer sn.mu.Unlock()
+	sn.retired = true
+	sn.removeIfUnused()
+}
+
+func (sn *Snapshot) removeIfUnused() {
+	if sn.retired && sn.users == 0 && !sn.removed {
+		sn.removed = true
+		os.Remove(sn.Path)
+	}
 }
 
 // HasFunction reports whether the snapshot defines a shell function name.

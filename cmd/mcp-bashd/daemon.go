@@ -26,9 +26,38 @@ type daemon struct {
 	outDead   <-chan struct{}
 }
 
+// startOrSignal is start, cancelled by a signal that arrives first (a slow
+// top-level load must not hold a SIGTERM for its whole time limit): the
+// load's processes are killed, what was set up is torn down, and the
+// signal is returned for the daemon to die by.
+func startOrSignal(o options, p paths, scriptArgs []string, log *zap.Logger, sigc <-chan os.Signal) (*daemon, os.Signal, error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	type started struct {
+		d   *daemon
+		err error
+	}
+	done := make(chan started, 1)
+	go func() {
+		d, err := start(ctx, o, p, scriptArgs, log)
+		done <- started{d, err}
+	}()
+	select {
+	case r := <-done:
+		return r.d, nil, r.err
+	case sig := <-sigc:
+		log.Info("signal received while starting; stopping", zap.String("signal", sig.String()))
+		cancel()
+		if r := <-done; r.d != nil {
+			r.d.teardown(o)
+		}
+		return nil, sig, nil
+	}
+}
+
 // start makes the supervisor, reads the declarations, loads the script and
 // makes the server; the reload watcher runs unless turned off.
-func start(o options, p paths, scriptArgs []string, log *zap.Logger) (*daemon, error) {
+func start(ctx context.Context, o options, p paths, scriptArgs []string, log *zap.Logger) (*daemon, error) {
 	self, _ := os.Executable()
 	sup, err := supervisor.New(supervisor.Config{
 		Bash: p.bash, Script: p.script, ScriptArgs: scriptArgs, Self: self,
@@ -43,7 +72,7 @@ func start(o options, p paths, scriptArgs []string, log *zap.Logger) (*daemon, e
 	// The watcher takes the files' stamps before the script loads, so an
 	// edit made while the daemon starts is a change.
 	watcher := mcp.NewWatcher(src, p.script, log.Named("reload"))
-	if err = loadSnapshot(sup, o.snapshotFD, p.script == ""); err != nil {
+	if err = loadSnapshot(ctx, sup, o.snapshotFD, p.script == ""); err != nil {
 		log.Error("server script not loaded", zap.Error(err))
 		sup.Close()
 		return nil, err

@@ -186,7 +186,10 @@ func serve(o options, script string, scriptArgs []string) int {
 	// with SIGPIPE and no cleanup; with it, the write returns EPIPE.
 	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 
-	d, err := start(o, paths, scriptArgs, log)
+	d, sig, err := startOrSignal(o, paths, scriptArgs, log, sigc)
+	if sig != nil {
+		return dieBy(sig.(syscall.Signal))
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "mcp-bashd:", err)
 		return 1
@@ -205,7 +208,7 @@ func serve(o options, script string, scriptArgs []string) int {
 		fmt.Fprintln(os.Stderr, "mcp-bashd:", err)
 		return 1
 	}
-	sig := d.wait(o, sigc)
+	sig = d.wait(o, sigc)
 	d.teardown(o)
 	if s, ok := sig.(syscall.Signal); ok {
 		return dieBy(s)
@@ -276,14 +279,14 @@ func dieBy(s syscall.Signal) int {
 // loadSnapshot loads the server script and puts it in use: from the
 // shim's descriptor in the drop-in form, by running it otherwise, or an
 // empty server for a tools-directory server without a script.
-func loadSnapshot(sup *supervisor.Supervisor, fd int, noScript bool) error {
+func loadSnapshot(ctx context.Context, sup *supervisor.Supervisor, fd int, noScript bool) error {
 	var sn *supervisor.Snapshot
 	var err error
 	switch {
 	case noScript:
 		sn, err = sup.Empty()
 	case fd < 0:
-		sn, err = sup.Load(context.Background())
+		sn, err = sup.Load(ctx)
 	default:
 		f := os.NewFile(uintptr(fd), "snapshot")
 		if f == nil {

@@ -3,6 +3,7 @@ package mcp
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"math/big"
 	"unicode/utf8"
 
@@ -34,7 +35,8 @@ func (s *Server) startCall(c *conn, req *transport.Request) {
 		case st.inflight[key] != nil:
 			refused = wire.Errorf(wire.CodeInvalidRequest, "Invalid Request: id "+string(id)+" is already in flight")
 		case s.pending.Load() >= int64(s.opt.MaxPending):
-			refused = wire.Errorf(wire.CodeInternal, "Server busy: too many tool calls in flight")
+			refused = wire.Errorf(wire.CodeInternal, fmt.Sprintf("Server busy: %d tool calls are already running or waiting (%d per --max-concurrency slot; --max-concurrency is %d); retry later, or start mcp-bashd with a higher --max-concurrency",
+				s.opt.MaxPending, s.opt.MaxPending/s.opt.MaxConcurrent, s.opt.MaxConcurrent))
 		default:
 			ctx, cancel = context.WithCancelCause(s.base)
 			st.inflight[key] = cancel
@@ -102,6 +104,11 @@ func (s *Server) runCall(ctx context.Context, tc toolCall) (*Result, *wire.Error
 	cp, perr := parseCallParams(tc.params)
 	if perr != nil {
 		return nil, perr
+	}
+	// What is validated must be what the tool reads: the validator keeps a
+	// repeated key's last value, bash's regex idiom finds its first.
+	if path, dup := wire.DuplicateKey(cp.args); dup {
+		return nil, wire.Errorf(wire.CodeInvalidParams, "Invalid params: arguments"+path+" is given more than once; duplicate keys are refused because the tool could read either value")
 	}
 	name := cp.name
 	if !catalog.ValidName.MatchString(name) {

@@ -114,3 +114,71 @@ func Marshal(v any) json.RawMessage {
 	}
 	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
 }
+
+// DuplicateKey finds the first object, at any depth, that holds one key
+// twice, and returns the key's path from the top (".name", ".a.b[2].c").
+// encoding/json, jq and the schema validator keep
+// the last value of a repeated key while a tool reading the text may take
+// the first: such input must be refused, not interpreted. Linear in the
+// input; input that is not valid JSON has no duplicate (the caller's own
+// parse reports it).
+func DuplicateKey(raw json.RawMessage) (string, bool) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	type frame struct {
+		keys  map[string]bool // nil for an array
+		index int             // the next element's index in an array
+		path  string
+	}
+	var stack []frame
+	pending := "" // path of the value about to be read
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return "", false
+		}
+		// A value (scalar or opening delimiter) inside an array gets its
+		// index; inside an object it follows its key (pending set there).
+		if n := len(stack); n > 0 && stack[n-1].keys == nil {
+			if d, ok := tok.(json.Delim); !ok || d == '{' || d == '[' {
+				pending = stack[n-1].path + "[" + itoa(stack[n-1].index) + "]"
+				stack[n-1].index++
+			}
+		} else if n > 0 {
+			if key, ok := tok.(string); ok && pending == "" {
+				top := &stack[n-1]
+				if top.keys[key] {
+					return top.path + "." + key, true
+				}
+				top.keys[key] = true
+				pending = top.path + "." + key
+				continue
+			}
+		}
+		switch tok {
+		case json.Delim('{'):
+			stack = append(stack, frame{keys: map[string]bool{}, path: pending})
+		case json.Delim('['):
+			stack = append(stack, frame{path: pending})
+		case json.Delim('}'), json.Delim(']'):
+			stack = stack[:len(stack)-1]
+		}
+		pending = ""
+		if len(stack) == 0 {
+			return "", false
+		}
+	}
+}
+
+func itoa(i int) string {
+	if i == 0 {
+		return "0"
+	}
+	var b [20]byte
+	n := len(b)
+	for ; i > 0; i /= 10 {
+		n--
+		b[n] = byte('0' + i%10)
+	}
+	return string(b[n:])
+}
