@@ -96,7 +96,7 @@ func (c *Conn) Read() (*transport.Request, error) {
 		if msg == nil || msg.IsResponse {
 			continue
 		}
-		req := transport.Decode(msg, "", c.opt.ModernEnabled())
+		req := transport.Decode(msg, "", c.opt.ModernEnabled)
 		if req.Era == transport.Legacy {
 			req.Session = c.session
 		}

@@ -139,7 +139,7 @@ func (h *Handler) gate(w http.ResponseWriter, r *http.Request) (int, string) {
 // serveMessage hands one decoded message to its connection and waits for
 // its answer (or the client's departure).
 func (h *Handler) serveMessage(w http.ResponseWriter, r *http.Request, msg *wire.Message) {
-	req := transport.Decode(msg, strings.TrimSpace(r.Header.Get("MCP-Protocol-Version")), h.opt.ModernEnabled())
+	req := transport.Decode(msg, strings.TrimSpace(r.Header.Get("MCP-Protocol-Version")), h.opt.ModernEnabled)
 	st := &stream{w: w, r: r, done: make(chan struct{}), modern: req.Era == transport.Modern}
 	req.Out, req.Gone = st, r.Context().Done()
 	var sc *sessionConn

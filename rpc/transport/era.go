@@ -85,19 +85,18 @@ func ParseMeta(params json.RawMessage) Meta {
 // server/discover — never by the method name alone, so a 2026 request for
 // initialize is -32601 while a plain initialize negotiates. A server whose
 // configuration leaves 2026-07-28 out (modernEnabled false) is
-// legacy-only.
-func Decide(method string, m Meta, versionHeader string, modernEnabled bool) Era {
-	if !modernEnabled {
-		return Legacy
-	}
-	if method == "server/discover" || m.HasVersion || versionHeader == ModernVersion {
+// legacy-only; modernEnabled is asked only for a request that would be
+// modern, so a legacy request (every ping of an SDK client) costs no look
+// at the configuration.
+func Decide(method string, m Meta, versionHeader string, modernEnabled func() bool) Era {
+	if (method == "server/discover" || m.HasVersion || versionHeader == ModernVersion) && modernEnabled() {
 		return Modern
 	}
 	return Legacy
 }
 
 // Decode reads one message's _meta and decides its era.
-func Decode(msg *wire.Message, versionHeader string, modernEnabled bool) *Request {
+func Decode(msg *wire.Message, versionHeader string, modernEnabled func() bool) *Request {
 	m := ParseMeta(msg.Params)
 	return &Request{Msg: msg, Meta: m, Era: Decide(msg.Method, m, versionHeader, modernEnabled)}
 }

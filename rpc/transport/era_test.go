@@ -24,7 +24,7 @@ func TestDecide(t *testing.T) {
 		{"legacy-only server", "server/discover", withVersion, ModernVersion, false, Legacy},
 	}
 	for _, c := range cases {
-		if got := Decide(c.method, c.meta, c.header, c.enabled); got != c.want {
+		if got := Decide(c.method, c.meta, c.header, func() bool { return c.enabled }); got != c.want {
 			t.Errorf("%s: %v, want %v", c.name, got, c.want)
 		}
 	}

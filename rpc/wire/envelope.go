@@ -84,6 +84,9 @@ func NotificationLine(method string, params json.RawMessage) []byte {
 
 // appendRaw appends raw as the SDK's jq printed it, or null (see above).
 func appendRaw(b []byte, raw []byte) []byte {
+	if printsAsIs(raw) {
+		return append(b, raw...) // the common id and result: no parse needed
+	}
 	v, ok := jq.Parse(raw)
 	if !ok {
 		return append(b, jsonNull...)
@@ -99,3 +102,44 @@ func AppendStringBody(b []byte, s string) []byte { return jq.AppendStringBody(b,
 // ValidUTF8 replaces invalid UTF-8 in s with U+FFFD as jq does: one per bad
 // sequence as jq's decoder delimits it, not Go's one per byte.
 func ValidUTF8(s string) string { return jq.ValidUTF8(s) }
+
+// printsAsIs reports whether jq prints raw exactly as written, for the
+// values nearly every message carries: a small integer id (up to 15
+// digits, exact in a double, so a second jq pass keeps it too), a string
+// of printable ASCII without escapes, and the empty object.
+func printsAsIs(raw []byte) bool {
+	if _, ok := plainString(raw); ok {
+		return true
+	}
+	if string(raw) == "{}" {
+		return true
+	}
+	digits := raw
+	if len(digits) > 0 && digits[0] == '-' {
+		digits = digits[1:]
+	}
+	if len(digits) == 0 || len(digits) > 15 || (digits[0] == '0' && len(digits) > 1) {
+		return false
+	}
+	for _, c := range digits {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// plainString returns the text of a JSON string literal made only of
+// printable ASCII other than '"' and '\\' (nothing to unescape, nothing jq
+// would escape).
+func plainString(raw []byte) (string, bool) {
+	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
+		return "", false
+	}
+	for _, c := range raw[1 : len(raw)-1] {
+		if c < 0x20 || c > 0x7e || c == '"' || c == '\\' {
+			return "", false
+		}
+	}
+	return string(raw[1 : len(raw)-1]), true
+}

@@ -238,6 +238,9 @@ func jqRawField(data []byte, v span) string {
 		return ""
 	}
 	raw := data[v.start:v.end]
+	if s, ok := plainString(raw); ok {
+		return s // no NUL, no newline, nothing jq -r would change
+	}
 	val, _ := jq.Parse(raw) // a member of a line jq.Scan accepted
 	switch val.Kind {
 	case jq.KindNull, jq.KindFalse: // what `//` replaces
