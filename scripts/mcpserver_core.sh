@@ -258,7 +258,8 @@ run_mcp_server() {
             fi
         done <"/proc/$$/cmdline"
     fi
-    exec "$__b" ${__MCPBASHD_SERVE_FLAGS:+"$__MCPBASHD_SERVE_FLAGS"} --snapshot-fd 3 "$__script" ${__args[@]+"${__args[@]}"} 3< <(__mcpbashd_dump)
+    # "--": the script's arguments are its own, never the daemon's flags.
+    exec "$__b" ${__MCPBASHD_SERVE_FLAGS:+"$__MCPBASHD_SERVE_FLAGS"} --snapshot-fd 3 "$__script" -- ${__args[@]+"${__args[@]}"} 3< <(__mcpbashd_dump)
 }
 
 # run_mcp_http_server — the 2026 SDK's HTTP entry point: the same server

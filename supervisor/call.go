@@ -83,7 +83,7 @@ func (s *Supervisor) Call(ctx context.Context, req Request) Outcome {
 	case o.SetupErr != nil:
 		log.Error("call not run", zap.Error(o.SetupErr))
 	case o.Phase == phaseRefused:
-		log.Info("before-tool hook refused the call", zap.Int("status", o.HookStatus))
+		log.Warn("before-tool hook refused the call", zap.Int("status", o.HookStatus))
 	case o.Phase == phaseHook && o.Signal != 0:
 		log.Error("before-tool hook killed by a signal; tool not run", zap.String("signal", unix.SignalName(o.Signal)))
 	case o.Phase == phaseHook:

@@ -38,38 +38,51 @@ func (f *cliFiles) bashPath() (string, error) {
 	return exec.LookPath("bash")
 }
 
-func cliFlags(name, usage string, args []string) (*flag.FlagSet, *cliFiles, []string, int) {
+// cliFlags parses a command's flags (anywhere before "--", with extra
+// adding the command's own) and resolves SERVER.sh (or a directory holding
+// server.sh) and its files. It returns the arguments after SERVER.sh, or
+// an exit status >= 0 when the command is done (help, usage error).
+func cliFlags(name, usage string, args []string, extra func(*flag.FlagSet)) (*cliFiles, []string, int) {
 	fs := flag.NewFlagSet("mcp-bashd "+name, flag.ContinueOnError)
 	f := &cliFiles{}
 	fs.StringVar(&f.tools, "tools", "", "tools list `file` (default: MCP_TOOLS_LIST_FILE, or tools.json beside SERVER)")
 	fs.StringVar(&f.config, "config", "", "configuration `file` (default: MCP_CONFIG_FILE, or config.json beside SERVER)")
 	fs.StringVar(&f.bash, "bash", "", "`path` of the bash that runs the script and its tools (default: bash on PATH)")
-	fs.Usage = func() {
-		fmt.Fprint(os.Stderr, usage)
-		fs.PrintDefaults()
+	if extra != nil {
+		extra(fs)
 	}
-	if err := fs.Parse(args); err != nil {
-		if err == flag.ErrHelp {
-			return nil, nil, nil, 0
-		}
-		return nil, nil, nil, 2
+	positional, rest, err := parseArgs(fs, args, func(w io.Writer) { usageOf(w, fs, usage, "") })
+	if err != nil {
+		return nil, nil, parseFailed(err, name)
 	}
-	if fs.NArg() < 1 {
+	if len(positional) < 1 {
 		fmt.Fprintf(os.Stderr, "mcp-bashd %s: missing SERVER.sh (see mcp-bashd %s --help)\n", name, name)
-		return nil, nil, nil, 2
+		return nil, nil, 2
 	}
-	abs, err := filepath.Abs(fs.Arg(0))
+	abs, err := filepath.Abs(scriptOf(positional[0]))
 	if err == nil {
 		_, err = os.Stat(abs)
 	}
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "mcp-bashd %s: server script %s: %v\n", name, fs.Arg(0), err)
-		return nil, nil, nil, 1
+		fmt.Fprintf(os.Stderr, "mcp-bashd %s: server script %s: %v\n", name, positional[0], err)
+		return nil, nil, 1
 	}
 	f.script = abs
-	f.tools = pick(f.tools, os.Getenv("MCP_TOOLS_LIST_FILE"), filepath.Join(filepath.Dir(abs), "tools.json"))
-	f.config = pick(f.config, os.Getenv("MCP_CONFIG_FILE"), filepath.Join(filepath.Dir(abs), "config.json"))
-	return fs, f, fs.Args()[1:], -1
+	f.tools = absPath(pick(f.tools, os.Getenv("MCP_TOOLS_LIST_FILE"), filepath.Join(filepath.Dir(abs), "tools.json")))
+	f.config = absPath(pick(f.config, os.Getenv("MCP_CONFIG_FILE"), filepath.Join(filepath.Dir(abs), "config.json")))
+	return f, append(positional[1:], rest...), -1
+}
+
+// absPath makes a file name absolute, so every message names the file a
+// reader can find whatever their directory.
+func absPath(p string) string {
+	if p == "" {
+		return ""
+	}
+	if a, err := filepath.Abs(p); err == nil {
+		return a
+	}
+	return p
 }
 
 const toolsUsage = `Usage: mcp-bashd tools [flags] SERVER.sh
@@ -84,7 +97,7 @@ Flags:
 `
 
 func toolsCommand(args []string, stdout io.Writer) int {
-	_, f, _, code := cliFlags("tools", toolsUsage, args)
+	f, _, code := cliFlags("tools", toolsUsage, args, nil)
 	if code >= 0 {
 		return code
 	}
@@ -131,7 +144,7 @@ Flags:
 `
 
 func callCommand(args []string, stdout io.Writer) int {
-	_, f, rest, code := cliFlags("call", callUsage, args)
+	f, rest, code := cliFlags("call", callUsage, args, nil)
 	if code >= 0 {
 		return code
 	}
@@ -258,7 +271,7 @@ Flags:
 `
 
 func checkCommand(args []string, stdout io.Writer) int {
-	_, f, _, code := cliFlags("check", checkUsage, args)
+	f, _, code := cliFlags("check", checkUsage, args, nil)
 	if code >= 0 {
 		return code
 	}

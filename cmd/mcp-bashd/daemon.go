@@ -2,10 +2,12 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"time"
 
 	"go.uber.org/zap"
+	"golang.org/x/sys/unix"
 
 	"github.com/mcp-bashd/mcp-bashd/rpc/catalog"
 	"github.com/mcp-bashd/mcp-bashd/rpc/mcp"
@@ -16,6 +18,7 @@ import (
 
 // daemon is the wiring of one served server.
 type daemon struct {
+	name      string // the server, as the user named it
 	log       *zap.Logger
 	sup       *supervisor.Supervisor
 	srv       *mcp.Server
@@ -67,7 +70,7 @@ func start(ctx context.Context, o options, p paths, scriptArgs []string, log *za
 	if err != nil {
 		return nil, err
 	}
-	d := &daemon{log: log, sup: sup, met: metrics.New(), stopWatch: func() {}, served: make(chan error, 1)}
+	d := &daemon{name: p.given, log: log, sup: sup, met: metrics.New(), stopWatch: func() {}, served: make(chan error, 1)}
 	src := catalog.NewSource(catalog.Options{ToolsFile: p.tools, ConfigFile: p.config, ToolsDir: p.toolsDir, Lister: sup, Log: log.Named("catalog")})
 	// The watcher takes the files' stamps before the script loads, so an
 	// edit made while the daemon starts is a change.
@@ -100,6 +103,11 @@ func (d *daemon) listen(o options) error {
 		}
 		go func() { d.served <- d.httpSrv.wait() }()
 		return nil
+	}
+	if _, err := unix.IoctlGetTermios(int(os.Stdin.Fd()), unix.TCGETS); err == nil {
+		// A person at a terminal, not a client: say what this is.
+		fmt.Fprintf(os.Stderr, "mcp-bashd: serving %s as MCP on stdin/stdout (JSON-RPC, one message per line; Ctrl-D ends).\n"+
+			"  To try its tools by hand: mcp-bashd tools %s, mcp-bashd call %s TOOL key=value\n", d.name, d.name, d.name)
 	}
 	conn := stdio.New(os.Stdin, os.Stdout, stdio.Options{MaxLine: o.maxLine, ModernEnabled: d.srv.ModernEnabled, Log: d.log.Named("stdio")})
 	d.outDead = conn.OutputDead()

@@ -7,44 +7,68 @@ import (
 	"go.uber.org/zap/zapcore"
 )
 
-// newLogger writes JSON lines to MCP_LOG_FILE (default /dev/null), to
-// MCP_EXTRA_LOG_FILE when set, and to stderr when MCP_LOG_STDERR=1 — the
-// bash SDK's three log targets. Never stdout: stdout is the protocol.
+// newLogger writes JSON lines to MCP_LOG_FILE and MCP_EXTRA_LOG_FILE when
+// set (every level: the bash SDK's log targets), and warnings and errors to
+// stderr, one readable line each, so a missing file or a failed reload is
+// seen where hosts keep a server's stderr. MCP_LOG_STDERR=1 sends every
+// level to stderr, MCP_LOG_STDERR=0 nothing; MCP_LOG_FORMAT=json makes the
+// stderr lines JSON too. Never stdout: stdout is the protocol.
 func newLogger() (*zap.Logger, func(), error) {
-	var sinks []zapcore.WriteSyncer
+	var cores []zapcore.Core
 	var files []*os.File
+	enc := zap.NewProductionEncoderConfig()
+	enc.EncodeTime = zapcore.ISO8601TimeEncoder
 	open := func(path string) error {
 		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
 		if err != nil {
 			return err
 		}
 		files = append(files, f)
-		sinks = append(sinks, zapcore.Lock(f))
+		cores = append(cores, zapcore.NewCore(zapcore.NewJSONEncoder(enc), zapcore.Lock(f), zap.DebugLevel))
 		return nil
-	}
-	if p := os.Getenv("MCP_LOG_FILE"); p != "" && p != os.DevNull {
-		if err := open(p); err != nil {
-			return nil, nil, err
-		}
-	}
-	if p := os.Getenv("MCP_EXTRA_LOG_FILE"); p != "" {
-		if err := open(p); err != nil {
-			return nil, nil, err
-		}
-	}
-	if os.Getenv("MCP_LOG_STDERR") == "1" {
-		sinks = append(sinks, zapcore.Lock(os.Stderr))
 	}
 	closeAll := func() {
 		for _, f := range files {
 			f.Close()
 		}
 	}
-	if len(sinks) == 0 {
+	for _, key := range []string{"MCP_LOG_FILE", "MCP_EXTRA_LOG_FILE"} {
+		if p := os.Getenv(key); p != "" && p != os.DevNull {
+			if err := open(p); err != nil {
+				closeAll()
+				return nil, nil, err
+			}
+		}
+	}
+	if c := stderrCore(enc); c != nil {
+		cores = append(cores, c)
+	}
+	if len(cores) == 0 {
 		return zap.NewNop(), closeAll, nil
 	}
-	enc := zap.NewProductionEncoderConfig()
-	enc.EncodeTime = zapcore.ISO8601TimeEncoder
-	core := zapcore.NewCore(zapcore.NewJSONEncoder(enc), zapcore.NewMultiWriteSyncer(sinks...), zap.DebugLevel)
-	return zap.New(core), closeAll, nil
+	return zap.New(zapcore.NewTee(cores...)), closeAll, nil
+}
+
+// stderrCore is the stderr sink the environment asks for (nil for none).
+func stderrCore(enc zapcore.EncoderConfig) zapcore.Core {
+	level := zap.WarnLevel
+	switch os.Getenv("MCP_LOG_STDERR") {
+	case "1":
+		level = zap.DebugLevel
+	case "0":
+		return nil
+	}
+	if os.Getenv("MCP_LOG_FORMAT") == "json" {
+		return zapcore.NewCore(zapcore.NewJSONEncoder(enc), zapcore.Lock(os.Stderr), level)
+	}
+	// One line a reader can take in: "mcp-bashd: WARN catalog: message {fields}".
+	enc.TimeKey = ""
+	enc.CallerKey = ""
+	enc.StacktraceKey = ""
+	enc.ConsoleSeparator = " "
+	enc.EncodeLevel = func(l zapcore.Level, e zapcore.PrimitiveArrayEncoder) {
+		e.AppendString("mcp-bashd: " + l.CapitalString())
+	}
+	enc.EncodeName = func(n string, e zapcore.PrimitiveArrayEncoder) { e.AppendString(n + ":") }
+	return zapcore.NewCore(zapcore.NewConsoleEncoder(enc), zapcore.Lock(os.Stderr), level)
 }

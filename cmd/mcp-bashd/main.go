@@ -28,14 +28,17 @@ var version = "dev"
 const usage = `mcp-bashd — serve MCP tools written as bash functions.
 
 Usage:
-  mcp-bashd [flags] SERVER.sh [ARGS...]   serve SERVER.sh over stdio (host-manifest form)
+  mcp-bashd [flags] SERVER.sh [-- ARGS...]   serve SERVER.sh over stdio (host-manifest form)
   mcp-bashd --tools-dir DIR [SERVER.sh]   also serve DIR's executables (EXE list / EXE NAME ARGS)
   mcp-bashd tools SERVER.sh               list the tools (name, description, arguments)
   mcp-bashd call SERVER.sh TOOL [k=v...]  run one call and print the result
   mcp-bashd check SERVER.sh               lint a server without serving it
   mcp-bashd shim                          print the drop-in mcpserver_core.sh
+  mcp-bashd new DIR                       start a new server in DIR
   mcp-bashd version                       print the version
-Each subcommand takes --help.
+  mcp-bashd help [COMMAND]                this text, or a command's
+Each subcommand takes --help. Flags may stand anywhere before a "--";
+arguments for the server script go after it.
 
 SERVER.sh defines tool_<name> bash functions; tools.json declares them with
 their inputSchema. Its top level runs once; every call then runs in a fresh
@@ -87,40 +90,81 @@ func main() {
 
 func run(args []string) int {
 	if len(args) > 0 {
-		help := len(args) > 1 && (args[1] == "-h" || args[1] == "--help" || args[1] == "-help")
-		switch args[0] {
-		case "shim":
-			if help {
-				fmt.Fprint(os.Stderr, "Usage: mcp-bashd shim\n\nPrints the drop-in mcpserver_core.sh: source it in place of bash-mcp-sdk's file.\n\nExample:\n  mcp-bashd shim > mcpserver_core.sh\n")
-				return 0
-			}
-			fmt.Print(scripts.Shim)
-			return 0
-		case "version", "--version":
-			if help {
-				fmt.Fprint(os.Stderr, "Usage: mcp-bashd version\n\nPrints the version.\n\nExample:\n  mcp-bashd version\n")
-				return 0
-			}
-			fmt.Println("mcp-bashd", version)
-			return 0
-		case "json":
-			return jsonCommand(args[1:], os.Stdout, os.Stderr)
-		case "tools":
-			return toolsCommand(args[1:], os.Stdout)
-		case "call":
-			return callCommand(args[1:], os.Stdout)
-		case "check":
-			return checkCommand(args[1:], os.Stdout)
+		if code, ok := subcommand(args[0], args[1:]); ok {
+			return code
 		}
 	}
 	var o options
-	fs := flag.NewFlagSet("mcp-bashd", flag.ContinueOnError)
-	fs.SetOutput(os.Stderr)
-	fs.Usage = func() {
-		fmt.Fprint(os.Stderr, usage)
-		fs.PrintDefaults()
-		io.WriteString(os.Stderr, examples)
+	fs := daemonFlags(&o)
+	positional, rest, err := parseArgs(fs, args, func(w io.Writer) { usageOf(w, fs, usage, examples) })
+	if err != nil {
+		return parseFailed(err, "")
 	}
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == "drain" {
+			o.drainSet = true
+		}
+	})
+	if o.http && !o.drainSet {
+		// An HTTP client that is still connected expects its answer; a
+		// stdio client that signals wants the server gone.
+		o.drain = 5 * time.Second
+	}
+	if len(positional) < 1 && o.toolsDir == "" {
+		fmt.Fprintln(os.Stderr, "mcp-bashd: missing SERVER.sh (see mcp-bashd --help)")
+		return 2
+	}
+	script := ""
+	if len(positional) > 0 {
+		script, positional = positional[0], positional[1:]
+	}
+	return serve(o, script, append(positional, rest...))
+}
+
+// subcommand runs the command named first, if it is one.
+func subcommand(name string, args []string) (int, bool) {
+	help := len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "-help")
+	switch name {
+	case "help", "-h", "--help", "-help":
+		if len(args) > 0 && args[0] != "help" {
+			if code, ok := subcommand(args[0], []string{"--help"}); ok {
+				return code, true
+			}
+		}
+		var o options
+		usageOf(os.Stdout, daemonFlags(&o), usage, examples)
+		return 0, true
+	case "shim":
+		if help {
+			fmt.Fprint(os.Stdout, "Usage: mcp-bashd shim\n\nPrints the drop-in mcpserver_core.sh: source it in place of bash-mcp-sdk's file.\n\nExample:\n  mcp-bashd shim > mcpserver_core.sh\n")
+			return 0, true
+		}
+		fmt.Print(scripts.Shim)
+		return 0, true
+	case "version", "--version":
+		if help {
+			fmt.Fprint(os.Stdout, "Usage: mcp-bashd version\n\nPrints the version (and the commit it was built from, when known).\n\nExample:\n  mcp-bashd version\n")
+			return 0, true
+		}
+		fmt.Println("mcp-bashd", buildVersion())
+		return 0, true
+	case "json":
+		return jsonCommand(args, os.Stdout, os.Stderr), true
+	case "tools":
+		return toolsCommand(args, os.Stdout), true
+	case "call":
+		return callCommand(args, os.Stdout), true
+	case "check":
+		return checkCommand(args, os.Stdout), true
+	case "new":
+		return newCommand(args, os.Stdout), true
+	}
+	return 0, false
+}
+
+// daemonFlags are the serving command's flags.
+func daemonFlags(o *options) *flag.FlagSet {
+	fs := flag.NewFlagSet("mcp-bashd", flag.ContinueOnError)
 	fs.StringVar(&o.tools, "tools", "", "tools list `file` (overrides MCP_TOOLS_LIST_FILE)")
 	fs.StringVar(&o.config, "config", "", "server configuration `file` (overrides MCP_CONFIG_FILE)")
 	fs.StringVar(&o.bash, "bash", "", "`path` of the bash that runs tools (default: bash on PATH)")
@@ -143,27 +187,7 @@ func run(args []string) int {
 	fs.StringVar(&o.tlsCert, "tls-cert", "", "serve HTTPS with this certificate `file` (with --tls-key)")
 	fs.StringVar(&o.tlsKey, "tls-key", "", "the TLS private key `file`")
 	fs.IntVar(&o.snapshotFD, "snapshot-fd", -1, "internal: read the server snapshot from this descriptor (used by the shim's run_mcp_server)")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
-	}
-	fs.Visit(func(f *flag.Flag) {
-		if f.Name == "drain" {
-			o.drainSet = true
-		}
-	})
-	if o.http && !o.drainSet {
-		// An HTTP client that is still connected expects its answer; a
-		// stdio client that signals wants the server gone.
-		o.drain = 5 * time.Second
-	}
-	if fs.NArg() < 1 && o.toolsDir == "" {
-		fmt.Fprintln(os.Stderr, "mcp-bashd: missing SERVER.sh (see mcp-bashd --help)")
-		return 2
-	}
-	return serve(o, fs.Arg(0), fs.Args()[min(1, fs.NArg()):])
+	return fs
 }
 
 // serve is the daemon's life as a flat list of steps.
@@ -219,6 +243,7 @@ func serve(o options, script string, scriptArgs []string) int {
 // paths are the files a server is made of, resolved once.
 type paths struct {
 	script, tools, config, toolsDir, bash string
+	given                                 string // the script or tools directory as named on the command line
 }
 
 // resolvePaths makes the script and tools directory absolute (checking
@@ -226,7 +251,10 @@ type paths struct {
 // environment, or beside the script (beside the tools directory without
 // one).
 func resolvePaths(o options, script string) (paths, error) {
-	var p paths
+	p := paths{given: script}
+	if script == "" {
+		p.given = o.toolsDir
+	}
 	var home string
 	var err error
 	if script != "" {

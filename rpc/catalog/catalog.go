@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 
@@ -31,7 +31,7 @@ func (c *Catalog) ToolsList() (json.RawMessage, error) {
 	list := c.Tools.List
 	if c.Tools.Err != nil {
 		if c.Dir == nil || c.hasToolsFile {
-			return nil, errors.New("Cannot read tools list: " + c.Tools.Path)
+			return nil, &FileError{Message: "Cannot read tools list: " + c.Tools.Path, Path: c.Tools.Path, Reason: c.Tools.Err}
 		}
 		list = json.RawMessage(`{"tools":[]}`)
 	}
@@ -56,6 +56,33 @@ func (c *Catalog) Lookup(name string) (t *Tool, found bool, why string) {
 		return nil, false, ""
 	}
 	return c.Tools.Lookup(name)
+}
+
+// FileError is a declaration file that cannot be used: Message is the
+// bash SDK's text (users' tests compare it), Path and Reason say which
+// file, absolutely, and why.
+type FileError struct {
+	Message string
+	Path    string
+	Reason  error
+}
+
+func (e *FileError) Error() string { return e.Message }
+
+// Abs is the file's absolute path.
+func (e *FileError) Abs() string {
+	if a, err := filepath.Abs(e.Path); err == nil {
+		return a
+	}
+	return e.Path
+}
+
+// ConfigError is config.json's FileError for initialize and server/discover.
+func (c *Config) ConfigError() *FileError {
+	if c.Err == nil {
+		return nil
+	}
+	return &FileError{Message: "Cannot read server configuration: " + c.Path, Path: c.Path, Reason: c.Err}
 }
 
 // mergeList appends a tools directory's tools to a tools/list result.

@@ -2,9 +2,11 @@ package mcp
 
 import (
 	"encoding/json"
+	"errors"
 
 	"go.uber.org/zap"
 
+	"github.com/mcp-bashd/mcp-bashd/rpc/catalog"
 	"github.com/mcp-bashd/mcp-bashd/rpc/transport"
 	"github.com/mcp-bashd/mcp-bashd/rpc/wire"
 	"github.com/mcp-bashd/mcp-bashd/supervisor"
@@ -30,7 +32,7 @@ func (s *Server) handle(c *conn, req *transport.Request) {
 	case "initialize":
 		cfg := s.src.Config()
 		if cfg.Err != nil {
-			respond(nil, wire.Errorf(wire.CodeInternal, "Cannot read server configuration: "+cfg.Path))
+			respond(nil, s.fileError(cfg.ConfigError()))
 			return
 		}
 		res, version := initializeResult(cfg, req.Msg.Params)
@@ -79,7 +81,7 @@ func (s *Server) toolsList(c *conn, req *transport.Request, wrap func(json.RawMe
 		list, err := s.src.Fresh(s.base).ToolsList()
 		r := transport.Response{ID: req.Msg.ID}
 		if err != nil {
-			r.Err = wire.Errorf(wire.CodeInternal, err.Error())
+			r.Err = s.fileError(err)
 		} else if wrap != nil {
 			r.Result = wrap(list)
 		} else {
@@ -121,4 +123,20 @@ func (s *Server) notification(c *conn, req *transport.Request) {
 	default:
 		s.log.Info("notification ignored", zap.String("method", req.Msg.Method))
 	}
+}
+
+// fileError is the -32603 answer for a declaration file that cannot be
+// used: the SDK's message, and in data the file's absolute path and why.
+func (s *Server) fileError(err error) *wire.Error {
+	var fe *catalog.FileError
+	if !errors.As(err, &fe) {
+		return wire.Errorf(wire.CodeInternal, err.Error())
+	}
+	reason := ""
+	if fe.Reason != nil {
+		reason = fe.Reason.Error()
+	}
+	s.log.Warn("request refused: a declaration file is unusable", zap.String("path", fe.Abs()), zap.String("reason", reason))
+	return &wire.Error{Code: wire.CodeInternal, Message: fe.Message,
+		Data: object(field{"path", wire.Quote(fe.Abs())}, field{"reason", wire.Quote(reason)})}
 }

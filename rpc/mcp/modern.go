@@ -35,7 +35,7 @@ func (s *Server) handleModern(c *conn, req *transport.Request) {
 		return
 	}
 	if cfg.Err != nil && req.Msg.Method == "server/discover" {
-		fail(wire.Errorf(wire.CodeInternal, "Cannot read server configuration: "+cfg.Path))
+		fail(s.fileError(cfg.ConfigError()))
 		return
 	}
 	respond := func(result json.RawMessage) {
