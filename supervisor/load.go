@@ -94,12 +94,23 @@ func (s *Supervisor) Load(ctx context.Context) (*Snapshot, error) {
 	path := s.snapshotPath(gen)
 	outPath := filepath.Join(s.runtime, fmt.Sprintf("load.%d.out", gen))
 	checkPath := outPath + ".syntax"
+	// The top level's stdout is kept apart from its stderr: under the
+	// drop-in shim that stdout is the protocol stream, so `check` says
+	// when a script writes to it.
+	stdoutPath := outPath + ".stdout"
 	defer os.Remove(outPath)
 	defer os.Remove(checkPath)
+	defer os.Remove(stdoutPath)
 	out, err := os.OpenFile(outPath, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|os.O_APPEND, 0o600)
 	if err != nil {
 		return nil, err
 	}
+	stdout, err := os.OpenFile(stdoutPath, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|os.O_APPEND, 0o600)
+	if err != nil {
+		out.Close()
+		return nil, err
+	}
+	defer stdout.Close()
 	check, err := os.OpenFile(checkPath, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
 		out.Close()
@@ -119,7 +130,7 @@ func (s *Supervisor) Load(ctx context.Context) (*Snapshot, error) {
 		return nil, err
 	}
 	pid, done, err := s.start(proc{mode: modeLoad, then: loadThen, zero: s.cfg.Script, args: s.cfg.ScriptArgs, dir: dir,
-		env: []string{"__MCPBASHD_SHIM=" + s.shim, "__MCPBASHD_SNAPSHOT_OUT=" + path}, stdout: out, stderr: out})
+		env: []string{"__MCPBASHD_SHIM=" + s.shim, "__MCPBASHD_SNAPSHOT_OUT=" + path}, stdout: stdout, stderr: out})
 	out.Close()
 	if err != nil {
 		<-checkDone
@@ -154,11 +165,19 @@ func (s *Supervisor) loaded(path string, gen uint64, ei exitInfo, outPath string
 	if output := readCapped(outPath, 64<<10); strings.TrimSpace(output) != "" {
 		s.log.Info("server script printed while loading", zap.String("script", s.cfg.Script), zap.String("output", output))
 	}
-	return s.storeSnapshot(path, gen, data)
+	printed := readCapped(outPath+".stdout", 4<<10)
+	if printed != "" {
+		s.log.Info("server script wrote to stdout while loading", zap.String("script", s.cfg.Script), zap.String("stdout", printed))
+	}
+	sn, err := s.storeSnapshot(path, gen, data)
+	if sn != nil {
+		sn.LoadStdout = printed
+	}
+	return sn, err
 }
 
 func (s *Supervisor) loadError(status, outPath string) *LoadError {
-	return &LoadError{Script: s.cfg.Script, Status: status, Output: readCapped(outPath, 64<<10)}
+	return &LoadError{Script: s.cfg.Script, Status: status, Output: readCapped(outPath, 64<<10) + readCapped(outPath+".stdout", 64<<10)}
 }
 
 func readCapped(path string, max int64) string {

@@ -98,6 +98,10 @@ type Snapshot struct {
 	Path      string
 	Functions map[string]bool
 	Gen       uint64
+	// LoadStdout is what the script's top level wrote to stdout when Load
+	// ran it (at most 4 KiB): harmless here, but under the drop-in shim
+	// that stdout is the protocol stream.
+	LoadStdout string
 
 	mu      sync.Mutex
 	users   int  // calls and hooks holding the file

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -88,7 +89,8 @@ func absPath(p string) string {
 const toolsUsage = `Usage: mcp-bashd tools [flags] SERVER.sh
 
 Lists the tools SERVER.sh's tools.json declares: name, description and
-arguments (* marks a required one).
+arguments as name:type ({a|b} lists an enum's values, * marks a required
+one). --json prints the tools/list result as a client receives it.
 
 Example:
   mcp-bashd tools examples/greeter/server.sh
@@ -97,9 +99,24 @@ Flags:
 `
 
 func toolsCommand(args []string, stdout io.Writer) int {
-	f, _, code := cliFlags("tools", toolsUsage, args, nil)
+	var asJSON bool
+	f, _, code := cliFlags("tools", toolsUsage, args, func(fs *flag.FlagSet) {
+		fs.BoolVar(&asJSON, "json", false, "print the tools/list result (JSON) instead of a table")
+	})
 	if code >= 0 {
 		return code
+	}
+	if asJSON {
+		tf := catalog.LoadTools(f.tools)
+		if tf.Err != nil {
+			fmt.Fprintf(os.Stderr, "mcp-bashd tools: %s: %v\n", f.tools, tf.Err)
+			return 1
+		}
+		var out bytes.Buffer
+		json.Indent(&out, tf.List, "", "  ")
+		out.WriteByte('\n')
+		stdout.Write(out.Bytes())
+		return 0
 	}
 	tools, err := catalog.InspectTools(f.tools)
 	if err != nil {
@@ -112,19 +129,28 @@ func toolsCommand(args []string, stdout io.Writer) int {
 		var as []string
 		for _, a := range t.Args {
 			s := a.Name + ":" + a.Type
+			if len(a.Enum) > 0 {
+				s += "{" + strings.Join(a.Enum, "|") + "}"
+			}
 			if a.Required {
 				s += "*"
 			}
 			as = append(as, s)
 		}
-		desc := t.Description
-		if r := []rune(desc); len(r) > 60 {
-			desc = string(r[:57]) + "..."
-		}
-		fmt.Fprintf(w, "%s\t%s\t%s\n", t.Name, desc, strings.Join(as, " "))
+		fmt.Fprintf(w, "%s\t%s\t%s\n", oneLine(t.Name, 40), oneLine(t.Description, 60), strings.Join(as, " "))
 	}
 	w.Flush()
 	return 0
+}
+
+// oneLine fits text in one table cell: whitespace runs (newlines, tabs)
+// become one space, and it is cut at max runes with "...".
+func oneLine(text string, max int) string {
+	text = strings.Join(strings.Fields(text), " ")
+	if r := []rune(text); len(r) > max {
+		text = string(r[:max-3]) + "..."
+	}
+	return text
 }
 
 const callUsage = `Usage: mcp-bashd call [flags] SERVER.sh TOOL [key=value ... | JSON]
@@ -275,8 +301,13 @@ func checkCommand(args []string, stdout io.Writer) int {
 	if code >= 0 {
 		return code
 	}
-	functions, loadErr := loadFunctions(f)
-	problems, n := catalog.Lint(f.tools, f.script, functions, loadErr)
+	in := catalog.LintInput{ToolsFile: f.tools, Script: f.script}
+	if sn, err := loadScript(f); err != nil {
+		in.LoadErr = err
+	} else {
+		in.Functions, in.LoadStdout = sn.Functions, sn.LoadStdout
+	}
+	problems, n := catalog.Lint(in)
 	for _, p := range problems {
 		fmt.Fprintln(stdout, p)
 	}
@@ -287,8 +318,8 @@ func checkCommand(args []string, stdout io.Writer) int {
 	return 0
 }
 
-// loadFunctions loads the script once and returns the functions it defines.
-func loadFunctions(f *cliFiles) (map[string]bool, error) {
+// loadScript loads the script once.
+func loadScript(f *cliFiles) (*supervisor.Snapshot, error) {
 	bash, err := f.bashPath()
 	if err != nil {
 		return nil, errors.New("bash not found on PATH (use --bash PATH): cannot load the script")
@@ -299,9 +330,5 @@ func loadFunctions(f *cliFiles) (map[string]bool, error) {
 		return nil, err
 	}
 	defer sup.Close()
-	snap, err := sup.Load(context.Background())
-	if err != nil {
-		return nil, err
-	}
-	return snap.Functions, nil
+	return sup.Load(context.Background())
 }

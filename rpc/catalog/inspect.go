@@ -18,13 +18,15 @@ type ToolInfo struct {
 	HasSchema   bool
 	SchemaErr   error
 	Args        []ArgInfo
-	ValidName   bool // a name a bash function can carry
+	ValidName   bool   // a name a bash function can carry
+	InputType   string // the inputSchema's top-level type ("" when it names none)
 }
 
 // ArgInfo is one property of an inputSchema.
 type ArgInfo struct {
 	Name, Type, Description string
 	Required                bool
+	Enum                    []string // the allowed values, as JSON text
 }
 
 // InspectTools reads a tools file the way the server does and describes
@@ -58,9 +60,11 @@ func InspectTools(path string) ([]ToolInfo, error) {
 		Name        string `json:"name"`
 		Description string `json:"description"`
 		InputSchema struct {
+			Type       any `json:"type"`
 			Properties map[string]struct {
-				Type        any    `json:"type"`
-				Description string `json:"description"`
+				Type        any               `json:"type"`
+				Description string            `json:"description"`
+				Enum        []json.RawMessage `json:"enum"`
 			} `json:"properties"`
 			Required []string `json:"required"`
 		} `json:"inputSchema"`
@@ -83,12 +87,19 @@ func InspectTools(path string) ([]ToolInfo, error) {
 				continue
 			}
 			out[i].Description = e.Description
+			if e.InputSchema.Type != nil {
+				out[i].InputType = typeName(e.InputSchema.Type)
+			}
 			req := map[string]bool{}
 			for _, r := range e.InputSchema.Required {
 				req[r] = true
 			}
 			for name, p := range e.InputSchema.Properties {
-				out[i].Args = append(out[i].Args, ArgInfo{Name: name, Type: typeName(p.Type), Description: p.Description, Required: req[name]})
+				a := ArgInfo{Name: name, Type: typeName(p.Type), Description: p.Description, Required: req[name]}
+				for _, v := range p.Enum {
+					a.Enum = append(a.Enum, string(v))
+				}
+				out[i].Args = append(out[i].Args, a)
 			}
 			sort.Slice(out[i].Args, func(a, b int) bool {
 				if out[i].Args[a].Required != out[i].Args[b].Required {

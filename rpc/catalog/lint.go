@@ -31,14 +31,24 @@ var (
 	lineRE        = regexp.MustCompile(`line (\d+)`)
 )
 
+// LintInput is what Lint checks: the files, and what loading the script
+// showed.
+type LintInput struct {
+	ToolsFile, Script string
+	Functions         map[string]bool // the shell functions the loaded script defines
+	LoadErr           error           // why it could not be loaded (then Functions are not checked)
+	LoadStdout        string          // what its top level wrote to stdout
+}
+
 // Lint checks a server without serving it: tools.json parses and holds
-// usable entries, names are valid and unique, every inputSchema compiles,
-// every declared tool has a tool_<name> function and every tool_ function
-// is declared, and a vendored mcpserver_core.sh is this version's shim.
-// functions are the shell functions the loaded script defines; loadErr is
-// why it could not be loaded (then functions are not checked). It returns
-// the problems and the number of tools declared.
-func Lint(toolsFile, script string, functions map[string]bool, loadErr error) ([]Problem, int) {
+// usable entries, names are valid and unique, every tool has a description
+// and an object inputSchema that compiles, every declared tool has a
+// tool_<name> function and every tool_ function is declared, a drop-in
+// script's top level writes nothing to stdout, and a vendored
+// mcpserver_core.sh is this version's shim. It returns the problems and
+// the number of tools declared.
+func Lint(in LintInput) ([]Problem, int) {
+	toolsFile, script, functions, loadErr := in.ToolsFile, in.Script, in.Functions, in.LoadErr
 	var ps []Problem
 	report := func(file string, line int, format string, a ...any) {
 		ps = append(ps, Problem{file, line, fmt.Sprintf(format, a...)})
@@ -62,6 +72,11 @@ func Lint(toolsFile, script string, functions map[string]bool, loadErr error) ([
 			report(toolsFile, t.Line, "tool %q declares no inputSchema (its calls are refused)", t.Name)
 		case t.SchemaErr != nil:
 			report(toolsFile, t.Line, "tool %q: %v", t.Name, t.SchemaErr)
+		case t.InputType != "object":
+			report(toolsFile, t.Line, "tool %q: its inputSchema's type is %q, not \"object\" (MCP arguments are an object; clients may refuse the tool)", t.Name, t.InputType)
+		}
+		if t.Description == "" && t.ValidName {
+			report(toolsFile, t.Line, "tool %q has no description (clients show it to people and models to choose the tool)", t.Name)
 		}
 		declared[t.Name] = true
 	}
@@ -78,6 +93,13 @@ func Lint(toolsFile, script string, functions map[string]bool, loadErr error) ([
 				report(script, 0, "function %s is not declared in %s (it can never be called)", fn, toolsFile)
 			}
 		}
+	}
+	if in.LoadStdout != "" && dropIn(script) {
+		out := in.LoadStdout
+		if len(out) > 60 {
+			out = out[:57] + "..."
+		}
+		report(script, 0, "its top level writes to stdout (%q): started as ./%s (the drop-in shim), that stdout is the protocol stream and the client sees invalid messages; write to stderr (>&2) or a log", out, filepath.Base(script))
 	}
 	if p, ok := lintShim(filepath.Join(filepath.Dir(script), "mcpserver_core.sh")); ok {
 		ps = append(ps, p)
@@ -117,4 +139,11 @@ func lintShim(vendored string) (Problem, bool) {
 		return Problem{vendored, 0, fmt.Sprintf("shim version %s, this mcp-bashd ships %s: refresh it with `mcp-bashd shim > mcpserver_core.sh`", got[1], want[1])}, true
 	}
 	return Problem{}, false
+}
+
+// dropIn reports whether the script starts the server itself (it calls
+// run_mcp_server), so that its stdout is the protocol stream.
+func dropIn(script string) bool {
+	data, err := os.ReadFile(script)
+	return err == nil && strings.Contains(string(data), "run_mcp_server")
 }
