@@ -150,3 +150,42 @@ func cliWaitFile(ts *testscript.TestScript, neg bool, args []string) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// Issue 12, item 5: `mcp-bashd call --url` calls a tool on a running
+// Streamable HTTP server (with its bearer token), shows the tool's
+// progress and log lines on stderr, and prints the result.
+func TestCliCallURL(t *testing.T) {
+	dir := writeServer(t, map[string]string{
+		"server.sh":  "tool_steps() { mcp_progress 1 2 first; mcp_log warning careful; mcp_progress 2 2; echo \"done $1\"; }\n",
+		"tools.json": `{"tools":[{"name":"steps","description":"d","inputSchema":{"type":"object","properties":{"n":{"type":"integer"}}}}]}`,
+		"token":      "s3cret\n",
+	})
+	mark := "cli-url-" + strconv.Itoa(os.Getpid())
+	d := cmStartHTTPFlags(t, mark, nil, filepath.Join(dir, "server.sh"), "--auth-token-file", filepath.Join(dir, "token"))
+	run := func(args ...string) (string, string, int) {
+		cmd := exec.Command(binary, append([]string{"call", "--url", d.url}, args...)...)
+		var out, errb strings.Builder
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		err := cmd.Run()
+		code := 0
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		return out.String(), errb.String(), code
+	}
+	out, stderr, code := run("--auth-token-file", filepath.Join(dir, "token"), "steps", "n=3")
+	if code != 0 || out != "done {\"n\":3}\n" {
+		t.Errorf("call --url: exit %d, stdout %q, stderr %q", code, out, stderr)
+	}
+	for _, want := range []string{"progress: [==========          ]  50% first\n", "[warning] careful\n", "progress: [====================] 100%\n"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr)
+		}
+	}
+	if _, stderr, code := run("steps"); code != 1 || !strings.Contains(stderr, "Unauthorized: a valid bearer token is required") {
+		t.Errorf("without the token: exit %d, stderr %q", code, stderr)
+	}
+}

@@ -156,8 +156,14 @@ type cmDaemon struct {
 // waits for the URL it prints on stderr once it listens.
 func cmStartHTTP(t *testing.T, mark string, env []string, script string) *cmDaemon {
 	t.Helper()
+	return cmStartHTTPFlags(t, mark, env, script)
+}
+
+// cmStartHTTPFlags is cmStartHTTP with more daemon flags.
+func cmStartHTTPFlags(t *testing.T, mark string, env []string, script string, flags ...string) *cmDaemon {
+	t.Helper()
 	t.Cleanup(func() { clKillMarked(mark) })
-	cmd := exec.Command(binary, "--http", "--http-bind", "127.0.0.1", "--http-port", "0", script)
+	cmd := exec.Command(binary, append(append([]string{"--http", "--http-bind", "127.0.0.1", "--http-port", "0"}, flags...), script)...)
 	cmd.Env = append(append(os.Environ(), clMarkKey+"="+mark), env...)
 	d := &cmDaemon{cmd: cmd, stderr: &lockedWriter{w: &bytes.Buffer{}}, done: make(chan struct{})}
 	pipe, err := cmd.StderrPipe()

@@ -214,7 +214,12 @@ func ctStart(t *testing.T, o ctOpt) *ctSrv {
 	if o.prepare != nil {
 		extra = o.prepare(t, base, cred)
 	}
-	args := append(append(append([]string{}, o.flags...), filepath.Join(s.dir, "server.sh")), o.scriptArgs...)
+	args := append(append([]string{}, o.flags...), filepath.Join(s.dir, "server.sh"))
+	if len(o.scriptArgs) > 0 {
+		// Issue 12: the script's own arguments go after "--" (a flag
+		// before it is the daemon's).
+		args = append(append(args, "--"), o.scriptArgs...)
+	}
 	cmd := exec.Command(bin, args...)
 	cmd.Dir = base
 	cmd.Env = append(os.Environ(),

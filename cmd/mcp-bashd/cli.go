@@ -10,17 +10,13 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"os/signal"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"text/tabwriter"
 
 	"go.uber.org/zap"
 
 	"github.com/mcp-bashd/mcp-bashd/rpc/catalog"
-	"github.com/mcp-bashd/mcp-bashd/rpc/mcp"
-	"github.com/mcp-bashd/mcp-bashd/rpc/wire"
 	"github.com/mcp-bashd/mcp-bashd/supervisor"
 )
 
@@ -151,100 +147,6 @@ func oneLine(text string, max int) string {
 		text = string(r[:max-3]) + "..."
 	}
 	return text
-}
-
-const callUsage = `Usage: mcp-bashd call [flags] SERVER.sh TOOL [key=value ... | JSON]
-
-Runs one call of TOOL through the real supervisor (its own process group,
-MCP_CALL_TMPDIR, the before-tool hook, validation) and prints the result.
-Values are typed by the tool's inputSchema: n=3 is a number where the
-schema says integer or number, a string otherwise; arrays and objects are
-JSON. A single JSON object argument is used as the arguments as is.
-Exit status: 0 for a result, 1 for an isError result or an error.
-
-Examples:
-  mcp-bashd call examples/greeter/server.sh greet name=Ada
-  mcp-bashd call examples/plain/tools.sh slow '{"seconds":1}'
-
-Flags:
-`
-
-func callCommand(args []string, stdout io.Writer) int {
-	f, rest, code := cliFlags("call", callUsage, args, nil)
-	if code >= 0 {
-		return code
-	}
-	if len(rest) < 1 {
-		fmt.Fprintln(os.Stderr, "mcp-bashd call: missing TOOL (see mcp-bashd call --help)")
-		return 2
-	}
-	tool := rest[0]
-	arguments, err := catalog.Arguments(f.tools, tool, rest[1:])
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "mcp-bashd call:", err)
-		return 2
-	}
-	bash, err := f.bashPath()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "mcp-bashd call: bash not found on PATH (use --bash PATH)")
-		return 1
-	}
-	self, _ := os.Executable()
-	log, closeLog, err := newLogger()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "mcp-bashd call:", err)
-		return 1
-	}
-	defer closeLog()
-	sup, err := supervisor.New(supervisor.Config{Bash: bash, Script: f.script, Self: self, Log: log})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "mcp-bashd call:", err)
-		return 1
-	}
-	defer sup.Close()
-	snap, err := sup.Load(context.Background())
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "mcp-bashd call:", err)
-		return 1
-	}
-	sup.Use(snap)
-	srv := mcp.New(mcp.Options{
-		Catalog: catalog.NewSource(catalog.Options{ToolsFile: f.tools, ConfigFile: f.config, Log: log}),
-		Runner:  sup, Log: log, Snapshot: sup.Current,
-	})
-	// Ctrl-C cancels the call the way a client's cancel would, then tears
-	// down as the daemon does (EXIT trap, temp files) and exits 128+N.
-	sigc := make(chan os.Signal, 4)
-	signal.Notify(sigc, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
-	defer signal.Stop(sigc)
-	ctx, cancel := context.WithCancelCause(context.Background())
-	defer cancel(nil)
-	type answer struct {
-		res  *mcp.Result
-		rerr *wire.Error
-	}
-	done := make(chan answer, 1)
-	go func() {
-		res, rerr := srv.Call(ctx, tool, arguments)
-		done <- answer{res, rerr}
-	}()
-	var a answer
-	select {
-	case a = <-done:
-	case sig := <-sigc:
-		cancel(supervisor.ErrCancelled)
-		<-done
-		sup.RunExitTrap(nil)
-		sup.Close()
-		fmt.Fprintf(os.Stderr, "mcp-bashd call: interrupted (%v); the call was cancelled\n", sig)
-		return 128 + int(sig.(syscall.Signal))
-	}
-	sup.RunExitTrap(nil)
-	if a.rerr != nil {
-		fmt.Fprintf(os.Stderr, "mcp-bashd call: error %d: %s\n", a.rerr.Code, a.rerr.Message)
-		return 1
-	}
-	return printCallResult(a.res.Body, stdout)
 }
 
 func printCallResult(body []byte, stdout io.Writer) int {

@@ -80,13 +80,20 @@ func (s *Server) startCall(c *conn, req *transport.Request) {
 	})
 }
 
-// Call runs one tool from Go, as a legacy-era tools/call with no
-// notifications (mcp-bashd call). A nil Result and nil error mean the call
-// was cancelled.
-func (s *Server) Call(ctx context.Context, name string, args json.RawMessage) (*Result, *wire.Error) {
+// Call runs one tool from Go, as a legacy-era tools/call (mcp-bashd
+// call). When out is not nil it receives the tool's progress and every log
+// record as notifications. A nil Result and nil error mean the call was
+// cancelled.
+func (s *Server) Call(ctx context.Context, name string, args json.RawMessage, out transport.Stream) (*Result, *wire.Error) {
 	params := object(field{"name", wire.Quote(name)}, field{"arguments", args})
 	msg := &wire.Message{ID: json.RawMessage("1"), HasID: true, Method: "tools/call", Params: params}
-	return s.runCall(ctx, toolCall{req: &transport.Request{Msg: msg}, params: params})
+	req := &transport.Request{Msg: msg, Out: out}
+	if out != nil {
+		req.Meta.ProgressToken = json.RawMessage(`"call"`)
+		req.Session = transport.NewSession()
+		req.Session.SetLevel(0)
+	}
+	return s.runCall(ctx, toolCall{req: req, params: params})
 }
 
 // toolCall is one tools/call on its way through runCall.

@@ -32,7 +32,7 @@ func (s *Server) handle(c *conn, req *transport.Request) {
 	case "initialize":
 		cfg := s.src.Config()
 		if cfg.Err != nil {
-			respond(nil, s.fileError(cfg.ConfigError()))
+			respond(nil, s.fileError(cfg.ConfigError(), req.Era))
 			return
 		}
 		res, version := initializeResult(cfg, req.Msg.Params)
@@ -81,7 +81,7 @@ func (s *Server) toolsList(c *conn, req *transport.Request, wrap func(json.RawMe
 		list, err := s.src.Fresh(s.base).ToolsList()
 		r := transport.Response{ID: req.Msg.ID}
 		if err != nil {
-			r.Err = s.fileError(err)
+			r.Err = s.fileError(err, req.Era)
 		} else if wrap != nil {
 			r.Result = wrap(list)
 		} else {
@@ -126,8 +126,11 @@ func (s *Server) notification(c *conn, req *transport.Request) {
 }
 
 // fileError is the -32603 answer for a declaration file that cannot be
-// used: the SDK's message, and in data the file's absolute path and why.
-func (s *Server) fileError(err error) *wire.Error {
+// used: the SDK's message, byte for byte in the SDK's eras (users' tests
+// compare those lines); a 2026-07-28 client, which has no SDK server to
+// match, also gets the file's absolute path and the reason in data. The
+// log always has both.
+func (s *Server) fileError(err error, era transport.Era) *wire.Error {
 	var fe *catalog.FileError
 	if !errors.As(err, &fe) {
 		return wire.Errorf(wire.CodeInternal, err.Error())
@@ -137,6 +140,9 @@ func (s *Server) fileError(err error) *wire.Error {
 		reason = fe.Reason.Error()
 	}
 	s.log.Warn("request refused: a declaration file is unusable", zap.String("path", fe.Abs()), zap.String("reason", reason))
+	if era != transport.Modern {
+		return wire.Errorf(wire.CodeInternal, fe.Message)
+	}
 	return &wire.Error{Code: wire.CodeInternal, Message: fe.Message,
 		Data: object(field{"path", wire.Quote(fe.Abs())}, field{"reason", wire.Quote(reason)})}
 }

@@ -35,7 +35,7 @@ func (s *Server) handleModern(c *conn, req *transport.Request) {
 		return
 	}
 	if cfg.Err != nil && req.Msg.Method == "server/discover" {
-		fail(s.fileError(cfg.ConfigError()))
+		fail(s.fileError(cfg.ConfigError(), req.Era))
 		return
 	}
 	respond := func(result json.RawMessage) {

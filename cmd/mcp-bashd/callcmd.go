@@ -1,0 +1,255 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/mcp-bashd/mcp-bashd/rpc/catalog"
+	"github.com/mcp-bashd/mcp-bashd/rpc/mcp"
+	"github.com/mcp-bashd/mcp-bashd/rpc/transport"
+	"github.com/mcp-bashd/mcp-bashd/rpc/wire"
+	"github.com/mcp-bashd/mcp-bashd/supervisor"
+)
+
+const callUsage = `Usage: mcp-bashd call [flags] SERVER.sh TOOL [key=value ... | JSON]
+       mcp-bashd call --tools-dir DIR TOOL [key=value ... | JSON]
+       mcp-bashd call --url URL TOOL [key=value ... | JSON]
+
+Runs one call of TOOL through the real supervisor (its own process group,
+MCP_CALL_TMPDIR, the before-tool hook, validation) and prints the result;
+with --url, calls it on a running mcp-bashd --http (or any Streamable HTTP
+MCP server) instead. Values are typed by the tool's inputSchema: n=3 is a
+number where the schema says integer or number, a string otherwise; arrays
+and objects are JSON. A single JSON object argument is used as the
+arguments as is. While the tool runs, its mcp_progress shows as a progress
+bar and its mcp_log lines as "[level] text" on stderr (plain lines when
+stderr is not a terminal).
+
+Exit status: 0 a result, 1 an isError result or an error, 2 a usage error,
+130 (128+N for signal N) interrupted: the call was cancelled.
+
+Examples:
+  mcp-bashd call examples/greeter/server.sh greet name=Ada
+  mcp-bashd call --timeout 5s examples/plain/tools.sh slow '{"seconds":1}'
+  mcp-bashd call --url http://127.0.0.1:3000/mcp greet name=Ada
+
+Flags:
+`
+
+type callFlags struct {
+	timeout   time.Duration
+	toolsDir  string
+	asJSON    bool
+	url       string
+	tokenFile string
+}
+
+func callCommand(args []string, stdout io.Writer) int {
+	var cf callFlags
+	extra := func(fs *flag.FlagSet) {
+		fs.DurationVar(&cf.timeout, "timeout", 0, "stop the call after this long (0: the tool's own x-mcp-bashd.timeout, or none)")
+		fs.StringVar(&cf.toolsDir, "tools-dir", "", "also look for TOOL among `DIR`'s executables (EXE list); SERVER.sh may then be left out")
+		fs.BoolVar(&cf.asJSON, "json", false, "print the CallToolResult as JSON instead of its text")
+		fs.StringVar(&cf.url, "url", "", "call the tool on the Streamable HTTP server at `URL` (no SERVER.sh)")
+		fs.StringVar(&cf.tokenFile, "auth-token-file", "", "with --url: send `file`'s content as a bearer token")
+	}
+	f, rest, code := callTarget(args, &cf, extra)
+	if code >= 0 {
+		return code
+	}
+	if len(rest) < 1 {
+		fmt.Fprintln(os.Stderr, "mcp-bashd call: missing TOOL (see mcp-bashd call --help)")
+		return 2
+	}
+	tool := rest[0]
+	arguments, err := catalog.Arguments(f.tools, tool, rest[1:])
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "mcp-bashd call:", err)
+		return 2
+	}
+	// Ctrl-C cancels the call the way a client's cancel would, then tears
+	// down as the daemon does (EXIT trap, temp files) and exits 128+N.
+	sigc := make(chan os.Signal, 4)
+	signal.Notify(sigc, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	defer signal.Stop(sigc)
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	var interrupted os.Signal
+	go func() {
+		if sig, ok := <-sigc; ok {
+			interrupted = sig
+			cancel(supervisor.ErrCancelled)
+		}
+	}()
+	show := newProgress(os.Stderr)
+	var body json.RawMessage
+	var rerr *wire.Error
+	if cf.url != "" {
+		body, rerr, err = remoteCall(ctx, cf, tool, arguments, show)
+	} else {
+		body, rerr, err = localCall(ctx, f, cf, tool, arguments, show)
+	}
+	show.done()
+	switch {
+	case ctx.Err() != nil && interrupted != nil:
+		fmt.Fprintf(os.Stderr, "mcp-bashd call: interrupted (%v); the call was cancelled\n", interrupted)
+		return 128 + int(interrupted.(syscall.Signal))
+	case err != nil:
+		fmt.Fprintln(os.Stderr, "mcp-bashd call:", err)
+		return 1
+	case rerr != nil:
+		fmt.Fprintf(os.Stderr, "mcp-bashd call: error %d: %s\n", rerr.Code, rerr.Message)
+		return 1
+	case cf.asJSON:
+		stdout.Write(append(wire.Compact(body), '\n'))
+		var r struct {
+			IsError bool `json:"isError"`
+		}
+		if json.Unmarshal(body, &r) == nil && r.IsError {
+			return 1
+		}
+		return 0
+	}
+	return printCallResult(body, stdout)
+}
+
+// callTarget parses the flags and finds what to call: SERVER.sh (which
+// --tools-dir or --url make optional).
+func callTarget(args []string, cf *callFlags, extra func(*flag.FlagSet)) (*cliFiles, []string, int) {
+	// Without SERVER.sh, parse the flags alone first to see whether one is
+	// needed.
+	probe := flag.NewFlagSet("mcp-bashd call", flag.ContinueOnError)
+	probe.SetOutput(io.Discard)
+	probe.String("tools", "", "")
+	probe.String("config", "", "")
+	probe.String("bash", "", "")
+	extra(probe)
+	pos, rest, err := parseArgs(probe, args, func(io.Writer) {})
+	needScript := err != nil || (cf.url == "" && (cf.toolsDir == "" || (len(pos) > 0 && isFile(scriptOf(pos[0])))))
+	if needScript {
+		*cf = callFlags{}
+		return cliFlags("call", callUsage, args, extra)
+	}
+	return &cliFiles{}, append(pos, rest...), -1
+}
+
+func isFile(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && !fi.IsDir()
+}
+
+// localCall runs the tool under a supervisor of its own.
+func localCall(ctx context.Context, f *cliFiles, cf callFlags, tool string, args json.RawMessage, show *progress) (json.RawMessage, *wire.Error, error) {
+	log, closeLog, err := newLogger()
+	if err != nil {
+		return nil, nil, err
+	}
+	defer closeLog()
+	bash, err := f.bashPath()
+	if err != nil {
+		return nil, nil, fmt.Errorf("bash not found on PATH (use --bash PATH)")
+	}
+	self, _ := os.Executable()
+	sup, err := supervisor.New(supervisor.Config{Bash: bash, Script: f.script, Self: self, Log: log})
+	if err != nil {
+		return nil, nil, err
+	}
+	defer sup.Close()
+	if err := loadSnapshot(ctx, sup, -1, f.script == ""); err != nil {
+		return nil, nil, err
+	}
+	defer sup.RunExitTrap(nil)
+	srv := mcp.New(mcp.Options{
+		Catalog: catalog.NewSource(catalog.Options{ToolsFile: f.tools, ConfigFile: f.config, ToolsDir: absPath(cf.toolsDir), Lister: sup, Log: log}),
+		Runner:  sup, Log: log, Snapshot: sup.Current, DefaultTimeout: cf.timeout,
+	})
+	res, rerr := srv.Call(ctx, tool, args, show)
+	if res == nil {
+		return nil, rerr, nil
+	}
+	return res.Body, nil, nil
+}
+
+// progress shows a call's notifications on stderr: a bar redrawn in place
+// on a terminal, one line per notification otherwise. It is the
+// transport.Stream of a call made from the command line.
+type progress struct {
+	w    io.Writer
+	tty  bool
+	drew bool
+}
+
+func newProgress(w *os.File) *progress {
+	_, err := unix.IoctlGetTermios(int(w.Fd()), unix.TCGETS)
+	return &progress{w: w, tty: err == nil}
+}
+
+func (p *progress) Notify(method string, params json.RawMessage) {
+	switch method {
+	case "notifications/progress":
+		var n struct {
+			Progress float64  `json:"progress"`
+			Total    *float64 `json:"total"`
+			Message  string   `json:"message"`
+		}
+		if json.Unmarshal(params, &n) != nil {
+			return
+		}
+		text := fmt.Sprintf("%g", n.Progress)
+		if n.Total != nil && *n.Total > 0 {
+			frac := min(max(n.Progress / *n.Total, 0), 1)
+			text = fmt.Sprintf("[%-20s] %3.0f%%", strings.Repeat("=", int(frac*20)), frac*100)
+		}
+		if n.Message != "" {
+			text += " " + n.Message
+		}
+		if p.tty {
+			fmt.Fprintf(p.w, "\r\x1b[K%s", text)
+			p.drew = true
+			return
+		}
+		fmt.Fprintln(p.w, "progress:", text)
+	case "notifications/message":
+		var m struct {
+			Level string          `json:"level"`
+			Data  json.RawMessage `json:"data"`
+		}
+		if json.Unmarshal(params, &m) != nil {
+			return
+		}
+		var text string
+		if json.Unmarshal(m.Data, &text) != nil {
+			text = string(m.Data)
+		}
+		p.clear()
+		fmt.Fprintf(p.w, "[%s] %s\n", m.Level, text)
+	}
+}
+
+func (p *progress) clear() {
+	if p.drew {
+		fmt.Fprint(p.w, "\r\x1b[K")
+		p.drew = false
+	}
+}
+
+func (p *progress) done() {
+	if p.drew {
+		fmt.Fprintln(p.w)
+		p.drew = false
+	}
+}
+
+// Respond and Finish: the result is returned by Call, not streamed.
+func (p *progress) Respond(transport.Response) {}
+func (p *progress) Finish()                    {}
