@@ -7,8 +7,12 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
+	"syscall"
 	"time"
 	"unicode/utf8"
+
+	"golang.org/x/sys/unix"
 
 	"testing"
 
@@ -188,4 +192,76 @@ func TestCliCallURL(t *testing.T) {
 	if _, stderr, code := run("steps"); code != 1 || !strings.Contains(stderr, "Unauthorized: a valid bearer token is required") {
 		t.Errorf("without the token: exit %d, stderr %q", code, stderr)
 	}
+}
+
+// Issue 12, item 3: started from a terminal, the server says on stderr
+// that it speaks MCP on stdin and how to try its tools, in one line pair;
+// stdout stays protocol-only.
+func TestCliTerminalHint(t *testing.T) {
+	dir := writeServer(t, map[string]string{"server.sh": "tool_a() { :; }\n", "tools.json": toolsJSON("a")})
+	master, slave := cliOpenPTY(t)
+	defer master.Close()
+	cmd := exec.Command(binary, filepath.Join(dir, "server.sh"))
+	var stderr, stdout lockedBuilder
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = slave, &stdout, &stderr
+	cmd.Env = append(os.Environ(), "TMPDIR="+t.TempDir())
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	slave.Close()
+	proctest.WaitUntil(t, deadline(t), "the hint on stderr", func() (bool, string) {
+		return strings.Contains(stderr.String(), "mcp-bashd call "), stderr.String()
+	})
+	// Ctrl-D at the start of a line: EOF on the terminal, the server ends.
+	master.Write([]byte{4})
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("server at EOF: %v\nstderr: %s", err, stderr.String())
+	}
+	want := "mcp-bashd: serving " + filepath.Join(dir, "server.sh") + " as MCP on stdin/stdout"
+	if !strings.Contains(stderr.String(), want) || strings.Count(stderr.String(), "\n") != 2 {
+		t.Errorf("stderr = %q, want two lines starting %q", stderr.String(), want)
+	}
+	if stdout.String() != "" {
+		t.Errorf("stdout = %q, want nothing", stdout.String())
+	}
+}
+
+// cliOpenPTY opens a pseudo-terminal pair.
+func cliOpenPTY(t *testing.T) (master, slave *os.File) {
+	t.Helper()
+	m, err := os.OpenFile("/dev/ptmx", os.O_RDWR|syscall.O_NOCTTY, 0)
+	if err != nil {
+		t.Skipf("no pseudo-terminals here: %v", err)
+	}
+	if err := unix.IoctlSetPointerInt(int(m.Fd()), unix.TIOCSPTLCK, 0); err != nil {
+		t.Fatal(err)
+	}
+	n, err := unix.IoctlGetInt(int(m.Fd()), unix.TIOCGPTN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := os.OpenFile("/dev/pts/"+strconv.Itoa(n), os.O_RDWR|syscall.O_NOCTTY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m, s
+}
+
+// lockedBuilder is a strings.Builder safe for a process writing while
+// the test reads.
+type lockedBuilder struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuilder) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuilder) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
