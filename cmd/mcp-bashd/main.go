@@ -53,9 +53,10 @@ const examples = `
 Environment (flags win):
   MCP_TOOLS_LIST_FILE   tools list (default: tools.json beside SERVER.sh)
   MCP_CONFIG_FILE       serverInfo, capabilities, instructions (default: config.json beside SERVER.sh; optional)
-  MCP_LOG_FILE          structured log file (default: /dev/null)
+  MCP_LOG_FILE          structured log file, every level (default: none)
   MCP_EXTRA_LOG_FILE    a second log file
-  MCP_LOG_STDERR=1      also log to stderr
+  MCP_LOG_STDERR        stderr gets warnings and errors; 1: every level; 0: nothing
+  MCP_LOG_FORMAT=json   JSON lines on stderr too
   TMPDIR                where per-call directories are made (default: /tmp)
 
 Examples:
