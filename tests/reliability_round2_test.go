@@ -197,3 +197,16 @@ func TestR2SIGKILLDuringLoadReloadAndList(t *testing.T) {
 		killAt(t, d, "listing")
 	})
 }
+
+// Issue 12, item 2: a tool's bash error names the server script's own
+// file and line, as under the SDK, not the snapshot calls source.
+func TestR2ErrorsPointAtTheScript(t *testing.T) {
+	s := ctStart(t, ctOpt{
+		script: "# one\n# two\ntool_unset() {\n    set -u\n    echo \"$NOPE_UNSET\"\n}",
+		tools:  toolsJSON("unset"),
+	})
+	s.roundTrip(initLine)
+	r := s.call(1, "unset", `{}`)
+	want := "Error executing unset: " + filepath.Join(s.dir, "server.sh") + ": line 5: NOPE_UNSET: unbound variable"
+	ctWantText(t, r, true, want)
+}

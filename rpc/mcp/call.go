@@ -181,6 +181,9 @@ func (s *Server) run(ctx context.Context, tc toolCall, t *catalog.Tool, snap *su
 		ID: string(tc.req.Msg.ID), Tool: t.Name, Args: args, Snapshot: snap, Timeout: timeout,
 		Events: s.eventSink(ctx, tc.req), Exe: t.Exe,
 	})
+	// A bash error names the file that defined the function: the
+	// snapshot calls source. Point it at the script, as under the SDK.
+	oc.Output, oc.HookOutput = snap.MapLocations(oc.Output), snap.MapLocations(oc.HookOutput)
 	res := s.toolResult(t, oc)
 	outcome := "ok"
 	switch {
