@@ -1,11 +1,8 @@
 package supervisor
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
-	"math"
-	"os"
 	"strings"
 	"sync"
 	"time"
@@ -18,7 +15,8 @@ import (
 //   - events (MCP_BASHD_EVENTS): notifications to forward while the call
 //     runs, one record per line, appended (small O_APPEND writes do not
 //     interleave). Tailed while the call runs and drained at its end.
-//   - content (MCP_BASHD_CONTENT): result items, read once at the end.
+//   - content (MCP_BASHD_CONTENT): result items, read once at the end
+//     (content.go).
 //
 // Records are tab-separated; text fields escape backslash, newline, tab and
 // CR as \\, \n, \t, \r, so a record is always one line.
@@ -33,15 +31,6 @@ type Event struct {
 	Data     string
 }
 
-// Item is one content item of a tool's result.
-type Item struct {
-	Kind string // "text", "image", "audio", "resource"
-	Text string
-	MIME string
-	Data []byte // image/audio bytes
-	URI  string
-}
-
 // eventPoll is how often a running call's events file is checked. Progress
 // is human-paced; 20 ms keeps it prompt at negligible cost, and only calls
 // whose request can receive notifications are polled at all.
@@ -53,7 +42,7 @@ func tailEvents(path string, stop <-chan struct{}, emit func(Event), wg *sync.Wa
 	var off int64
 	var partial []byte
 	read := func() {
-		f, err := os.Open(path)
+		f, _, err := openRegular(path)
 		if err != nil {
 			return
 		}
@@ -149,62 +138,4 @@ func unescape(s string) string {
 		}
 	}
 	return b.String()
-}
-
-// readContent reads the content records a tool left in path, loading the
-// files image and audio items name (before the call's root is removed).
-// Bytes beyond max in total are refused, as output is.
-func readContent(path string, max int64) (items []Item, structured, result json.RawMessage, problems []string) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, nil, nil, nil
-	}
-	defer f.Close()
-	var total int64
-	sc := bufio.NewScanner(f)
-	limit := int(max) + 1
-	if max <= 0 {
-		limit = math.MaxInt // no cap
-	}
-	sc.Buffer(make([]byte, 0, 64<<10), limit)
-	for sc.Scan() {
-		rec := strings.Split(sc.Text(), "\t")
-		switch rec[0] {
-		case "text":
-			if len(rec) >= 2 {
-				items = append(items, Item{Kind: "text", Text: unescape(rec[1])})
-			}
-		case "image", "audio":
-			if len(rec) < 3 {
-				continue
-			}
-			data, err := os.ReadFile(rec[2])
-			if err != nil {
-				problems = append(problems, rec[0]+" file "+rec[2]+": "+err.Error())
-				continue
-			}
-			total += int64(len(data))
-			if max > 0 && total > max {
-				problems = append(problems, "content larger than the output cap")
-				return
-			}
-			items = append(items, Item{Kind: rec[0], MIME: rec[1], Data: data})
-		case "resource":
-			if len(rec) >= 4 {
-				items = append(items, Item{Kind: "resource", URI: rec[1], MIME: rec[2], Text: unescape(rec[3])})
-			}
-		case "structured":
-			if len(rec) >= 2 {
-				structured = json.RawMessage(unescape(rec[1]))
-			}
-		case "result":
-			if len(rec) >= 2 {
-				result = json.RawMessage(unescape(rec[1]))
-			}
-		}
-	}
-	if err := sc.Err(); err != nil {
-		problems = append(problems, "content records: "+err.Error())
-	}
-	return
 }
