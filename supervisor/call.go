@@ -45,6 +45,7 @@ type Outcome struct {
 	Output     []byte // combined stdout+stderr, at most the cap (a tools-dir executable: stdout)
 	Stderr     []byte // a tools-dir executable's stderr (logged; joins the text of a failure)
 	Truncated  int64  // bytes cut off the end (0: none)
+	OutputCap  int64  // the cap the call ran with (<= 0: none); it bounds the result's escaped text too
 	ExitCode   int
 	Signal     syscall.Signal // non-zero when the tool's shell died by a signal
 	Phase      string         // "tool", "hook" (ended inside the before-tool hook), "refused"
@@ -169,6 +170,7 @@ func (s *Supervisor) await(ctx context.Context, req Request, root callRoot, pid 
 // outcome reads what a finished call left in its root.
 func (s *Supervisor) outcome(o Outcome, ei exitInfo, req Request, root callRoot, log *zap.Logger) Outcome {
 	o.Output, o.Truncated = readOutput(root.Out(), s.cfg.OutputCap, log)
+	o.OutputCap = s.cfg.OutputCap
 	if req.Exe != "" {
 		o.Stderr, _ = readOutput(root.Stderr(), 64<<10, log)
 		if len(o.Stderr) > 0 {

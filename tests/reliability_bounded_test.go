@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -313,4 +314,42 @@ func rbFinish(t *testing.T, s *server, tmp string, m rlMark) {
 	if d := rlCallDirs(tmp); len(d) != 0 {
 		t.Errorf("call roots left: %v", d)
 	}
+}
+
+// ---------------------------------------------------------------------------
+// 27. Output made only of NUL or control bytes: JSON escapes each as six
+// bytes (\u0000). The escaped text is cut at the output cap, with the
+// usual marker counting the bytes not shown, and the daemon stays under
+// the cap + 50 MiB.
+
+func TestRBControlBytesOutputIsBounded(t *testing.T) {
+	const total = 64 << 20
+	script := fmt.Sprintf(`tool_nul() { head -c %d /dev/zero; }
+tool_ctl() { head -c %d /dev/zero | tr '\0' '\1'; }`, total, total)
+	s, tmp, m := rbServer(t, "rb27a", script, []string{"nul", "ctl"})
+	for _, c := range []struct {
+		tool string
+		ch   string
+	}{{"nul", "\x00"}, {"ctl", "\x01"}} {
+		g := rbStartGuard(s.cmd.Process.Pid)
+		id := `"` + c.tool + `"`
+		s.send(rlCall(id, c.tool, `{}`))
+		r, _ := rbAwait(t, s, g, id)
+		g.check(t, c.tool)
+		kept := rbCap / 6 // each byte is six once escaped
+		want := strings.Repeat(c.ch, kept) + fmt.Sprintf("\n[mcp-bashd: output truncated; %d more bytes not shown]", total-kept)
+		t.Logf("%s: %d bytes on the wire for %d bytes of output", c.tool, r.size, total)
+		if r.Result == nil || len(r.Result.Content) != 1 || r.Result.Content[0].Text != want {
+			var got string
+			if r.Result != nil && len(r.Result.Content) == 1 {
+				got = r.Result.Content[0].Text
+			}
+			t.Errorf("%s: want %d bytes of %q and the marker %q; got %d bytes ending %q",
+				c.tool, kept, c.ch, want[kept:], len(got), got[max(0, len(got)-80):])
+		}
+		if r.size > rbCap+4096 {
+			t.Errorf("%s: response line of %d bytes, want at most the cap (%d) + 4 KiB", c.tool, r.size, rbCap)
+		}
+	}
+	rbFinish(t, s, tmp, m)
 }
