@@ -353,3 +353,62 @@ tool_ctl() { head -c %d /dev/zero | tr '\0' '\1'; }`, total, total)
 	}
 	rbFinish(t, s, tmp, m)
 }
+
+// ---------------------------------------------------------------------------
+// 27. A 32 MiB mcp_log or progress message, and an events line that never
+// ends: the message is cut at 64 KiB with a marker, the daemon stays under
+// the cap + 50 MiB, and records after the long line still arrive.
+
+func TestRBNotificationsAreCapped(t *testing.T) {
+	const (
+		msgCap = 64 << 10
+		big    = 32 << 20
+	)
+	script := fmt.Sprintf(`tool_log() { mcp_log info "$(head -c %d /dev/zero | tr '\0' x)"; echo logged; }
+tool_progress() { mcp_progress 1 2 "$(head -c %d /dev/zero | tr '\0' y)"; echo progressed; }
+tool_endless() { head -c %d /dev/zero >>"$MCP_BASHD_EVENTS"; printf '\n' >>"$MCP_BASHD_EVENTS"; mcp_log info after; echo ended; }`, big, big, 2*big)
+	s, tmp, m := rbServer(t, "rb27b", script, []string{"log", "progress", "endless"})
+	if got := s.roundTrip(`{"jsonrpc":"2.0","id":"lv","method":"logging/setLevel","params":{"level":"debug"}}`); got != `{"jsonrpc":"2.0","id":"lv","result":{}}` {
+		t.Fatalf("logging/setLevel: %s", got)
+	}
+	cut := func(ch string) string {
+		return strings.Repeat(ch, msgCap) + fmt.Sprintf("\n[mcp-bashd: message truncated; %d more bytes not shown]", big-msgCap)
+	}
+	for _, c := range []struct {
+		tool, text string
+		note       func(rbMsg) (string, string) // method, text
+		want       string
+	}{
+		{"log", "logged", func(n rbMsg) (string, string) {
+			var d string
+			json.Unmarshal(n.Params.Data, &d)
+			return n.Method, d
+		}, cut("x")},
+		{"progress", "progressed", func(n rbMsg) (string, string) { return n.Method, n.Params.Message }, cut("y")},
+		{"endless", "ended", func(n rbMsg) (string, string) {
+			var d string
+			json.Unmarshal(n.Params.Data, &d)
+			return n.Method, d
+		}, "after"},
+	} {
+		g := rbStartGuard(s.cmd.Process.Pid)
+		id := `"` + c.tool + `"`
+		s.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"method":"tools/call","params":{"name":%q,"arguments":{},"_meta":{"progressToken":"pt"}}}`, id, c.tool))
+		r, notes := rbAwait(t, s, g, id)
+		g.check(t, c.tool)
+		if r.Result == nil || len(r.Result.Content) != 1 || r.Result.Content[0].Text != c.text {
+			t.Errorf("%s: result %+v, want the text %q", c.tool, r.Result, c.text)
+		}
+		if len(notes) != 1 {
+			t.Errorf("%s: %d notifications, want 1", c.tool, len(notes))
+			continue
+		}
+		method, text := c.note(notes[0])
+		t.Logf("%s: %s of %d bytes on the wire", c.tool, method, notes[0].size)
+		if text != c.want {
+			t.Errorf("%s: %s text of %d bytes ending %q, want %d bytes ending %q",
+				c.tool, method, len(text), text[max(0, len(text)-80):], len(c.want), c.want[max(0, len(c.want)-80):])
+		}
+	}
+	rbFinish(t, s, tmp, m)
+}
