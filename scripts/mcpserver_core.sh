@@ -134,20 +134,48 @@ mcp_text() {
     printf 'text\t%s\n' "$__mcpbashd_e" >>"$MCP_BASHD_CONTENT"
 }
 
-# mcp_image FILE MIME / mcp_audio FILE MIME — binary content read from FILE
+# mcp_image FILE MIME / mcp_audio FILE MIME — binary content: FILE's bytes
 # (base64-encoded by the daemon).
 mcp_image() { __mcpbashd_binary image "${1:-}" "${2:-image/png}"; }
 mcp_audio() { __mcpbashd_binary audio "${1:-}" "${2:-audio/wav}"; }
 
-# __mcpbashd_binary KIND FILE MIME — the record, with FILE made absolute
-# (the daemon reads it from its own working directory).
+# __mcpbashd_binary KIND FILE MIME — copies FILE into the call's root as
+# content.N and records that name; the daemon reads only the copy. The copy
+# is made here, in the tool's own process, so FILE means what it means to
+# the tool (/dev/stdin is the tool's stdin, a relative path is the tool's),
+# and a FIFO nobody writes blocks the tool, whose timeout and cancel apply,
+# never the daemon. ulimit -f stops the copy just past the output cap, so
+# /dev/zero ends too (the daemon refuses what is over the cap). cat, not a
+# read loop: bash variables cannot hold NUL bytes; cat is POSIX and on
+# every host, unlike head -c.
 __mcpbashd_binary() {
     [ -n "${MCP_BASHD_CONTENT:-}" ] || return 0
-    case $2 in
-    /*) __mcpbashd_e=$2 ;;
-    *) __mcpbashd_e=$PWD/$2 ;;
-    esac
-    printf '%s\t%s\t%s\n' "$1" "$3" "$__mcpbashd_e" >>"$MCP_BASHD_CONTENT"
+    __mcpbashd_esc "${2:-}"
+    (
+        # cat's complaints are not the tool's output; the record says it failed.
+        exec 2>/dev/null
+        # noclobber: a name is taken with O_EXCL, so concurrent helpers
+        # (the tool's children) never share one.
+        set -C
+        __mcpbashd_n=0
+        until : >"$MCP_BASHD_CONTENT.$__mcpbashd_n"; do
+            [ -e "$MCP_BASHD_CONTENT.$__mcpbashd_n" ] || [ -L "$MCP_BASHD_CONTENT.$__mcpbashd_n" ] || exit 0
+            __mcpbashd_n=$((__mcpbashd_n + 1))
+        done
+        # Past the limit a write fails (EFBIG) rather than killing cat.
+        trap '' XFSZ
+        __mcpbashd_st=0
+        (
+            set +o posix # ulimit -f counts KiB outside POSIX mode
+            case ${MCP_BASHD_OUTPUT_CAP:-} in
+            '' | *[!0-9]*) ;;
+            *) ulimit -f $((MCP_BASHD_OUTPUT_CAP / 1024 + 1)) || : ;;
+            esac
+            exec cat -- "$2"
+        ) >|"$MCP_BASHD_CONTENT.$__mcpbashd_n" || __mcpbashd_st=$?
+        printf '%s\t%s\t%s.%s\t%s\t%s\n' "$1" "$3" "${MCP_BASHD_CONTENT##*/}" "$__mcpbashd_n" "$__mcpbashd_st" \
+            "$__mcpbashd_e" >>"$MCP_BASHD_CONTENT"
+    )
 }
 
 # mcp_resource URI MIME TEXT — an embedded text resource.

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"sync"
 	"syscall"
@@ -46,6 +45,7 @@ type Outcome struct {
 	Output     []byte // combined stdout+stderr, at most the cap (a tools-dir executable: stdout)
 	Stderr     []byte // a tools-dir executable's stderr (logged; joins the text of a failure)
 	Truncated  int64  // bytes cut off the end (0: none)
+	OutputCap  int64  // the cap the call ran with (<= 0: none); it bounds the result's escaped text too
 	ExitCode   int
 	Signal     syscall.Signal // non-zero when the tool's shell died by a signal
 	Phase      string         // "tool", "hook" (ended inside the before-tool hook), "refused"
@@ -168,16 +168,17 @@ func (s *Supervisor) await(ctx context.Context, req Request, root callRoot, pid 
 
 // outcome reads what a finished call left in its root.
 func (s *Supervisor) outcome(o Outcome, ei exitInfo, req Request, root callRoot, log *zap.Logger) Outcome {
-	o.Output, o.Truncated = readOutput(root.Out(), s.cfg.OutputCap)
+	o.Output, o.Truncated = readOutput(root.Out(), s.cfg.OutputCap, log)
+	o.OutputCap = s.cfg.OutputCap
 	if req.Exe != "" {
-		o.Stderr, _ = readOutput(root.Stderr(), 64<<10)
+		o.Stderr, _ = readOutput(root.Stderr(), 64<<10, log)
 		if len(o.Stderr) > 0 {
 			log.Info("tool stderr", zap.ByteString("stderr", o.Stderr))
 		}
 	}
 	o.Phase, o.HookStatus = root.readPhase()
 	if o.Phase != phaseTool {
-		o.HookOutput, _ = readOutput(root.Hook(), s.cfg.OutputCap)
+		o.HookOutput, _ = readOutput(root.Hook(), s.cfg.OutputCap, log)
 	}
 	if ei.status.Signaled() {
 		o.Signal = ei.status.Signal()
@@ -185,8 +186,27 @@ func (s *Supervisor) outcome(o Outcome, ei exitInfo, req Request, root callRoot,
 	} else {
 		o.ExitCode = ei.status.ExitStatus()
 	}
-	o.Items, o.Structured, o.FullResult, o.ContentProblems = readContent(root.Content(), s.cfg.OutputCap)
+	// One budget for the result: what the output left of the cap.
+	budget := int64(-1)
+	if s.cfg.OutputCap > 0 {
+		budget = max(0, s.cfg.OutputCap-int64(len(o.Output)))
+	}
+	o.Items, o.Structured, o.FullResult, o.ContentProblems = readContent(root, budget)
 	return o
+}
+
+// readOutput reads at most max bytes (<= 0: no cap) of a root's output file
+// and reports how many more there were. A file the tool replaced with
+// something that is not a regular file is read as empty, and logged.
+func readOutput(path string, max int64, log *zap.Logger) ([]byte, int64) {
+	if max <= 0 {
+		max = -1
+	}
+	b, more, err := readRegular(path, max)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		log.Warn("call output not read", zap.Error(err))
+	}
+	return b, more
 }
 
 // stop is the cancel path: the tool's cancel hook first (own group, its
@@ -246,29 +266,4 @@ func (s *Supervisor) RunExitTrap(sn *Snapshot) {
 	}
 	defer s.removeRoot(root, s.log)
 	s.runBounded(modeExit, Request{ID: "exit", Tool: "_", Snapshot: sn}, root, os.Stderr, os.Stderr, s.log)
-}
-
-// readOutput reads at most max bytes of path and reports how many more
-// there were. The file is never read whole: a tool may write gigabytes.
-func readOutput(path string, max int64) ([]byte, int64) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, 0
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, 0
-	}
-	size := fi.Size()
-	n := size
-	if max > 0 && n > max {
-		n = max
-	}
-	b := make([]byte, n)
-	got, err := io.ReadFull(f, b)
-	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) {
-		return b[:got], 0
-	}
-	return b[:got], size - int64(got)
 }

@@ -1,10 +1,14 @@
 package supervisor
 
 import (
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 
 	"go.uber.org/zap"
 
@@ -31,8 +35,9 @@ import (
 //	out      stdout and stderr of a call (call mode), stdout of a tools-dir
 //	         executable (exec and list modes). Go creates it (O_APPEND, so
 //	         every writer appends) and hands it over as fds 1 and 2, then
-//	         reads at most Config.OutputCap of it. A file, not a pipe: a
-//	         background child holding it open cannot hang the call.
+//	         reads at most Config.OutputCap of it (a result's budget:
+//	         output first, then content records and copies). A file, not a
+//	         pipe: a background child holding it open cannot hang the call.
 //	stderr   exec and list modes: the executable's stderr, kept apart from
 //	         its result (logged, and joined to the text of a failure).
 //	phase    worker.sh, around mcp_before_tool_call: "hook" before it runs,
@@ -47,10 +52,19 @@ import (
 //	events   MCP_BASHD_EVENTS: notifications (mcp_progress, mcp_log) the
 //	         shim appends while the call runs; Go tails it (events.go).
 //	content  MCP_BASHD_CONTENT: result items (mcp_text, mcp_image, …) the
-//	         shim appends; Go reads it once the call ended (events.go).
+//	         shim appends; Go reads it once the call ended (content.go).
+//	content.N  the bytes of one mcp_image or mcp_audio, copied by the shim
+//	         in the tool's own process (so /dev/stdin, a FIFO or a relative
+//	         path mean what they mean to the tool) and stopped just past
+//	         MCP_BASHD_OUTPUT_CAP bytes; its content record names it.
 //	tmp/     MCP_CALL_TMPDIR: the tool's own scratch directory, made by Go
 //	         (the SDK's contract: it exists when the tool starts and is
 //	         gone after the call).
+//
+// A tool can replace any of these files with anything (a symlink to
+// /dev/stdin, a FIFO, a device), so Go reads them only through openRegular:
+// never following a symlink, never blocking in open(2), only a regular
+// file, and never more than a limit.
 type callRoot string
 
 func (r callRoot) file(name string) string { return filepath.Join(string(r), name) }
@@ -75,16 +89,78 @@ const (
 	envCallTmp = "MCP_CALL_TMPDIR"
 	envEvents  = "MCP_BASHD_EVENTS"
 	envContent = "MCP_BASHD_CONTENT"
+	envCap     = "MCP_BASHD_OUTPUT_CAP" // bytes; empty: no cap
 )
 
-// env is what a process running server code learns of its root.
-func (r callRoot) env() []string {
+// env is what a process running server code learns of its root, and the
+// output cap the shim bounds its content copies by (<= 0: none).
+func (r callRoot) env(outputCap int64) []string {
+	limit := ""
+	if outputCap > 0 {
+		limit = strconv.FormatInt(outputCap, 10)
+	}
 	return []string{
 		envRoot + "=" + string(r),
 		envCallTmp + "=" + r.Tmp(),
 		envEvents + "=" + r.Events(),
 		envContent + "=" + r.Content(),
+		envCap + "=" + limit,
 	}
+}
+
+// copyFile is the content copy a record names (see callRoot): only a name
+// the shim gives, content.N, is accepted — never a path, so a record can
+// point at nothing but a file of this root.
+func (r callRoot) copyFile(name string) (string, bool) {
+	n, ok := strings.CutPrefix(name, filepath.Base(r.Content())+".")
+	if !ok || n == "" || len(n) > 9 || strings.Trim(n, "0123456789") != "" {
+		return "", false
+	}
+	return r.file(name), true
+}
+
+// errNotRegular: a root file a tool replaced with something else.
+var errNotRegular = errors.New("not a regular file")
+
+// openRegular opens a file of a root for reading the only way the daemon
+// may: O_NOFOLLOW (a symlink to /dev/stdin is refused, not followed),
+// O_NONBLOCK (open(2) on a FIFO returns at once instead of waiting for a
+// writer), and only when it then is a regular file. It returns the size.
+func openRegular(path string) (*os.File, int64, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, 0, err
+	}
+	fi, err := f.Stat()
+	if err == nil && !fi.Mode().IsRegular() {
+		err = errNotRegular
+	}
+	if err != nil {
+		f.Close()
+		return nil, 0, fmt.Errorf("%s: %w", filepath.Base(path), err)
+	}
+	return f, fi.Size(), nil
+}
+
+// readRegular reads at most max bytes (max < 0: no limit) of a root's
+// regular file and reports how many more it held. A file is never read
+// whole: a tool may write gigabytes, or grow it while it is read.
+func readRegular(path string, max int64) ([]byte, int64, error) {
+	f, size, err := openRegular(path)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer f.Close()
+	n := size
+	if max >= 0 && n > max {
+		n = max
+	}
+	b := make([]byte, n)
+	got, err := io.ReadFull(f, b)
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) {
+		return b[:got], 0, err
+	}
+	return b[:got], size - int64(got), nil
 }
 
 // What the phase file says (see callRoot); also Outcome.Phase's values.
@@ -98,7 +174,7 @@ const (
 // was no hook), phaseHook (the hook exited or was killed instead of
 // returning) or phaseRefused with the hook's non-zero status.
 func (r callRoot) readPhase() (phase string, hookStatus int) {
-	b, err := os.ReadFile(r.Phase())
+	b, _, err := readRegular(r.Phase(), 64)
 	if err != nil {
 		return phaseTool, 0
 	}

@@ -23,7 +23,7 @@ func TestCallRootNamesInScripts(t *testing.T) {
 	const dir = "/R"
 	root := callRoot(dir)
 	byFile := map[string]string{} // file name → environment variable
-	for _, kv := range root.env() {
+	for _, kv := range root.env(1) {
 		k, v, _ := strings.Cut(kv, "=")
 		if !strings.Contains(scripts.Worker, k) && !strings.Contains(scripts.Shim, k) {
 			t.Errorf("the scripts never use %s, which the daemon sets for every call", k)

@@ -30,6 +30,11 @@
 //     jobs, orphaned double forks) are reparented to it and reaped when they exit.
 //   - When a group's leader exits, everything left in its group is killed
 //     (containment) before the exit is reported.
+//   - The daemon reads a root's files only as regular files, opened without
+//     following a symlink and without blocking, and never more of them
+//     than a bound (the output cap; MessageCap per notification): a tool
+//     can put anything at those paths. What a path the tool names means
+//     is decided in the tool's own process (the shim copies it).
 //
 // Concurrency: Call, Load, Reload, ListTools and Current may be used from
 // many goroutines; each call owns its root directory and its group. The

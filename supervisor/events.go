@@ -1,14 +1,12 @@
 package supervisor
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
-	"math"
-	"os"
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 )
 
 // Tools reach the daemon, beyond their stdout, through two files in the
@@ -17,11 +15,29 @@ import (
 //
 //   - events (MCP_BASHD_EVENTS): notifications to forward while the call
 //     runs, one record per line, appended (small O_APPEND writes do not
-//     interleave). Tailed while the call runs and drained at its end.
-//   - content (MCP_BASHD_CONTENT): result items, read once at the end.
+//     interleave). Tailed while the call runs and drained at its end:
+//
+//     progress  PROGRESS  TOTAL  MESSAGE    (mcp_progress; TOTAL may be empty)
+//     log       LEVEL     DATA              (mcp_log)
+//
+//   - content (MCP_BASHD_CONTENT): result items, read once at the end
+//     (content.go).
 //
 // Records are tab-separated; text fields escape backslash, newline, tab and
 // CR as \\, \n, \t, \r, so a record is always one line.
+//
+// A log or progress message is cut at MessageCap bytes, and an events
+// record is never held beyond recordCap bytes however long its line: the
+// file is read in chunks and what does not fit is counted, not kept.
+
+// MessageCap is the most of a log or progress message forwarded; past it
+// the message is cut and Event.Cut says by how much. A notification is one
+// line a client must take whole, and the daemon builds it in memory.
+const MessageCap = 64 << 10
+
+// recordCap is the most of one events record kept: a MessageCap message
+// escaped (at most twice as long) and its other fields.
+const recordCap = 2*MessageCap + 4<<10
 
 // Event is one notification a tool asked for.
 type Event struct {
@@ -31,15 +47,7 @@ type Event struct {
 	Message  string
 	Level    string
 	Data     string
-}
-
-// Item is one content item of a tool's result.
-type Item struct {
-	Kind string // "text", "image", "audio", "resource"
-	Text string
-	MIME string
-	Data []byte // image/audio bytes
-	URI  string
+	Cut      int64 // bytes of the message (Message or Data) past MessageCap, not kept
 }
 
 // eventPoll is how often a running call's events file is checked. Progress
@@ -51,34 +59,23 @@ const eventPoll = 20 * time.Millisecond
 func tailEvents(path string, stop <-chan struct{}, emit func(Event), wg *sync.WaitGroup) {
 	defer wg.Done()
 	var off int64
-	var partial []byte
+	var rr recordReader
+	buf := make([]byte, 64<<10)
 	read := func() {
-		f, err := os.Open(path)
+		f, _, err := openRegular(path)
 		if err != nil {
 			return
 		}
 		defer f.Close()
-		if _, err := f.Seek(off, 0); err != nil {
-			return
-		}
-		buf := make([]byte, 64<<10)
 		for {
-			n, err := f.Read(buf)
-			if n > 0 {
-				off += int64(n)
-				partial = append(partial, buf[:n]...)
-				for {
-					i := bytes.IndexByte(partial, '\n')
-					if i < 0 {
-						break
-					}
-					if ev, ok := parseEvent(string(partial[:i])); ok {
-						emit(ev)
-					}
-					partial = partial[i+1:]
+			n, err := f.ReadAt(buf, off)
+			off += int64(n)
+			rr.feed(buf[:n], func(rec []byte, dropped int64, cut bool) {
+				if ev, ok := parseEvent(string(rec), dropped, cut); ok {
+					emit(ev)
 				}
-			}
-			if err != nil {
+			})
+			if err != nil || n == 0 {
 				return
 			}
 		}
@@ -96,11 +93,73 @@ func tailEvents(path string, stop <-chan struct{}, emit func(Event), wg *sync.Wa
 	}
 }
 
-func parseEvent(line string) (Event, bool) {
+// recordReader splits what is appended to the events file into records,
+// keeping at most recordCap bytes of each and counting what it drops as the
+// bytes it stands for once unescaped.
+type recordReader struct {
+	line    []byte
+	over    bool  // the current record passed recordCap
+	dropped int64 // unescaped bytes dropped from the current record
+	esc     bool  // the dropped part ended inside an escape (\ and its letter)
+}
+
+// feed takes the next bytes of the file and emits each record it ends.
+func (r *recordReader) feed(p []byte, emit func(rec []byte, dropped int64, cut bool)) {
+	for len(p) > 0 {
+		seg, rest, ended := p, []byte(nil), false
+		if i := bytes.IndexByte(p, '\n'); i >= 0 {
+			seg, rest, ended = p[:i], p[i+1:], true
+		}
+		r.take(seg)
+		if ended {
+			if r.esc { // a lone backslash at the end stays one byte
+				r.dropped++
+			}
+			emit(r.line, r.dropped, r.over)
+			r.line, r.over, r.dropped, r.esc = r.line[:0], false, 0, false
+		}
+		p = rest
+	}
+}
+
+// take appends seg to the current record up to recordCap and counts the rest.
+func (r *recordReader) take(seg []byte) {
+	if !r.over {
+		room := recordCap - len(r.line)
+		if len(seg) <= room {
+			r.line = append(r.line, seg...)
+			return
+		}
+		r.line = append(r.line, seg[:room]...)
+		seg = seg[room:]
+		r.over = true
+		// An escape the cut splits goes to the dropped part whole.
+		if n := len(r.line) - len(bytes.TrimRight(r.line, `\`)); n%2 == 1 {
+			r.line = r.line[:len(r.line)-1]
+			r.esc = true
+		}
+	}
+	for _, c := range seg {
+		switch {
+		case r.esc:
+			r.esc = false
+			r.dropped++
+		case c == '\\':
+			r.esc = true
+		default:
+			r.dropped++
+		}
+	}
+}
+
+// parseEvent reads one record; dropped is what was cut off its end (the
+// message's tail) when cut. A record cut before its message is refused: its
+// numbers or level may be the cut ones.
+func parseEvent(line string, dropped int64, cut bool) (Event, bool) {
 	f := strings.Split(line, "\t")
 	switch f[0] {
 	case "progress":
-		if len(f) < 2 || !isNumber(f[1]) {
+		if len(f) < 2 || !isNumber(f[1]) || (cut && len(f) < 4) {
 			return Event{}, false
 		}
 		ev := Event{Kind: "progress", Progress: json.RawMessage(f[1])}
@@ -108,16 +167,31 @@ func parseEvent(line string) (Event, bool) {
 			ev.Total = json.RawMessage(f[2])
 		}
 		if len(f) > 3 {
-			ev.Message = unescape(f[3])
+			ev.Message, ev.Cut = capMessage(unescape(f[3]), dropped)
 		}
 		return ev, true
 	case "log":
 		if len(f) < 3 {
 			return Event{}, false
 		}
-		return Event{Kind: "log", Level: strings.ToLower(f[1]), Data: unescape(f[2])}, true
+		ev := Event{Kind: "log", Level: strings.ToLower(f[1])}
+		ev.Data, ev.Cut = capMessage(unescape(f[2]), dropped)
+		return ev, true
 	}
 	return Event{}, false
+}
+
+// capMessage cuts m to MessageCap bytes, before a character the cut would
+// split; cut is how many bytes of the message are not kept.
+func capMessage(m string, dropped int64) (string, int64) {
+	if len(m) <= MessageCap {
+		return m, dropped
+	}
+	n := MessageCap
+	for n > 0 && !utf8.RuneStart(m[n]) {
+		n--
+	}
+	return m[:n], int64(len(m)-n) + dropped
 }
 
 func isNumber(s string) bool {
@@ -149,62 +223,4 @@ func unescape(s string) string {
 		}
 	}
 	return b.String()
-}
-
-// readContent reads the content records a tool left in path, loading the
-// files image and audio items name (before the call's root is removed).
-// Bytes beyond max in total are refused, as output is.
-func readContent(path string, max int64) (items []Item, structured, result json.RawMessage, problems []string) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, nil, nil, nil
-	}
-	defer f.Close()
-	var total int64
-	sc := bufio.NewScanner(f)
-	limit := int(max) + 1
-	if max <= 0 {
-		limit = math.MaxInt // no cap
-	}
-	sc.Buffer(make([]byte, 0, 64<<10), limit)
-	for sc.Scan() {
-		rec := strings.Split(sc.Text(), "\t")
-		switch rec[0] {
-		case "text":
-			if len(rec) >= 2 {
-				items = append(items, Item{Kind: "text", Text: unescape(rec[1])})
-			}
-		case "image", "audio":
-			if len(rec) < 3 {
-				continue
-			}
-			data, err := os.ReadFile(rec[2])
-			if err != nil {
-				problems = append(problems, rec[0]+" file "+rec[2]+": "+err.Error())
-				continue
-			}
-			total += int64(len(data))
-			if max > 0 && total > max {
-				problems = append(problems, "content larger than the output cap")
-				return
-			}
-			items = append(items, Item{Kind: rec[0], MIME: rec[1], Data: data})
-		case "resource":
-			if len(rec) >= 4 {
-				items = append(items, Item{Kind: "resource", URI: rec[1], MIME: rec[2], Text: unescape(rec[3])})
-			}
-		case "structured":
-			if len(rec) >= 2 {
-				structured = json.RawMessage(unescape(rec[1]))
-			}
-		case "result":
-			if len(rec) >= 2 {
-				result = json.RawMessage(unescape(rec[1]))
-			}
-		}
-	}
-	if err := sc.Err(); err != nil {
-		problems = append(problems, "content records: "+err.Error())
-	}
-	return
 }

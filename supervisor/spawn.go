@@ -89,7 +89,7 @@ func (s *Supervisor) startServerCode(mode string, req Request, root callRoot, st
 	if req.Exe != "" {
 		zero = req.Exe
 	}
-	env := append(root.env(),
+	env := append(root.env(s.cfg.OutputCap),
 		"__MCPBASHD_TOOL="+req.Tool,
 		"__MCPBASHD_SNAPSHOT="+req.Snapshot.Path,
 		"__MCPBASHD_EXE="+req.Exe,

@@ -182,7 +182,7 @@ func childEnv(env []string, self string) []string {
 	out := make([]string, 0, len(env)+1)
 	for _, kv := range env {
 		if strings.HasPrefix(kv, "__MCPBASHD_") || strings.HasPrefix(kv, envCallTmp+"=") || strings.HasPrefix(kv, "MCP_BASHD=") ||
-			strings.HasPrefix(kv, envEvents+"=") || strings.HasPrefix(kv, envContent+"=") {
+			strings.HasPrefix(kv, envEvents+"=") || strings.HasPrefix(kv, envContent+"=") || strings.HasPrefix(kv, envCap+"=") {
 			continue
 		}
 		out = append(out, kv)

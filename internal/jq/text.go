@@ -1,6 +1,7 @@
 package jq
 
 import (
+	"math"
 	"strings"
 	"unicode/utf8"
 )
@@ -20,13 +21,23 @@ func AppendString(b []byte, s string) []byte {
 // AppendStringBody appends s without the quotes, repaired as ValidUTF8 does
 // and escaped as jq's jvp_dump_string escapes: `"` and `\`, the named
 // escapes \b \f \n \r \t, \u00xx (lowercase) for the other C0 controls and
-// DEL, and every other character as its own UTF-8.
+// DEL, and every other character as its own UTF-8. The repair is made as
+// it goes: a string of megabytes with one bad byte is not copied first.
 func AppendStringBody(b []byte, s string) []byte {
-	s = ValidUTF8(s)
 	start := 0
-	for i := 0; i < len(s); i++ {
+	for i := 0; i < len(s); {
 		c := s[i]
+		if c >= 0x80 {
+			n, ok := badSequence(s, i)
+			if !ok {
+				b = append(append(b, s[start:i]...), "\uFFFD"...)
+				start = i + n
+			}
+			i += n
+			continue
+		}
 		if c >= 0x20 && c != '"' && c != '\\' && c != 0x7F {
+			i++
 			continue
 		}
 		b = append(b, s[start:i]...)
@@ -46,9 +57,67 @@ func AppendStringBody(b []byte, s string) []byte {
 		default:
 			b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
 		}
-		start = i + 1
+		i++
+		start = i
 	}
 	return append(b, s[start:]...)
+}
+
+// StringBodyLen is len(AppendStringBody(nil, s)), without building it.
+func StringBodyLen(s string) int {
+	_, size := StringBodyFit(s, math.MaxInt)
+	return size
+}
+
+// StringBodyFit is the longest prefix of s, s[:n], whose AppendStringBody
+// form takes at most max bytes (size of them) and is a prefix of s's own:
+// the cut falls between two characters AppendStringBody prints (a valid
+// sequence, a byte it escapes, a bad sequence it repairs), and never just
+// after a bad sequence whose lead byte promises more bytes than the cut
+// leaves — at the end of a string jq repairs all of those bytes as one,
+// taking in the characters that followed it.
+func StringBodyFit(s string, max int) (n, size int) {
+	for n < len(s) {
+		k, w := bodyUnit(s, n)
+		if size+w > max {
+			break
+		}
+		size += w
+		n += k
+	}
+	for cut := true; cut && n < len(s); {
+		cut = false
+		for j := n - 1; j >= 0 && j >= n-3; j-- {
+			if l := utf8SeqLen(s[j]); l > 0 && j+l > n {
+				for p := j; p < n; {
+					k, w := bodyUnit(s, p)
+					size -= w
+					p += k
+				}
+				n, cut = j, true
+				break
+			}
+		}
+	}
+	return n, size
+}
+
+// bodyUnit is the character of s at i as AppendStringBody prints it: k
+// bytes of s, printed as w bytes.
+func bodyUnit(s string, i int) (k, w int) {
+	switch c := s[i]; {
+	case c >= 0x80:
+		k, ok := badSequence(s, i)
+		if ok {
+			return k, k
+		}
+		return k, len("\uFFFD")
+	case c == '"' || c == '\\' || c == '\b' || c == '\f' || c == '\n' || c == '\r' || c == '\t':
+		return 1, 2
+	case c < 0x20 || c == 0x7F:
+		return 1, len(`\u0000`)
+	}
+	return 1, 1
 }
 
 // ValidUTF8 replaces invalid UTF-8 in s with U+FFFD exactly as jq does

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/big"
+	"runtime"
 	"unicode/utf8"
 
 	"go.uber.org/zap"
@@ -18,8 +19,57 @@ import (
 // Result is a finished tools/call: the CallToolResult object and whether
 // it is an error result, known from how it was built (never re-parsed).
 type Result struct {
+	// Body is the CallToolResult when it was built whole (a tool's own
+	// result, mcp-bashd call's answer); nil while doc holds it.
 	Body    json.RawMessage
 	IsError bool
+	// doc is a result the server assembled (text, rich content), rendered
+	// only into the line that answers the call.
+	doc *body
+}
+
+// JSON is the CallToolResult as one JSON text.
+func (r *Result) JSON() json.RawMessage {
+	if r.doc != nil {
+		return r.doc.AppendTo(make([]byte, 0, r.doc.Len()))
+	}
+	return r.Body
+}
+
+// response is the result as the answer to id. Tool-provided JSON (mcp_result,
+// mcp_structured, a tools-dir result) may hold invalid UTF-8: such a result
+// is re-printed, which repairs it.
+func (r *Result) response(id json.RawMessage) transport.Response {
+	switch {
+	case r.doc != nil && r.doc.validUTF8():
+		return transport.Response{ID: id, Body: r.doc}
+	case r.doc != nil:
+		return transport.Response{ID: id, Result: r.JSON()}
+	}
+	return transport.Response{ID: id, Result: r.Body, Built: utf8.Valid(r.Body)}
+}
+
+// bigResult is the size from which a result's memory is collected as soon
+// as the result is written.
+const bigResult = 1 << 20
+
+// size is the result's length as JSON.
+func (r *Result) size() int {
+	if r.doc != nil {
+		return r.doc.Len()
+	}
+	return len(r.Body)
+}
+
+// modern adds what every 2026 result carries (modernResult).
+func (r *Result) modern(info json.RawMessage) {
+	if r.doc == nil {
+		r.Body = modernResult(r.Body, info, nil)
+		return
+	}
+	// An assembled result never carries resultType or _meta of its own.
+	m := modernMembers(nil, info, nil)
+	r.doc.insertMembers(m[1 : len(m)-1])
 }
 
 // startCall registers the call as in flight before returning, so a
@@ -71,11 +121,18 @@ func (s *Server) startCall(c *conn, req *transport.Request) {
 			req.Out.Finish() // cancelled: no response
 		default:
 			if req.Era == transport.Modern {
-				res.Body = modernResult(res.Body, s.src.Config().ServerInfo(), nil)
+				res.modern(s.src.Config().ServerInfo())
 			}
-			// Tool-provided JSON (mcp_result, mcp_structured, a tools-dir
-			// result) may hold invalid UTF-8: re-printing repairs it.
-			req.Out.Respond(transport.Response{ID: id, Result: res.Body, Built: utf8.Valid(res.Body)})
+			req.Out.Respond(res.response(id))
+			if res.size() >= bigResult {
+				// Go's collector lets the heap grow to twice what was live
+				// when it last ran: a result of megabytes left as garbage
+				// would let the next one pile on top of it, and the daemon
+				// would hold two results where it needs one. Collected now,
+				// its memory is reused by the next.
+				res = nil
+				runtime.GC()
+			}
 		}
 	})
 }
@@ -93,7 +150,11 @@ func (s *Server) Call(ctx context.Context, name string, args json.RawMessage, ou
 		req.Session = transport.NewSession()
 		req.Session.SetLevel(0)
 	}
-	return s.runCall(ctx, toolCall{req: req, params: params})
+	res, err := s.runCall(ctx, toolCall{req: req, params: params})
+	if res != nil {
+		res.Body, res.doc = res.JSON(), nil
+	}
+	return res, err
 }
 
 // toolCall is one tools/call on its way through runCall.

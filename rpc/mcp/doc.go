@@ -13,6 +13,11 @@
 // goroutine too. The in-flight table is one state changed through one
 // function under one lock (conn.update).
 //
+// A tool result is assembled as parts (body.go) and rendered only into the
+// line that answers the call: its output is held once as the tool wrote it
+// and once as that line, and its text, once escaped, stays within the
+// output cap.
+//
 // The catalog is read from a catalog.Source: requests see every edit to
 // tools.json and config.json at once (a stat per request, as the SDK read
 // its files each time), and Watch reloads the script and tells clients the

@@ -3,6 +3,7 @@ package mcp
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"math/big"
 
 	"go.uber.org/zap"
@@ -49,7 +50,7 @@ func (s *Server) eventSink(ctx context.Context, req *transport.Request) func(sup
 			last = cur
 			var msg json.RawMessage
 			if ev.Message != "" {
-				msg = wire.Quote(ev.Message)
+				msg = wire.Quote(ev.Message + messageCut(ev))
 			}
 			req.Out.Notify("notifications/progress", object(field{"progressToken", token},
 				field{"progress", ev.Progress}, field{"total", ev.Total}, field{"message", msg}))
@@ -59,7 +60,16 @@ func (s *Server) eventSink(ctx context.Context, req *transport.Request) func(sup
 				return
 			}
 			req.Out.Notify("notifications/message", object(field{"level", wire.Quote(transport.LogLevels[rank])},
-				field{"logger", json.RawMessage(`"mcp-bashd"`)}, field{"data", wire.Quote(ev.Data)}))
+				field{"logger", json.RawMessage(`"mcp-bashd"`)}, field{"data", wire.Quote(ev.Data + messageCut(ev))}))
 		}
 	}
+}
+
+// messageCut is the marker after a message the supervisor cut at
+// supervisor.MessageCap, worded as the output's.
+func messageCut(ev supervisor.Event) string {
+	if ev.Cut == 0 {
+		return ""
+	}
+	return fmt.Sprintf("\n[mcp-bashd: message truncated; %d more bytes not shown]", ev.Cut)
 }

@@ -106,16 +106,8 @@ func modernResult(obj json.RawMessage, info json.RawMessage, extra []field) json
 			has[m.Key] = true
 		}
 	}
-	var add []field
-	if !has["resultType"] {
-		add = append(add, field{"resultType", json.RawMessage(`"complete"`)})
-	}
-	add = append(add, extra...)
-	if !has["_meta"] {
-		add = append(add, field{"_meta", object(field{transport.MetaInfo, info})})
-	}
 	body := bytes.TrimSuffix(bytes.TrimSpace(obj), []byte("}"))
-	tail := object(add...) // {"k":v,...}
+	tail := modernMembers(has, info, extra) // {"k":v,...}
 	var b bytes.Buffer
 	b.Grow(len(body) + len(tail))
 	b.Write(body)
@@ -128,6 +120,20 @@ func modernResult(obj json.RawMessage, info json.RawMessage, extra []field) json
 		b.WriteByte('}')
 	}
 	return b.Bytes()
+}
+
+// modernMembers is what modernResult adds to a result whose keys are has,
+// as an object.
+func modernMembers(has map[string]bool, info json.RawMessage, extra []field) json.RawMessage {
+	var add []field
+	if !has["resultType"] {
+		add = append(add, field{"resultType", json.RawMessage(`"complete"`)})
+	}
+	add = append(add, extra...)
+	if !has["_meta"] {
+		add = append(add, field{"_meta", object(field{transport.MetaInfo, info})})
+	}
+	return object(add...)
 }
 
 // withoutListChanged drops tools.listChanged: true from capabilities

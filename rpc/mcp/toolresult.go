@@ -2,9 +2,9 @@ package mcp
 
 import (
 	"bytes"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -26,23 +26,29 @@ import (
 // added when set (with its JSON as text when no item carries text, as the
 // spec asks for compatibility), and checked against the tool's
 // outputSchema. mcp_result replaces everything with the tool's own result.
+//
+// The output cap bounds the result's text once escaped as JSON too (a NUL
+// byte is six bytes there): the output is cut where its escaped form
+// reaches the cap, and the marker counts what was cut with what the cap
+// cut from the file.
 func (s *Server) toolResult(t *catalog.Tool, oc supervisor.Outcome) *Result {
 	name := t.Name
-	parts, isErr := outcomeText(name, oc)
-	for _, p := range parts {
-		s.cleanText(name, p) // logs when output had to be repaired
-	}
 	if t.Exe != "" && oc.SetupErr == nil && !oc.TimedOut {
 		// A tools-directory executable may print a whole CallToolResult.
 		if out := bytes.TrimSpace(oc.Output); wire.FirstByte(out) == '{' {
 			if r, why := fullResult(out); why == "" {
 				if oc.ExitCode != 0 && !r.IsError {
-					return errorResult("Error executing " + name + ": " + s.cleanText(name, string(out)))
+					o := cutOutput(supervisor.Outcome{Output: out, OutputCap: oc.OutputCap}, textBudget(oc))
+					s.warnInvalid(name, asString(o.Output))
+					return textResult([]string{"Error executing " + name + ": ", asString(o.Output), truncation(o)}, true)
 				}
 				return r
 			}
 		}
 	}
+	oc = cutOutput(oc, textBudget(oc))
+	parts, isErr := outcomeText(name, oc)
+	s.warnInvalid(name, parts...)
 	for _, p := range oc.ContentProblems {
 		s.log.Warn("tool content ignored", zap.String("tool", name), zap.String("problem", p))
 	}
@@ -57,34 +63,59 @@ func (s *Server) toolResult(t *catalog.Tool, oc supervisor.Outcome) *Result {
 		if t.Output != nil && !isErr {
 			return errorResult("Tool " + name + " declares an outputSchema but returned no structured content (use mcp_structured).")
 		}
-		// The common case, and the one that may carry megabytes: escaped
-		// once, straight from the output's parts.
 		return textResult(parts, isErr)
 	}
-	return s.richResult(t, oc, s.cleanText(name, strings.Join(parts, "")), isErr)
+	return s.richResult(t, oc, isErr)
 }
 
-// richResult is the result of a tool that used the content helpers.
-func (s *Server) richResult(t *catalog.Tool, oc supervisor.Outcome, text string, isErr bool) *Result {
+// textBudget is how many bytes a result's text may take once escaped.
+func textBudget(oc supervisor.Outcome) int {
+	if oc.OutputCap <= 0 {
+		return math.MaxInt
+	}
+	return int(min(oc.OutputCap, math.MaxInt))
+}
+
+// cutOutput cuts o's output (and a hook's) to what takes at most budget
+// bytes once escaped as JSON, counting the cut with what the cap cut.
+func cutOutput(o supervisor.Outcome, budget int) supervisor.Outcome {
+	if n, _ := wire.FitStringBody(asString(o.Output), budget); n < len(o.Output) {
+		o.Truncated += int64(len(o.Output) - n)
+		o.Output = o.Output[:n]
+	}
+	if n, _ := wire.FitStringBody(asString(o.HookOutput), budget); n < len(o.HookOutput) {
+		o.HookOutput = o.HookOutput[:n]
+	}
+	return o
+}
+
+// richResult is the result of a tool that used the content helpers. Its
+// text items, its output and its structured content share the text budget
+// in that order; content that no longer fits is left out, with everything
+// after it (and logged), as content past the cap is.
+func (s *Server) richResult(t *catalog.Tool, oc supervisor.Outcome, isErr bool) *Result {
 	name := t.Name
-	var items [][]byte
-	hasText := false
+	r := richBody{left: textBudget(oc)}
+	r.json(`{"content":[`)
 	for _, it := range oc.Items {
-		switch it.Kind {
-		case "text":
-			hasText = true
-			items = append(items, object(field{"type", json.RawMessage(`"text"`)}, field{"text", wire.Quote(s.cleanText(name, it.Text))}))
-		case "image", "audio":
-			items = append(items, object(field{"type", wire.Quote(it.Kind)},
-				field{"data", wire.Quote(base64.StdEncoding.EncodeToString(it.Data))}, field{"mimeType", wire.Quote(it.MIME)}))
-		case "resource":
-			res := object(field{"uri", wire.Quote(it.URI)}, field{"mimeType", wire.Quote(it.MIME)}, field{"text", wire.Quote(s.cleanText(name, it.Text))})
-			items = append(items, object(field{"type", json.RawMessage(`"resource"`)}, field{"resource", res}))
+		if !r.add(it) {
+			s.log.Warn("tool content ignored", zap.String("tool", name), zap.String("problem", "content larger than the output cap"))
+			break
+		}
+		if it.Kind == "text" || it.Kind == "resource" {
+			s.warnInvalid(name, it.Text)
 		}
 	}
-	if text != "" || isErr {
-		hasText = true
-		items = append(items, object(field{"type", json.RawMessage(`"text"`)}, field{"text", wire.Quote(text)}))
+	oc = cutOutput(oc, max(r.left, 0))
+	if parts, _ := outcomeText(name, oc); isErr || joinedLen(parts) > 0 {
+		r.item("text")
+		r.json(`"text":"`)
+		for _, p := range parts {
+			r.textBody(p)
+			r.left -= wire.StringBodyLen(p)
+		}
+		r.json(`"}`)
+		r.hasText = true
 	}
 	var structured json.RawMessage
 	if oc.Structured != nil && !isErr {
@@ -97,52 +128,124 @@ func (s *Server) richResult(t *catalog.Tool, oc supervisor.Outcome, text string,
 			}
 		}
 		structured = wire.Compact(oc.Structured)
-		if !hasText {
-			items = append(items, object(field{"type", json.RawMessage(`"text"`)}, field{"text", wire.Quote(string(structured))}))
+		asText := asString(structured)
+		if len(structured) > r.left || (!r.hasText && len(structured)+wire.StringBodyLen(asText) > r.left) {
+			return errorResult("Tool " + name + " returned structured content larger than the output cap.")
+		}
+		if !r.hasText {
+			r.item("text")
+			r.json(`"text":`)
+			r.str(asText)
+			r.json("}")
 		}
 	}
-	content := append([]byte{'['}, bytes.Join(items, []byte{','})...)
-	content = append(content, ']')
-	return &Result{Body: object(field{"content", content}, field{"structuredContent", structured}, field{"isError", boolJSON(isErr)}), IsError: isErr}
+	r.json("]")
+	if structured != nil {
+		r.json(`,"structuredContent":`)
+		r.jsonBytes(structured)
+	}
+	r.json(`,"isError":` + boolText(isErr))
+	r.json("}")
+	return &Result{doc: &r.body, IsError: isErr}
 }
 
-func boolJSON(b bool) json.RawMessage {
-	if b {
-		return json.RawMessage("true")
+// richBody is a rich result's body under construction: its content array
+// so far and what is left of its text budget.
+type richBody struct {
+	body
+	items   int
+	left    int // bytes of escaped text still allowed
+	hasText bool
+}
+
+// item opens the next content item of type typ.
+func (r *richBody) item(typ string) {
+	if r.items > 0 {
+		r.json(",")
 	}
-	return json.RawMessage("false")
+	r.items++
+	r.json(`{"type":"` + typ + `",`)
+}
+
+// add appends one of the tool's content items; false when its text does
+// not fit in what is left of the budget.
+func (r *richBody) add(it supervisor.Item) bool {
+	switch it.Kind {
+	case "text":
+		if r.left -= wire.StringBodyLen(it.Text); r.left < 0 {
+			return false
+		}
+		r.hasText = true
+		r.item("text")
+		r.json(`"text":`)
+		r.str(it.Text)
+		r.json("}")
+	case "image", "audio":
+		// Binary content is bounded by the bytes the supervisor read.
+		r.item(it.Kind)
+		r.json(`"data":`)
+		r.base64(it.Data)
+		r.json(`,"mimeType":`)
+		r.str(it.MIME)
+		r.json("}")
+	case "resource":
+		if r.left -= wire.StringBodyLen(it.URI) + wire.StringBodyLen(it.MIME) + wire.StringBodyLen(it.Text); r.left < 0 {
+			return false
+		}
+		r.item("resource")
+		r.json(`"resource":{"uri":`)
+		r.str(it.URI)
+		r.json(`,"mimeType":`)
+		r.str(it.MIME)
+		r.json(`,"text":`)
+		r.str(it.Text)
+		r.json("}}")
+	}
+	return true
+}
+
+func boolText(b bool) string {
+	if b {
+		return "true"
+	}
+	return "false"
 }
 
 // errorResult is an isError result with one text item.
 func errorResult(text string) *Result { return textResult([]string{text}, true) }
 
 // textResult is a CallToolResult with one text item, in the SDK's key
-// order. The text comes in parts (prefix, output, marker) so a large
-// output is escaped once into a buffer of the right size, never
-// concatenated first.
+// order. The text comes in parts (prefix, output, marker), each escaped
+// only when the line is written.
 func textResult(parts []string, isError bool) *Result {
-	n := 64
+	var b body
+	b.json(`{"content":[{"type":"text","text":"`)
 	for _, p := range parts {
-		n += len(p) + len(p)/16
+		b.textBody(p)
 	}
-	b := make([]byte, 0, n)
-	b = append(b, `{"content":[{"type":"text","text":"`...)
-	for _, p := range parts {
-		b = wire.AppendStringBody(b, p)
-	}
-	b = append(b, `"}],"isError":`...)
-	b = append(b, boolJSON(isError)...)
-	return &Result{Body: append(b, '}'), IsError: isError}
+	b.json(`"}],"isError":` + boolText(isError))
+	b.json("}")
+	return &Result{doc: &b, IsError: isError}
 }
 
-// cleanText makes tool text valid UTF-8 (a JSON string cannot carry the
-// invalid bytes) and says so in the log: never a silent change.
-func (s *Server) cleanText(name, text string) string {
-	if utf8.ValidString(text) {
-		return text
+// warnInvalid logs tool text that is not valid UTF-8: a JSON string cannot
+// carry the invalid bytes, and the escaper replaces them with U+FFFD —
+// never a silent change.
+func (s *Server) warnInvalid(name string, texts ...string) {
+	for _, t := range texts {
+		if !utf8.ValidString(t) {
+			s.log.Warn("tool output is not valid UTF-8; invalid bytes replaced by U+FFFD", zap.String("tool", name))
+			return
+		}
 	}
-	s.log.Warn("tool output is not valid UTF-8; invalid bytes replaced by U+FFFD", zap.String("tool", name))
-	return wire.ValidUTF8(text)
+}
+
+func joinedLen(parts []string) int {
+	n := 0
+	for _, p := range parts {
+		n += len(p)
+	}
+	return n
 }
 
 // fullResult accepts a tool's own CallToolResult when it is an object
@@ -214,12 +317,9 @@ func truncation(o supervisor.Outcome) string {
 	return fmt.Sprintf("\n[mcp-bashd: output truncated; %d more bytes not shown]", o.Truncated)
 }
 
-// trimNewlines strips every trailing newline, as $(...) does in bash. The
-// string shares b's memory (no copy of a large output): the supervisor
-// never modifies an outcome's output after the call.
-func trimNewlines(b []byte) string {
-	if len(b) == 0 {
-		return ""
-	}
-	return strings.TrimRight(unsafe.String(&b[0], len(b)), "\n")
-}
+// trimNewlines strips every trailing newline, as $(...) does in bash.
+func trimNewlines(b []byte) string { return strings.TrimRight(asString(b), "\n") }
+
+// asString is b as a string sharing its memory (no copy of a large
+// output): the supervisor never modifies an outcome's bytes after the call.
+func asString(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }

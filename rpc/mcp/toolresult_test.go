@@ -1,12 +1,17 @@
 package mcp
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"go.uber.org/zap"
+
+	"github.com/mcp-bashd/mcp-bashd/rpc/catalog"
 	"github.com/mcp-bashd/mcp-bashd/supervisor"
 )
 
@@ -33,6 +38,56 @@ func TestOutcomeText(t *testing.T) {
 		parts, isErr := outcomeText("where", c.o)
 		if text := strings.Join(parts, ""); text != c.text || isErr != c.isErr {
 			t.Errorf("%s: %q isError=%v, want %q %v", c.name, text, isErr, c.text, c.isErr)
+		}
+	}
+}
+
+// The output cap bounds the text once escaped: 100 NUL bytes (six bytes
+// each in JSON) under a cap of 60 keep 10, and the marker counts the rest
+// with what the cap already cut from the file.
+func TestOutputCutWhereEscapedTextReachesTheCap(t *testing.T) {
+	s := &Server{log: zap.NewNop()}
+	o := supervisor.Outcome{Output: make([]byte, 100), Truncated: 7, OutputCap: 60}
+	var got struct {
+		Content []struct{ Text string } `json:"content"`
+	}
+	if err := json.Unmarshal(s.toolResult(&catalog.Tool{Name: "t"}, o).JSON(), &got); err != nil {
+		t.Fatal(err)
+	}
+	want := strings.Repeat("\x00", 10) + "\n[mcp-bashd: output truncated; 97 more bytes not shown]"
+	if len(got.Content) != 1 || got.Content[0].Text != want {
+		t.Errorf("got %+v, want %q", got, want)
+	}
+}
+
+// A result is rendered only into its line: the length it announces is the
+// length it renders, and the line is allocated once, at its final size.
+func TestResultRendersItsLength(t *testing.T) {
+	s := &Server{log: zap.NewNop()}
+	tool := &catalog.Tool{Name: "t"}
+	for name, o := range map[string]supervisor.Outcome{
+		"text":  {Output: []byte("a\x00\"é\xff\n")},
+		"error": {Output: []byte("bad"), ExitCode: 1},
+		"rich": {Output: []byte("out"), Items: []supervisor.Item{
+			{Kind: "text", Text: "t\x01"}, {Kind: "image", MIME: "image/png", Data: []byte{0, 1, 2, 3}},
+			{Kind: "resource", URI: "u:x", MIME: "text/plain", Text: "r"}}},
+		"structured": {Structured: []byte(`{ "a" : [1, "x"] }`)},
+	} {
+		res := s.toolResult(tool, o)
+		if res.doc == nil {
+			t.Fatalf("%s: not rendered at the edge", name)
+		}
+		body := res.JSON()
+		if len(body) != res.doc.Len() || !json.Valid(body) {
+			t.Errorf("%s: announced %d bytes, rendered %d: %s", name, res.doc.Len(), len(body), body)
+		}
+		line := res.response(json.RawMessage("1")).Line()
+		if cap(line) != len(line) || !bytes.Contains(line, body) {
+			t.Errorf("%s: line of %d bytes in a buffer of %d", name, len(line), cap(line))
+		}
+		res.modern(json.RawMessage(`{"name":"x"}`))
+		if modern := res.JSON(); len(modern) != res.doc.Len() || !json.Valid(modern) || !bytes.HasSuffix(modern, []byte(`,"resultType":"complete","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"x"}}}`)) {
+			t.Errorf("%s: modern result %s", name, modern)
 		}
 	}
 }

@@ -67,6 +67,9 @@ type Response struct {
 	// (valid UTF-8): it is written as is instead of re-printed, which
 	// matters for a tool result carrying megabytes of text.
 	Built bool
+	// Body, when set instead of Result, is a result rendered straight into
+	// the line (a tool result: the line is its only copy).
+	Body wire.Body
 }
 
 // Line renders the response as one JSON-RPC line.
@@ -74,6 +77,8 @@ func (r Response) Line() []byte {
 	switch {
 	case r.Err != nil:
 		return wire.ErrorLine(r.ID, r.Err.Code, r.Err.Message, r.Err.Data)
+	case r.Body != nil:
+		return wire.ResultLineBody(r.ID, r.Body)
 	case r.Built:
 		return wire.ResultLineTrusted(r.ID, r.Result)
 	}

@@ -1,7 +1,8 @@
 // Package wire owns JSON-RPC as text: framing one message per line with
 // bounded memory (LineReader), the bash SDK's request gates reproduced
 // byte for byte (Parse), the response and notification lines printed as
-// jq printed them (ResultLine, ErrorLine, NotificationLine), the error
+// jq printed them (ResultLine, ErrorLine, NotificationLine; ResultLineBody
+// renders a result the server assembled straight into its line), the error
 // type and codes every layer uses (Error), and the member-level helpers
 // for JSON the daemon reads and writes in key order (SplitObject, Object).
 //

@@ -51,6 +51,26 @@ func ResultLineTrusted(id json.RawMessage, result json.RawMessage) []byte {
 	return append(b, "}\n"...)
 }
 
+// Body is a result the server built itself (compact, valid JSON and valid
+// UTF-8 by construction, printed as jq prints it) that is rendered straight
+// into the line carrying it: Len is known before, so the line is allocated
+// once at its final size and a result of megabytes is never first built
+// in a buffer of its own and then copied into the line.
+type Body interface {
+	Len() int                 // bytes AppendTo adds
+	AppendTo(b []byte) []byte // appends the JSON text
+}
+
+// ResultLineBody is ResultLineTrusted for a Body.
+func ResultLineBody(id json.RawMessage, body Body) []byte {
+	const head, tail = `{"jsonrpc":"2.0","id":`, `,"result":`
+	idText := appendRaw(nil, id)
+	b := make([]byte, 0, len(head)+len(idText)+len(tail)+body.Len()+len("}\n"))
+	b = append(append(append(b, head...), idText...), tail...)
+	b = body.AppendTo(b)
+	return append(b, "}\n"...)
+}
+
 // ErrorLine is {"jsonrpc":"2.0","id":<id>,"error":{"code":<code>,
 // "message":<msg>}} and a newline, with "data":<data> after the message
 // when data is not empty (the SDK omits it when empty).
@@ -98,6 +118,14 @@ func appendRaw(b []byte, raw []byte) []byte {
 // quotes, as jq prints it: invalid UTF-8 repaired as ValidUTF8 does, then
 // jq's escapes.
 func AppendStringBody(b []byte, s string) []byte { return jq.AppendStringBody(b, s) }
+
+// StringBodyLen is len(AppendStringBody(nil, s)), counted without building
+// it.
+func StringBodyLen(s string) int { return jq.StringBodyLen(s) }
+
+// FitStringBody is the longest prefix s[:n] of s whose AppendStringBody
+// form takes at most max bytes (size), cut between two characters.
+func FitStringBody(s string, max int) (n, size int) { return jq.StringBodyFit(s, max) }
 
 // ValidUTF8 replaces invalid UTF-8 in s with U+FFFD as jq does: one per bad
 // sequence as jq's decoder delimits it, not Go's one per byte.
