@@ -34,6 +34,7 @@ echo "== fuzz (short)"
 go test -run '^$' -fuzz '^FuzzParse$' -fuzztime 15s ./rpc/wire/
 go test -run '^$' -fuzz '^FuzzLineReader$' -fuzztime 15s ./rpc/wire/
 go test -run '^$' -fuzz '^FuzzValidate$' -fuzztime 15s ./schema/
+go test -run '^$' -fuzz '^FuzzStringBody$' -fuzztime 15s ./internal/jq/
 
 echo "== official MCP conformance suite (0.1.16; 0.2.0-alpha.12 for 2025-11-25 and 2026-07-28) over HTTP"
 ./tests/conformance/run.sh
