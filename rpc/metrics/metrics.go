@@ -56,7 +56,8 @@ func (m *Metrics) Rejected(tool string) {
 }
 
 // label makes a tool name a valid label value: client_golang panics on
-// invalid UTF-8, and a tools directory's provider may print any bytes.
+// invalid UTF-8. Names come from decoded JSON, which is valid UTF-8, so
+// this only keeps a future source of names from crashing a call.
 func label(s string) string { return strings.ToValidUTF8(s, "\uFFFD") }
 
 // Counter is one counter kept elsewhere (the supervisor's), exposed with
