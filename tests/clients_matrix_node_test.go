@@ -74,7 +74,7 @@ func cmTSMatrix(t *testing.T, overHTTP bool, c cmTSCase) {
 		}
 		args = append(args, "--", binary, srv.script)
 	}
-	n := cmStartNode(t, "node", "", nil, args...)
+	n := cmStartNode(t, cmNode22(), "", nil, args...)
 	stderr := func() string {
 		s := "node stderr:\n" + clLocked(n.stderr)
 		if daemon != nil {
@@ -301,7 +301,7 @@ type cmInspector struct {
 func cmInspectors() []cmInspector {
 	v1 := repoPath("tests/clients/node_modules/@modelcontextprotocol/inspector-cli/build")
 	v2 := repoPath("tests/clients/node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js")
-	out := []cmInspector{{name: "1.0.3", node: "node", dir: v1, args: []string{"index.js"}}}
+	out := []cmInspector{{name: "1.0.3", node: cmNode22(), dir: v1, args: []string{"index.js"}}}
 	for _, era := range []string{"legacy", "auto", "modern"} {
 		out = append(out, cmInspector{name: "2.12.0-" + era, node: cmNode22(), args: []string{v2, "--cli", "--protocol-era", era, "--format", "json"}, envFlag: true, era: era})
 	}

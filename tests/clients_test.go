@@ -650,7 +650,7 @@ func clStartNode(t *testing.T, scenario, mark string, env []string, serverArgs .
 		args = append(args, "--env", kv)
 	}
 	args = append(append(args, "--", binary), serverArgs...)
-	cmd := exec.Command("node", args...)
+	cmd := exec.Command(cmNode22(), args...)
 	return clRunNode(t, cmd, func() { clKillMarked(mark) })
 }
 

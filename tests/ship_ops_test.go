@@ -4,7 +4,6 @@
 package tests
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -92,46 +91,6 @@ func shStartListening(t *testing.T, env []string, nports int, flags func(ports [
 	}
 	t.Fatal("no free port after 5 attempts")
 	return nil, nil
-}
-
-// shScrape fetches /metrics as samples ("name{labels}" -> value) and the
-// TYPE of each family.
-func shScrape(t *testing.T, port int) (samples map[string]float64, types map[string]string, raw string) {
-	t.Helper()
-	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", port))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/plain") {
-		t.Fatalf("/metrics: %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
-	}
-	samples, types = map[string]float64{}, map[string]string{}
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	for sc.Scan() {
-		line := sc.Text()
-		if f := strings.Fields(line); len(f) == 4 && f[0] == "#" && f[1] == "TYPE" {
-			types[f[2]] = f[3]
-			continue
-		}
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		i := strings.LastIndexByte(line, ' ')
-		v, err := strconv.ParseFloat(line[i+1:], 64)
-		if i < 0 || err != nil {
-			t.Fatalf("/metrics: bad sample line %q", line)
-		}
-		if _, dup := samples[line[:i]]; dup {
-			t.Errorf("/metrics: sample %s twice", line[:i])
-		}
-		samples[line[:i]] = v
-	}
-	return samples, types, string(b)
 }
 
 // Known calls, then /metrics compared exactly: 3 ok, 2 isError (plus one
@@ -234,12 +193,12 @@ tool_stubborn() { trap '' TERM; sleep 1000; }
 		}
 	}
 	wantCalls := map[string]float64{
-		`mcp_bashd_tool_calls_total{tool="ok",outcome="ok"}`:            3,
-		`mcp_bashd_tool_calls_total{tool="ok",outcome="rejected"}`:      2,
-		`mcp_bashd_tool_calls_total{tool="bad",outcome="error"}`:        2,
-		`mcp_bashd_tool_calls_total{tool="verdict",outcome="error"}`:    1,
-		`mcp_bashd_tool_calls_total{tool="nap",outcome="cancelled"}`:    1,
-		`mcp_bashd_tool_calls_total{tool="stubborn",outcome="timeout"}`: 1,
+		`mcp_bashd_tool_calls_total{outcome="ok",tool="ok"}`:            3,
+		`mcp_bashd_tool_calls_total{outcome="rejected",tool="ok"}`:      2,
+		`mcp_bashd_tool_calls_total{outcome="error",tool="bad"}`:        2,
+		`mcp_bashd_tool_calls_total{outcome="error",tool="verdict"}`:    1,
+		`mcp_bashd_tool_calls_total{outcome="cancelled",tool="nap"}`:    1,
+		`mcp_bashd_tool_calls_total{outcome="timeout",tool="stubborn"}`: 1,
 	}
 	var gotCalls []string
 	for k := range samples {
@@ -310,6 +269,13 @@ tool_stubborn() { trap '' TERM; sleep 1000; }
 	if _, ok := samples["mcp_bashd_orphans_reaped_total"]; !ok {
 		t.Error("mcp_bashd_orphans_reaped_total missing")
 	}
+	shMetricsDocumented(t, raw)
+	// The library's process and Go runtime collectors sit beside ours.
+	for _, k := range []string{"process_cpu_seconds_total", "process_resident_memory_bytes", "process_open_fds", "go_goroutines", "go_threads"} {
+		if _, ok := samples[k]; !ok {
+			t.Errorf("%s missing", k)
+		}
+	}
 
 	if ee := s.closeAndWait(); ee != nil {
 		t.Fatalf("exit: %v\n%s", ee, shStderr(s))
@@ -363,7 +329,7 @@ func TestShMetricsHTTPMode(t *testing.T) {
 		}
 	}
 	samples, _, raw := shScrape(t, ports[0])
-	if got := samples[`mcp_bashd_tool_calls_total{tool="ok",outcome="ok"}`]; got != 2 {
+	if got := samples[`mcp_bashd_tool_calls_total{outcome="ok",tool="ok"}`]; got != 2 {
 		t.Errorf("ok calls over HTTP = %v, want 2\n%s", got, raw)
 	}
 

