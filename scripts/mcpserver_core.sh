@@ -27,7 +27,7 @@ __mcpbashd_bin() {
             printf ' (MCP_BASHD=%s is not an executable file)' "$MCP_BASHD"
         fi
         printf '.\n'
-        printf 'Install it on PATH (for example: go install github.com/mcp-bashd/mcp-bashd/cmd/mcp-bashd@latest)\n'
+        printf 'Install it on PATH (for example: CGO_ENABLED=0 go install github.com/mcp-bashd/mcp-bashd/cmd/mcp-bashd@latest)\n'
         printf 'or set MCP_BASHD to the path of the binary.\n'
     } >&2
     return 127
