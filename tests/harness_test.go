@@ -65,7 +65,7 @@ type server struct {
 	cmd      *exec.Cmd
 	stdin    io.WriteCloser
 	lines    chan []byte
-	stderr   *bytes.Buffer
+	stderr   *lockedWriter // the daemon's stderr; read with String
 	revision string
 	methods  sync.Map // id literal -> method, for schema checks
 	done     chan struct{}
@@ -96,8 +96,8 @@ func startPrepared(t *testing.T, cmd *exec.Cmd) *server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &server{t: t, cmd: cmd, stdin: stdin, lines: make(chan []byte, 1024), stderr: &bytes.Buffer{}, revision: "2024-11-05", done: make(chan struct{})}
-	cmd.Stderr = &lockedWriter{w: s.stderr}
+	s := &server{t: t, cmd: cmd, stdin: stdin, lines: make(chan []byte, 1024), stderr: &lockedWriter{w: &bytes.Buffer{}}, revision: "2024-11-05", done: make(chan struct{})}
+	cmd.Stderr = s.stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -124,6 +124,13 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.w.Write(p)
+}
+
+// String is what was written so far (the writer may still be writing).
+func (l *lockedWriter) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.String()
 }
 
 // send writes one raw line (a newline is added).
