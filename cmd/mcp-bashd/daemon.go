@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"runtime/debug"
 	"time"
 
 	"go.uber.org/zap"
@@ -58,9 +59,25 @@ func startOrSignal(o options, p paths, scriptArgs []string, log *zap.Logger, sig
 	}
 }
 
+// memorySlack is what the daemon may use beyond the output cap (the
+// promise is RSS under cap + 50 MiB); the rest of the 50 is the binary.
+const memorySlack = 40 << 20
+
+// limitMemory sets the collector's soft limit to the output cap +
+// memorySlack, so that with answers of megabytes held for a slow client
+// it collects as the heap nears the promise instead of letting the heap
+// grow to twice what is live. GOMEMLIMIT, when set, wins; no cap, no
+// limit.
+func limitMemory(o options) {
+	if os.Getenv("GOMEMLIMIT") == "" && o.outputCap > 0 {
+		debug.SetMemoryLimit(o.outputCap + memorySlack)
+	}
+}
+
 // start makes the supervisor, reads the declarations, loads the script and
 // makes the server; the reload watcher runs unless turned off.
 func start(ctx context.Context, o options, p paths, scriptArgs []string, log *zap.Logger) (*daemon, error) {
+	limitMemory(o)
 	self, _ := os.Executable()
 	sup, err := supervisor.New(supervisor.Config{
 		Bash: p.bash, Script: p.script, ScriptArgs: scriptArgs, Self: self,

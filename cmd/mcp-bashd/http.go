@@ -93,11 +93,15 @@ func startHTTP(o options, srv *mcp.Server, log *zap.Logger) (*httpServer, error)
 func (h *httpServer) wait() error { return <-h.errc }
 
 // close stops accepting and ends idle connections; in-flight requests were
-// drained or cancelled by the server's Stop before this runs.
+// drained, cancelled or abandoned by the server's Stop before this runs,
+// so a connection still busy after a second is one whose client stopped
+// reading: it is closed.
 func (h *httpServer) close() {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
-	_ = h.srv.Shutdown(ctx)
+	if h.srv.Shutdown(ctx) != nil {
+		_ = h.srv.Close()
+	}
 	h.mcp.Close()
 }
 
@@ -123,12 +127,10 @@ func (s *statusWriter) WriteHeader(code int) {
 	s.ResponseWriter.WriteHeader(code)
 }
 
-// Flush keeps SSE streaming through the wrapper.
-func (s *statusWriter) Flush() {
-	if f, ok := s.ResponseWriter.(http.Flusher); ok {
-		f.Flush()
-	}
-}
+// Unwrap lets http.ResponseController reach the connection through the
+// wrapper: the transport flushes SSE events and sets a deadline on every
+// write through it.
+func (s *statusWriter) Unwrap() http.ResponseWriter { return s.ResponseWriter }
 
 // startMetrics serves /metrics and /healthz on their own address, so they
 // can stay unexposed while the MCP endpoint is public (or the reverse).

@@ -87,6 +87,8 @@ func (s *Server) startCall(c *conn, req *transport.Request) {
 		case s.pending.Load() >= int64(s.opt.MaxPending):
 			refused = wire.Errorf(wire.CodeInternal, fmt.Sprintf("Server busy: %d tool calls are already running or waiting (%d per --max-concurrency slot; --max-concurrency is %d); retry later, or start mcp-bashd with a higher --max-concurrency",
 				s.opt.MaxPending, s.opt.MaxPending/s.opt.MaxConcurrent, s.opt.MaxConcurrent))
+		case !s.enter(c):
+			refused = errClosing()
 		default:
 			ctx, cancel = context.WithCancelCause(s.base)
 			st.inflight[key] = cancel
@@ -97,8 +99,17 @@ func (s *Server) startCall(c *conn, req *transport.Request) {
 		req.Out.Respond(transport.Response{ID: id, Err: refused})
 		return
 	}
-	s.goRequest(c, func() {
+	s.goEntered(c, func() {
+		// The call keeps its concurrency slot until its answer is written
+		// (or given up on): see slotStream.
+		held := false
+		own := *req
+		own.Out = slotStream{Stream: req.Out, s: s, held: &held}
+		req := &own
 		defer func() {
+			if held {
+				<-s.sem
+			}
 			c.update(func(st *connState) { delete(st.inflight, key) })
 			cancel(nil)
 			s.pending.Add(-1)
@@ -113,7 +124,7 @@ func (s *Server) startCall(c *conn, req *transport.Request) {
 				}
 			}()
 		}
-		res, err := s.runCall(ctx, toolCall{req: req, params: req.Msg.Params})
+		res, err := s.runCall(ctx, toolCall{req: req, params: req.Msg.Params, held: &held})
 		switch {
 		case err != nil:
 			req.Out.Respond(transport.Response{ID: id, Err: err})
@@ -161,6 +172,33 @@ func (s *Server) Call(ctx context.Context, name string, args json.RawMessage, ou
 type toolCall struct {
 	req    *transport.Request
 	params json.RawMessage
+	// held, when set, keeps the concurrency slot run takes: run sets it,
+	// and the caller gives the slot back once the answer is written.
+	held *bool
+}
+
+// slotStream is the output of a call that may keep its slot until its
+// answer is written, so the answers a slow client has not taken never
+// outnumber the slots: once every slot waits for the client, no further
+// call starts (and the reader, answering the calls refused beyond
+// MaxPending, stops reading) until it reads. That moment is logged each
+// time it comes.
+type slotStream struct {
+	transport.Stream
+	s    *Server
+	held *bool
+}
+
+func (o slotStream) Respond(r transport.Response) {
+	if !*o.held {
+		o.Stream.Respond(r)
+		return
+	}
+	if n := o.s.answering.Add(1); n == int64(cap(o.s.sem)) {
+		o.s.log.Warn("every call slot waits for the client to read an answer", zap.Int64("slots", n))
+	}
+	o.Stream.Respond(r)
+	o.s.answering.Add(-1)
 }
 
 // runCall applies the SDK's checks in its order and runs the tool. A
@@ -225,14 +263,19 @@ func (s *Server) runCall(ctx context.Context, tc toolCall) (*Result, *wire.Error
 	return s.run(ctx, tc, t, snap, cp.args), nil
 }
 
-// run takes a concurrency slot and runs the tool; nil when cancelled.
+// run takes a concurrency slot and runs the tool; nil when cancelled. The
+// slot is given back when run returns, unless tc.held asks to keep it.
 func (s *Server) run(ctx context.Context, tc toolCall, t *catalog.Tool, snap *supervisor.Snapshot, args json.RawMessage) *Result {
 	select {
 	case s.sem <- struct{}{}:
 	case <-ctx.Done():
 		return nil
 	}
-	defer func() { <-s.sem }()
+	if tc.held != nil {
+		*tc.held = true
+	} else {
+		defer func() { <-s.sem }()
+	}
 	timeout := s.opt.DefaultTimeout
 	if t.Timeout > 0 {
 		timeout = t.Timeout

@@ -18,6 +18,21 @@
 // and once as that line, and its text, once escaped, stays within the
 // output cap.
 //
+// A slow client is held back, never buffered for: a call keeps its
+// concurrency slot until its answer is written (a transport's Respond
+// returns only then), so answers waiting for a client never outnumber the
+// slots; once they hold them all no call starts, the calls refused beyond
+// MaxPending are answered by the reader, and the reader — blocked on that
+// answer — stops reading. It is logged ("every call slot waits for the
+// client to read an answer").
+//
+// Shutdown is bounded whatever the clients do. From Stop on every request
+// is answered with -32004 "Server is shutting down" and nothing new is
+// counted (counting and Stop share one lock); in-flight calls get the
+// drain, then are cancelled; the answers being written get flushBudget,
+// then every connection is abandoned (its writes return at once). What is
+// left ends within the supervisor's cancel path.
+//
 // The catalog is read from a catalog.Source: requests see every edit to
 // tools.json and config.json at once (a stat per request, as the SDK read
 // its files each time), and Watch reloads the script and tells clients the

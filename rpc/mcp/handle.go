@@ -89,11 +89,13 @@ func (s *Server) toolsList(c *conn, req *transport.Request, wrap func(json.RawMe
 		}
 		req.Out.Respond(r)
 	}
-	if s.src.NeedsListing() {
-		s.goRequest(c, answer)
-		return
+	if !s.src.NeedsListing() {
+		answer()
+	} else if s.enter(c) {
+		s.goEntered(c, answer)
+	} else {
+		req.Out.Respond(transport.Response{ID: req.Msg.ID, Err: errClosing()})
 	}
-	answer()
 }
 
 func (s *Server) notification(c *conn, req *transport.Request) {

@@ -13,6 +13,7 @@ import (
 	"github.com/mcp-bashd/mcp-bashd/rpc/catalog"
 	"github.com/mcp-bashd/mcp-bashd/rpc/metrics"
 	"github.com/mcp-bashd/mcp-bashd/rpc/transport"
+	"github.com/mcp-bashd/mcp-bashd/rpc/wire"
 	"github.com/mcp-bashd/mcp-bashd/supervisor"
 )
 
@@ -41,6 +42,9 @@ type Server struct {
 	metrics *metrics.Metrics
 	sem     chan struct{}
 	pending atomic.Int64
+	// answering counts the calls writing their answer while holding a
+	// slot (slotStream).
+	answering atomic.Int64
 
 	base   context.Context // every call's parent; cancelled by Stop
 	cancel context.CancelCauseFunc
@@ -91,16 +95,13 @@ func (s *Server) Stopping() bool {
 
 // Serve answers one connection's requests until it ends (io.EOF), then
 // lets its in-flight calls finish and be answered; after Stop it returns
-// once Stop's drain and cancel are done. The reader may stay blocked in a
+// once Stop's drain and cancel are done. From Stop on, every request is
+// answered with a shutting-down error. The reader may stay blocked in a
 // read that never returns (stdin after Stop): it owns nothing, and the
 // process exits right after.
 func (s *Server) Serve(t transport.Connection) error {
 	c := &conn{t: t}
 	s.mu.Lock()
-	if s.stopping {
-		s.mu.Unlock()
-		return nil
-	}
 	s.conns[c] = true
 	s.mu.Unlock()
 	defer func() {
@@ -122,24 +123,44 @@ func (s *Server) Serve(t transport.Connection) error {
 func (s *Server) readLoop(c *conn) error {
 	for {
 		req, err := c.t.Read()
-		if s.Stopping() {
-			return nil
-		}
 		if errors.Is(err, io.EOF) {
 			return nil
 		}
 		if err != nil {
 			return err
 		}
+		if req.Msg.HasID && s.Stopping() {
+			// Nothing new starts during the drain, but every request is
+			// answered (HTTP answers 503 before it gets here).
+			req.Out.Respond(transport.Response{ID: req.Msg.ID, Err: errClosing()})
+			continue
+		}
 		s.handle(c, req)
 	}
 }
 
-// goRequest runs f for a request of c on its own goroutine, counted so
-// that the end of the connection and Stop wait for it.
-func (s *Server) goRequest(c *conn, f func()) {
+// errClosing answers a request that arrives once Stop began.
+func errClosing() *wire.Error {
+	return wire.Errorf(wire.CodeServerClosing, "Server is shutting down")
+}
+
+// enter counts one request of c that will run on its own goroutine, so
+// that the end of the connection and Stop wait for it; false once Stop
+// began. Counting and Stop's flag share s.mu, so the count never rises
+// behind Stop's wait.
+func (s *Server) enter(c *conn) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.stopping {
+		return false
+	}
 	c.calls.Add(1)
 	s.calls.Add(1)
+	return true
+}
+
+// goEntered runs f, for a request enter counted, on its own goroutine.
+func (s *Server) goEntered(c *conn, f func()) {
 	go func() {
 		defer s.calls.Done()
 		defer c.calls.Done()
@@ -147,9 +168,22 @@ func (s *Server) goRequest(c *conn, f func()) {
 	}()
 }
 
-// Stop stops taking requests, lets in-flight calls finish for up to drain,
-// then cancels what is left (cancel hooks get "" as arguments) and waits
-// for every call to be gone. Serve returns after Stop. Idempotent.
+// flushBudget is how long, once shutdown has cancelled what was left, the
+// answers already being written get before every connection abandons its
+// client: only a client that stopped reading needs longer.
+const flushBudget = time.Second
+
+// stopWatchdog is how often Stop logs what it still waits for.
+const stopWatchdog = 2 * time.Second
+
+// Stop stops taking requests (they are answered with a shutting-down
+// error), lets in-flight calls finish and be answered for up to drain,
+// then cancels what is left (cancel hooks get "" as arguments), gives the
+// answers being written flushBudget, abandons the clients that have not
+// taken them, and waits for every request to be gone. It is bounded: a
+// cancelled call ends within the supervisor's cancel path (hook budget,
+// grace, SIGKILL), and an abandoned write returns at once. Serve returns
+// after Stop. Idempotent.
 func (s *Server) Stop(drain time.Duration) {
 	s.stopOnce.Do(func() {
 		s.mu.Lock()
@@ -157,18 +191,51 @@ func (s *Server) Stop(drain time.Duration) {
 		s.mu.Unlock()
 		done := make(chan struct{})
 		go func() { s.calls.Wait(); close(done) }()
-		if drain > 0 {
-			t := time.NewTimer(drain)
-			select {
-			case <-done:
-			case <-t.C:
-			}
-			t.Stop()
-		}
+		waitFor(done, drain)
 		s.cancel(supervisor.ErrShutdown)
-		<-done
+		if !waitFor(done, flushBudget) {
+			s.abandonAll()
+		}
+		for !waitFor(done, stopWatchdog) {
+			s.log.Warn("shutdown waits for requests still running", zap.Int64("calls_pending", s.pending.Load()))
+		}
 		close(s.stopped)
 	})
+}
+
+// waitFor reports whether done closed within d.
+func waitFor(done <-chan struct{}, d time.Duration) bool {
+	if d <= 0 {
+		select {
+		case <-done:
+			return true
+		default:
+			return false
+		}
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-done:
+		return true
+	case <-t.C:
+		return false
+	}
+}
+
+// abandonAll tells every connection to give up on output its client has
+// not taken.
+func (s *Server) abandonAll() {
+	s.mu.Lock()
+	conns := make([]*conn, 0, len(s.conns))
+	for c := range s.conns {
+		conns = append(conns, c)
+	}
+	s.mu.Unlock()
+	s.log.Warn("abandoning answers the clients have not taken", zap.Int("connections", len(conns)))
+	for _, c := range conns {
+		c.t.Abandon()
+	}
 }
 
 // NotifyToolsChanged tells every legacy client that has initialized that

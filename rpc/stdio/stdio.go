@@ -4,9 +4,15 @@
 // and gated as the bash SDK gated them; a rejected line is answered here
 // and reading goes on.
 //
-// Writes are whole lines, one at a time, under one mutex; responses carry
-// their ids and may leave in any order. After a write fails (the client
-// closed our stdout) nothing more is written and OutputDead is closed.
+// Writes are whole lines, in the order they are handed over, by one
+// goroutine of the output (output.go); responses carry their ids and may
+// leave in any order. A writer waits until its line is written — the
+// backpressure that keeps a slow client from piling answers up in memory —
+// but never on a lock held across write(2): Abandon releases every writer
+// at once, whatever the client does. When the client closes our stdout —
+// seen by a failed write, or by watching the pipe for a hangup while
+// nothing is written (hangup_linux.go) — nothing more is written and
+// OutputDead is closed.
 //
 // It imports rpc/wire and rpc/transport, never the server.
 package stdio
@@ -16,7 +22,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"sync"
+	"os"
 
 	"go.uber.org/zap"
 
@@ -38,14 +44,11 @@ type Conn struct {
 	opt     Options
 	lr      *wire.LineReader
 	session *transport.Session
-
-	mu      sync.Mutex
-	w       io.Writer
-	werr    error
-	outDead chan struct{}
+	out     *output
 }
 
-// New reads requests from r and writes to w.
+// New reads requests from r and writes to w. When w is a file (stdout),
+// it is watched for the client hanging up.
 func New(r io.Reader, w io.Writer, opt Options) *Conn {
 	if opt.MaxLine <= 0 {
 		opt.MaxLine = 16 << 20
@@ -56,12 +59,24 @@ func New(r io.Reader, w io.Writer, opt Options) *Conn {
 	if opt.ModernEnabled == nil {
 		opt.ModernEnabled = func() bool { return true }
 	}
-	return &Conn{opt: opt, lr: wire.NewLineReader(r, opt.MaxLine), session: transport.NewSession(), w: w, outDead: make(chan struct{})}
+	c := &Conn{opt: opt, lr: wire.NewLineReader(r, opt.MaxLine), session: transport.NewSession(), out: newOutput(w, opt.Log)}
+	if f, ok := w.(*os.File); ok {
+		watchHangup(f, func() {
+			opt.Log.Warn("client hung up our stdout")
+			c.out.fail()
+		})
+	}
+	return c
 }
 
-// OutputDead is closed when writing to the client failed (EPIPE: the
-// client closed our stdout); the caller should shut down.
-func (c *Conn) OutputDead() <-chan struct{} { return c.outDead }
+// OutputDead is closed when the client closed our stdout (a write failed
+// with EPIPE, or the pipe hung up while nothing was being written); the
+// caller should shut down.
+func (c *Conn) OutputDead() <-chan struct{} { return c.out.dead }
+
+// Abandon gives up on a client that does not read: writers waiting for
+// their line return at once, and nothing more is written.
+func (c *Conn) Abandon() { c.out.abandon() }
 
 // Session is the process's one legacy session.
 func (c *Conn) Session() *transport.Session { return c.session }
@@ -111,19 +126,8 @@ func (c *Conn) Notify(method string, params json.RawMessage) bool {
 	return true
 }
 
-// write sends one line. After a failed write nothing more is written.
-func (c *Conn) write(line []byte) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.werr != nil {
-		return
-	}
-	if _, err := c.w.Write(line); err != nil {
-		c.werr = err
-		c.opt.Log.Warn("client output failed", zap.Error(err))
-		close(c.outDead)
-	}
-}
+// write sends one line and returns once it is written or given up on.
+func (c *Conn) write(line []byte) { c.out.write(line) }
 
 // stream is a request's output on stdio: lines on the one stdout.
 type stream struct{ c *Conn }

@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/mcp-bashd/mcp-bashd/rpc/transport"
 	"github.com/mcp-bashd/mcp-bashd/rpc/wire"
@@ -23,28 +24,51 @@ type sessionConn struct {
 	mu      sync.Mutex
 	closed  bool
 	ended   chan struct{}
+	streams map[*stream]bool // the POSTs delivered whose handler still runs
 }
 
 func newSessionConn(id string) *sessionConn {
-	return &sessionConn{id: id, session: transport.NewSession(), reqs: make(chan *transport.Request, 16), ended: make(chan struct{})}
+	return &sessionConn{id: id, session: transport.NewSession(), reqs: make(chan *transport.Request, 16), ended: make(chan struct{}), streams: map[*stream]bool{}}
 }
 
 // deliver queues a request for the session's reader; false when the
-// session ended or the client left first.
-func (c *sessionConn) deliver(req *transport.Request, gone <-chan struct{}) bool {
+// session ended or the client left first. A delivered request's stream is
+// the session's until its handler forgets it.
+func (c *sessionConn) deliver(req *transport.Request, st *stream, gone <-chan struct{}) bool {
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
 		return false
 	}
+	c.streams[st] = true
 	c.mu.Unlock()
 	select {
 	case c.reqs <- req:
 		return true
 	case <-c.ended:
-		return false
 	case <-gone:
-		return false
+	}
+	c.forget(st)
+	return false
+}
+
+// forget drops a stream whose handler is returning.
+func (c *sessionConn) forget(st *stream) {
+	c.mu.Lock()
+	delete(c.streams, st)
+	c.mu.Unlock()
+}
+
+// Abandon gives up on the session's answers its client has not taken.
+func (c *sessionConn) Abandon() {
+	c.mu.Lock()
+	live := make([]*stream, 0, len(c.streams))
+	for st := range c.streams {
+		live = append(live, st)
+	}
+	c.mu.Unlock()
+	for _, st := range live {
+		st.abandon()
 	}
 }
 
@@ -73,8 +97,11 @@ func (c *sessionConn) Session() *transport.Session         { return c.session }
 // oneConn is a stateless request: a Connection that yields it and ends.
 type oneConn struct {
 	req  *transport.Request
+	st   *stream
 	read bool
 }
+
+func (c *oneConn) Abandon() { c.st.abandon() }
 
 func (c *oneConn) Read() (*transport.Request, error) {
 	if c.read {
@@ -87,9 +114,14 @@ func (c *oneConn) Notify(string, json.RawMessage) bool { return false }
 func (c *oneConn) Session() *transport.Session         { return c.req.Session }
 
 // stream is one POST's output: JSON when the response comes first, SSE
-// once a notification must go out before it.
+// once a notification must go out before it. Its writes come from the
+// call's goroutine while the handler waits (serveMessage), one at a time
+// under mu; each goes out in pieces of at most writeChunk with a deadline
+// of its own (put), so a slow but reading client is never cut, one that
+// takes nothing for the I/O timeout is.
 type stream struct {
 	w         http.ResponseWriter
+	rc        *http.ResponseController
 	r         *http.Request
 	modern    bool
 	sessionID string
@@ -98,6 +130,87 @@ type stream struct {
 	finished  bool
 	status    int
 	done      chan struct{}
+
+	// dmu orders the write deadline's changes: before each write (put),
+	// by abandon, and once by the handler as it returns (handlerEnd);
+	// none may come after the handler returned, when the connection may
+	// already serve another request.
+	dmu         sync.Mutex
+	stall       time.Duration
+	broken      bool          // a write failed or was abandoned: nothing more goes out
+	brokenCh    chan struct{} // closed when broken is set: the POST ends, its call is cancelled
+	handlerDone bool
+}
+
+// writeChunk is the most one write may carry under one deadline.
+const writeChunk = 256 << 10
+
+func newStream(w http.ResponseWriter, r *http.Request, stall time.Duration, modern bool) *stream {
+	return &stream{w: w, rc: http.NewResponseController(w), r: r, stall: stall, modern: modern, done: make(chan struct{}), brokenCh: make(chan struct{})}
+}
+
+// breakLocked marks the stream broken; dmu is held.
+func (s *stream) breakLocked() {
+	if !s.broken {
+		s.broken = true
+		close(s.brokenCh)
+	}
+}
+
+// put runs one write with a fresh deadline; false (and nothing written)
+// once the stream is broken.
+func (s *stream) put(write func() error) bool {
+	s.dmu.Lock()
+	if s.broken || s.handlerDone {
+		s.dmu.Unlock()
+		return false
+	}
+	_ = s.rc.SetWriteDeadline(time.Now().Add(s.stall))
+	s.dmu.Unlock()
+	if err := write(); err != nil {
+		s.dmu.Lock()
+		s.breakLocked()
+		s.dmu.Unlock()
+		return false
+	}
+	return true
+}
+
+// send writes b in chunks, each with its own deadline.
+func (s *stream) send(b []byte) bool {
+	for len(b) > 0 {
+		n := min(len(b), writeChunk)
+		if !s.put(func() error { _, err := s.w.Write(b[:n]); return err }) {
+			return false
+		}
+		b = b[n:]
+	}
+	return true
+}
+
+// abandon makes a write in progress fail now and drops the rest.
+func (s *stream) abandon() {
+	s.dmu.Lock()
+	defer s.dmu.Unlock()
+	if s.handlerDone || s.broken {
+		return
+	}
+	s.breakLocked()
+	_ = s.rc.SetWriteDeadline(time.Now())
+}
+
+// handlerEnd gives the flush net/http makes after the handler returns its
+// own deadline (at once when the stream is broken): a deadline left from
+// the last write would have passed during a long quiet call.
+func (s *stream) handlerEnd() {
+	s.dmu.Lock()
+	defer s.dmu.Unlock()
+	d := time.Now().Add(s.stall)
+	if s.broken {
+		d = time.Now()
+	}
+	_ = s.rc.SetWriteDeadline(d)
+	s.handlerDone = true
 }
 
 func (s *stream) accepts(typ string) bool {
@@ -134,12 +247,10 @@ func (s *stream) startSSE() {
 }
 
 func (s *stream) event(line []byte) {
-	io.WriteString(s.w, "event: message\ndata: ")
-	s.w.Write(line[:len(line)-1]) // without its newline
-	io.WriteString(s.w, "\n\n")
-	if f, ok := s.w.(http.Flusher); ok {
-		f.Flush()
-	}
+	_ = s.send([]byte("event: message\ndata: ")) &&
+		s.send(line[:len(line)-1]) && // without its newline
+		s.send([]byte("\n\n")) &&
+		s.put(s.rc.Flush)
 }
 
 func (s *stream) Respond(r transport.Response) {
@@ -152,7 +263,7 @@ func (s *stream) Respond(r transport.Response) {
 		s.status = statusFor(r.Err, s.modern)
 		s.w.Header().Set("Content-Type", "application/json")
 		s.w.WriteHeader(s.status)
-		s.w.Write(r.Line())
+		s.send(r.Line())
 	})
 }
 

@@ -7,6 +7,20 @@
 // session) are stateless: each POST is a Connection of one request. The
 // Host, Origin and bearer-token gates run before anything is read.
 //
+// No client can hold a connection, a buffer or a call slot forever:
+//   - a body read that brings no byte for IOTimeout, or a body not whole
+//     within BodyTimeout, is answered 408 (body.go); past 64 KiB a body
+//     waits for one of MaxLargeBodies turns, so slow uploads cannot make
+//     the daemon hold many large buffers at once;
+//   - every write to a client has its own deadline, IOTimeout from when it
+//     starts, set through http.ResponseController just before it (never a
+//     whole-response WriteTimeout, which would cut an SSE stream that
+//     legitimately stays open for a long call); a write that fails marks
+//     the stream broken and the POST ends, which cancels its call;
+//   - Abandon (at shutdown) sets the deadline of the writes in progress to
+//     now, so an answer stuck on a client that stopped reading returns at
+//     once.
+//
 // It imports rpc/wire and rpc/transport, never the server: it is given
 // the function that serves a Connection.
 package streamhttp
@@ -16,11 +30,10 @@ import (
 	"crypto/subtle"
 	"encoding/hex"
 	"encoding/json"
-	"fmt"
-	"io"
 	"net/http"
 	"strings"
 	"sync"
+	"time"
 
 	"go.uber.org/zap"
 
@@ -36,6 +49,13 @@ type Options struct {
 	Token          []byte   // bearer token; nil: no authentication
 	MaxSessions    int      // legacy sessions kept; the oldest is dropped beyond it
 	MaxBody        int      // bytes per POST body
+	// IOTimeout bounds each read of a body and each write of a response:
+	// the client must send or take something within it (0: 10 s).
+	IOTimeout time.Duration
+	// BodyTimeout bounds the reading of a whole body (0: 60 s).
+	BodyTimeout time.Duration
+	// MaxLargeBodies is how many bodies over 64 KiB are read at once (0: 2).
+	MaxLargeBodies int
 	// LegacyVersions are the revisions a session may name in
 	// MCP-Protocol-Version.
 	LegacyVersions []string
@@ -49,6 +69,7 @@ type Options struct {
 // Handler is the MCP endpoint.
 type Handler struct {
 	opt      Options
+	large    chan struct{} // turns to read a large body
 	mu       sync.Mutex
 	sessions map[string]*sessionConn
 	order    []string // session ids, oldest first
@@ -65,10 +86,22 @@ func New(opt Options) *Handler {
 	if opt.Log == nil {
 		opt.Log = zap.NewNop()
 	}
-	return &Handler{opt: opt, sessions: map[string]*sessionConn{}}
+	if opt.IOTimeout <= 0 {
+		opt.IOTimeout = 10 * time.Second
+	}
+	if opt.BodyTimeout <= 0 {
+		opt.BodyTimeout = 60 * time.Second
+	}
+	if opt.MaxLargeBodies <= 0 {
+		opt.MaxLargeBodies = 2
+	}
+	return &Handler{opt: opt, large: make(chan struct{}, opt.MaxLargeBodies), sessions: map[string]*sessionConn{}}
 }
 
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	// The answers written right here (rejections, 202) get the write
+	// timeout too; a call's answer sets its own deadlines when it comes.
+	h.writeSoon(w)
 	if r.URL.Path != h.opt.Path {
 		http.NotFound(w, r)
 		return
@@ -95,16 +128,23 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		reject(w, http.StatusServiceUnavailable, "Service Unavailable: shutting down")
 		return
 	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, int64(h.opt.MaxBody)+1))
-	if err != nil {
-		reject(w, http.StatusBadRequest, "Bad Request: "+err.Error())
-		return
-	}
-	if len(body) > h.opt.MaxBody {
-		writeJSON(w, http.StatusRequestEntityTooLarge, wire.ErrorLine(json.RawMessage("null"), wire.CodeParse, fmt.Sprintf("Parse error: body longer than the %d-byte limit", h.opt.MaxBody), nil))
+	body, release, berr := h.readBody(w, r)
+	h.writeSoon(w) // reading the body may have taken up to its timeout
+	if berr != nil {
+		release()
+		// What is left of the body must not be read (net/http would, to
+		// reuse the connection, with no deadline) nor parsed as a request.
+		w.Header().Set("Connection", "close")
+		if berr.status == http.StatusRequestEntityTooLarge {
+			writeJSON(w, berr.status, wire.ErrorLine(json.RawMessage("null"), wire.CodeParse, berr.msg, nil))
+			return
+		}
+		h.opt.Log.Info("request body not read", zap.Int("status", berr.status), zap.String("reason", berr.msg))
+		reject(w, berr.status, berr.msg)
 		return
 	}
 	msg, gerr := wire.Parse(body)
+	release()
 	if gerr != nil {
 		writeJSON(w, http.StatusBadRequest, gerr.Line())
 		return
@@ -114,6 +154,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h.serveMessage(w, r, msg)
+}
+
+// writeSoon gives what the handler itself writes next the I/O timeout.
+func (h *Handler) writeSoon(w http.ResponseWriter) {
+	_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(h.opt.IOTimeout))
 }
 
 // gate applies the checks every request passes before its body is read.
@@ -140,7 +185,8 @@ func (h *Handler) gate(w http.ResponseWriter, r *http.Request) (int, string) {
 // its answer (or the client's departure).
 func (h *Handler) serveMessage(w http.ResponseWriter, r *http.Request, msg *wire.Message) {
 	req := transport.Decode(msg, strings.TrimSpace(r.Header.Get("MCP-Protocol-Version")), h.opt.ModernEnabled)
-	st := &stream{w: w, r: r, done: make(chan struct{}), modern: req.Era == transport.Modern}
+	st := newStream(w, r, h.opt.IOTimeout, req.Era == transport.Modern)
+	defer st.handlerEnd()
 	req.Out, req.Gone = st, r.Context().Done()
 	var sc *sessionConn
 	if req.Era == transport.Modern {
@@ -160,9 +206,11 @@ func (h *Handler) serveMessage(w http.ResponseWriter, r *http.Request, msg *wire
 			req.Session = transport.NewSession() // a client that keeps no session
 		}
 	}
-	if sc == nil || !sc.deliver(req, r.Context().Done()) {
+	if sc == nil || !sc.deliver(req, st, r.Context().Done()) {
 		// Stateless: a Connection of this one request.
-		go h.opt.Serve(&oneConn{req: req})
+		go h.opt.Serve(&oneConn{req: req, st: st})
+	} else {
+		defer sc.forget(st)
 	}
 	if !msg.HasID {
 		w.WriteHeader(http.StatusAccepted)
@@ -173,6 +221,10 @@ func (h *Handler) serveMessage(w http.ResponseWriter, r *http.Request, msg *wire
 	case <-r.Context().Done():
 		// The client went away; the call (if any) is cancelled through
 		// req.Gone and sends nothing more.
+	case <-st.brokenCh:
+		// The client took nothing for the write timeout, or shutdown gave
+		// up on it: it cannot get the answer, so the POST ends, which
+		// cancels the call through req.Gone.
 	}
 	// The ResponseWriter is dead once this handler returns: whatever the
 	// call's goroutine still has to say is dropped.

@@ -20,6 +20,11 @@ type Connection interface {
 	Notify(method string, params json.RawMessage) bool
 	// Session is the connection's legacy-era state; nil when stateless.
 	Session() *Session
+	// Abandon gives up on output the client has not taken: writes waiting
+	// or in progress return at once and later ones are dropped. The server
+	// calls it at shutdown, once the answers being written had their time,
+	// so a client that stopped reading cannot hold the daemon. Idempotent.
+	Abandon()
 }
 
 // Request is one decoded message with what its transport knows about it.

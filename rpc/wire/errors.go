@@ -10,6 +10,10 @@ const (
 	CodeInvalidParams  = -32602
 	CodeInternal       = -32603
 
+	// CodeServerClosing answers a request that arrives while the server
+	// shuts down (the official Go SDK's jsonrpc2 ErrServerClosing).
+	CodeServerClosing = -32004
+
 	CodeHeaderMismatch     = -32020
 	CodeMissingCapability  = -32021
 	CodeUnsupportedVersion = -32022

@@ -3,6 +3,7 @@
 // command spawned directly, without the daemon, in the same run.
 //
 //	go run ./tests/bench [-n 20000] [-calls 500] [-http=false]
+//	go run ./tests/bench -slow [-bin PATH]   slow and vanished clients only (of PATH: any build)
 package main
 
 import (
@@ -24,15 +25,25 @@ func main() {
 	pings := flag.Int("n", 20000, "ping requests")
 	calls := flag.Int("calls", 500, "tool calls per measurement")
 	httpToo := flag.Bool("http", true, "also measure Streamable HTTP")
+	slow := flag.Bool("slow", false, "measure only slow and vanished clients")
+	given := flag.String("bin", "", "measure this mcp-bashd instead of building ./cmd/mcp-bashd")
 	flag.Parse()
 	dir, err := os.MkdirTemp("", "mcp-bashd-bench")
 	check(err)
 	defer os.RemoveAll(dir)
-	bin := filepath.Join(dir, "mcp-bashd")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/mcp-bashd")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	build.Stderr = os.Stderr
-	check(build.Run())
+	bin := *given
+	if bin == "" {
+		bin = filepath.Join(dir, "mcp-bashd")
+		build := exec.Command("go", "build", "-o", bin, "./cmd/mcp-bashd")
+		build.Env = append(os.Environ(), "CGO_ENABLED=0")
+		build.Stderr = os.Stderr
+		check(build.Run())
+	}
+	if *slow {
+		os.Setenv("TMPDIR", dir)
+		benchSlow(bin, dir)
+		return
+	}
 	script := filepath.Join(dir, "server.sh")
 	check(os.WriteFile(script, []byte("tool_echo() { printf '%s\\n' \"$1\"; }\n"), 0o755))
 	check(os.WriteFile(filepath.Join(dir, "tools.json"), []byte(`{"tools":[{"name":"echo","inputSchema":{"type":"object"}}]}`), 0o644))
