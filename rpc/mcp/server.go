@@ -226,12 +226,7 @@ func waitFor(done <-chan struct{}, d time.Duration) bool {
 // abandonAll tells every connection to give up on output its client has
 // not taken.
 func (s *Server) abandonAll() {
-	s.mu.Lock()
-	conns := make([]*conn, 0, len(s.conns))
-	for c := range s.conns {
-		conns = append(conns, c)
-	}
-	s.mu.Unlock()
+	conns := s.connections()
 	s.log.Warn("abandoning answers the clients have not taken", zap.Int("connections", len(conns)))
 	for _, c := range conns {
 		c.t.Abandon()
@@ -247,12 +242,7 @@ func (s *Server) NotifyToolsChanged() bool {
 	if !s.src.Config().DeclaresListChanged() {
 		return false
 	}
-	s.mu.Lock()
-	conns := make([]*conn, 0, len(s.conns))
-	for c := range s.conns {
-		conns = append(conns, c)
-	}
-	s.mu.Unlock()
+	conns := s.connections()
 	told := false
 	for _, c := range conns {
 		if ss := c.t.Session(); ss != nil && ss.Version() != "" {
@@ -260,4 +250,15 @@ func (s *Server) NotifyToolsChanged() bool {
 		}
 	}
 	return told
+}
+
+// connections are the connections being served now.
+func (s *Server) connections() []*conn {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	conns := make([]*conn, 0, len(s.conns))
+	for c := range s.conns {
+		conns = append(conns, c)
+	}
+	return conns
 }
