@@ -28,6 +28,7 @@ type daemon struct {
 	httpSrv   *httpServer
 	served    chan error
 	outDead   <-chan struct{}
+	stdio     *stdio.Conn // nil with --http
 }
 
 // startOrSignal is start, cancelled by a signal that arrives first (a slow
@@ -128,6 +129,7 @@ func (d *daemon) listen(o options) error {
 	}
 	conn := stdio.New(os.Stdin, os.Stdout, stdio.Options{MaxLine: o.maxLine, ModernEnabled: d.srv.ModernEnabled, Log: d.log.Named("stdio")})
 	d.outDead = conn.OutputDead()
+	d.stdio = conn
 	go func() { d.served <- d.srv.Serve(conn) }()
 	return nil
 }
@@ -158,6 +160,11 @@ func (d *daemon) wait(o options, sigc <-chan os.Signal) os.Signal {
 func (d *daemon) teardown(o options) {
 	if d.httpSrv != nil {
 		d.httpSrv.close()
+	}
+	if d.stdio != nil {
+		// Answers queued for a client that reads are written before the
+		// process exits; one that does not read gets a second.
+		d.stdio.Flush(time.Second)
 	}
 	d.stopWatch()
 	if !o.oneshot {

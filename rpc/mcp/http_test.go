@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -301,13 +302,29 @@ func TestLegacyOnlyServerRefusesDiscover(t *testing.T) {
 	f := newHTTPFixture(t, streamhttp.Options{})
 	must(t, os.WriteFile(filepath.Join(f.dir, "config.json"), []byte(`{"supportedVersions":["2025-11-25"]}`), 0o644))
 	var out strings.Builder
+	lb := &lockedBuilder{b: &out}
 	in := `{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{` + modernMeta + `}}` + "\n"
-	must(t, f.srv.Serve(stdio.New(strings.NewReader(in), &lockedBuilder{b: &out}, stdio.Options{ModernEnabled: f.srv.ModernEnabled})))
-	if got := out.String(); got != `{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"Method not found: server/discover"}}`+"\n" {
+	conn := stdio.New(strings.NewReader(in), lb, stdio.Options{ModernEnabled: f.srv.ModernEnabled})
+	must(t, f.srv.Serve(conn))
+	conn.Flush(time.Minute) // small answers are queued; the process flushes before it exits
+	if got := lb.String(); got != `{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"Method not found: server/discover"}}`+"\n" {
 		t.Fatalf("discover on a legacy-only server: %q", got)
 	}
 }
 
-type lockedBuilder struct{ b *strings.Builder }
+type lockedBuilder struct {
+	mu sync.Mutex
+	b  *strings.Builder
+}
 
-func (l *lockedBuilder) Write(p []byte) (int, error) { return l.b.Write(p) }
+func (l *lockedBuilder) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuilder) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}

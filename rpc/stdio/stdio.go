@@ -23,6 +23,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"time"
 
 	"go.uber.org/zap"
 
@@ -128,6 +129,22 @@ func (c *Conn) Notify(method string, params json.RawMessage) bool {
 
 // write sends one line and returns once it is written or given up on.
 func (c *Conn) write(line []byte) { c.out.write(line) }
+
+// Flush waits until every line queued so far is written, the output is
+// over, or d has passed: before the process exits, small answers queued
+// without their writers waiting still reach a client that reads.
+func (c *Conn) Flush(d time.Duration) bool {
+	done := make(chan bool, 1)
+	go func() { done <- c.out.flush() }()
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case ok := <-done:
+		return ok
+	case <-t.C:
+		return false
+	}
+}
 
 // stream is a request's output on stdio: lines on the one stdout.
 type stream struct{ c *Conn }

@@ -36,6 +36,7 @@ func TestWritesInOrder(t *testing.T) {
 	for i := 0; i < 100; i++ {
 		c.write([]byte(fmt.Sprintf("line %d\n", i)))
 	}
+	c.out.flush() // small lines are queued without their writer waiting
 	sc := bufio.NewScanner(&out)
 	for i := 0; sc.Scan(); i++ {
 		if want := fmt.Sprintf("line %d", i); sc.Text() != want {
@@ -122,6 +123,7 @@ func TestReadAnswersRejectedLines(t *testing.T) {
 	if err != nil || req.Msg.Method != "ping" {
 		t.Fatalf("Read: %v %v", req, err)
 	}
+	c.out.flush()
 	if !strings.Contains(out.String(), `"code":-32700`) {
 		t.Fatalf("no parse error answered: %q", out.String())
 	}
