@@ -19,9 +19,10 @@
 // output cap.
 //
 // A slow client is held back, never buffered for: a call keeps its
-// concurrency slot until its answer is written (a transport's Respond
-// returns only then), so answers waiting for a client never outnumber the
-// slots; once they hold them all no call starts, the calls refused beyond
+// concurrency slot until its answer is written or queued within its
+// transport's bounded budget (a transport's Respond returns only then),
+// so answers waiting for a client never outnumber the slots (plus that
+// budget); once they hold them all no call starts, the calls refused beyond
 // MaxPending are answered by the reader, and the reader — blocked on that
 // answer — stops reading. It is logged ("every call slot waits for the
 // client to read an answer").
