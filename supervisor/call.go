@@ -1,6 +1,7 @@
 package supervisor
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -92,10 +93,13 @@ func (s *Supervisor) Call(ctx context.Context, req Request) Outcome {
 		log.Info("call cancelled", fields...)
 	case o.TimedOut:
 		log.Warn("call timed out", append(fields, zap.Duration("timeout", o.Timeout))...)
+	case o.Signal != 0:
+		// The result text stays the SDK's ("Error executing x: ", which
+		// users' tests compare); the person reading stderr learns why.
+		log.Warn("tool killed by a signal", append(fields, zap.String("signal", unix.SignalName(o.Signal)))...)
+	case o.ExitCode != 0 && len(bytes.TrimSpace(o.Output)) == 0 && len(bytes.TrimSpace(o.Stderr)) == 0:
+		log.Warn("tool failed without output", fields...)
 	default:
-		if o.Signal != 0 {
-			fields = append(fields, zap.String("signal", unix.SignalName(o.Signal)))
-		}
 		log.Info("call finished", fields...)
 	}
 	return o

@@ -160,7 +160,7 @@ func localCall(ctx context.Context, f *cliFiles, cf callFlags, tool string, args
 		return nil, nil, fmt.Errorf("bash not found on PATH (use --bash PATH)")
 	}
 	self, _ := os.Executable()
-	sup, err := supervisor.New(supervisor.Config{Bash: bash, Script: f.script, Self: self, Log: log})
+	sup, err := supervisor.New(supervisor.Config{Bash: bash, Script: f.script, Self: self, Log: log.Named("supervisor")})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -170,8 +170,8 @@ func localCall(ctx context.Context, f *cliFiles, cf callFlags, tool string, args
 	}
 	defer sup.RunExitTrap(nil)
 	srv := mcp.New(mcp.Options{
-		Catalog: catalog.NewSource(catalog.Options{ToolsFile: f.tools, ConfigFile: f.config, ToolsDir: absPath(cf.toolsDir), Lister: sup, Log: log}),
-		Runner:  sup, Log: log, Snapshot: sup.Current, DefaultTimeout: cf.timeout,
+		Catalog: catalog.NewSource(catalog.Options{ToolsFile: f.tools, ConfigFile: f.config, ToolsDir: absPath(cf.toolsDir), Lister: sup, Log: log.Named("catalog")}),
+		Runner:  sup, Log: log.Named("mcp"), Snapshot: sup.Current, DefaultTimeout: cf.timeout,
 	})
 	res, rerr := srv.Call(ctx, tool, args, show)
 	if res == nil {
