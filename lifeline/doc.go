@@ -16,4 +16,6 @@
 //
 // Concurrency: a Lifeline is created once at start and closed once at
 // exit; ReadFD may be called from any goroutine.
+//
+// It imports nothing of this module.
 package lifeline

@@ -105,4 +105,6 @@
 // A *Schema is immutable after Compile; Validate allocates all of its state
 // per call, and v6's compiled schemas are safe for concurrent validation, so
 // any number of goroutines may share one *Schema.
+//
+// It imports internal/jq only; never rpc/ or the supervisor.
 package schema

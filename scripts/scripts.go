@@ -2,6 +2,8 @@
 // replaces bash-mcp-sdk's mcpserver_core.sh, and the prelude every call's
 // bash process sources. Both are embedded so the static binary carries
 // them; `mcp-bashd shim` prints the shim.
+//
+// It imports nothing; the supervisor and the command line embed it.
 package scripts
 
 import _ "embed"

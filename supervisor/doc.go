@@ -40,4 +40,7 @@
 // many goroutines; each call owns its root directory and its group. The
 // current snapshot is swapped atomically: a call keeps the snapshot it
 // started with. Close ends the reaper.
+//
+// It imports lifeline, tmpdir and scripts; never rpc/ or cmd/ (it knows
+// nothing of MCP: the wording of results lives in rpc/mcp).
 package supervisor

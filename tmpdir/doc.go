@@ -16,4 +16,6 @@
 //
 // Concurrency: all functions are safe to call from any goroutine; a Dir is
 // owned by one call and removed once.
+//
+// It imports nothing of this module.
 package tmpdir
