@@ -46,7 +46,10 @@ func (r *Result) response(id json.RawMessage) transport.Response {
 	case r.doc != nil:
 		return transport.Response{ID: id, Result: r.JSON()}
 	}
-	return transport.Response{ID: id, Result: r.Body, Built: utf8.Valid(r.Body)}
+	if utf8.Valid(r.Body) {
+		return transport.Response{ID: id, Body: wire.Raw(r.Body)}
+	}
+	return transport.Response{ID: id, Result: r.Body}
 }
 
 // bigResult is the size from which a result's memory is collected as soon

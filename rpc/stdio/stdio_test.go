@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/mcp-bashd/mcp-bashd/rpc/transport"
+	"github.com/mcp-bashd/mcp-bashd/rpc/wire"
 )
 
 // bound is how long a step that must be prompt may take before the test
@@ -63,7 +64,7 @@ func TestAbandonReleasesWriters(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			c.stream().Respond(transport.Response{ID: []byte("1"), Result: big[:len(big)-1], Built: true})
+			c.stream().Respond(transport.Response{ID: []byte("1"), Body: wire.Raw(big[:len(big)-1])})
 		}()
 	}
 	// Nothing reads r: once the pipe is full, a writer is stuck in

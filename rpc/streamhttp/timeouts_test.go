@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/mcp-bashd/mcp-bashd/rpc/transport"
+	"github.com/mcp-bashd/mcp-bashd/rpc/wire"
 )
 
 // bound is how long a step that must be prompt may take before the test
@@ -47,7 +48,7 @@ func respondWith(result json.RawMessage, notify int, wait time.Duration, returne
 			req.Out.Notify("notifications/progress", json.RawMessage(`{"progressToken":1,"progress":1}`))
 		}
 		time.Sleep(wait) // the scenario: a call that stays quiet this long
-		req.Out.Respond(transport.Response{ID: req.Msg.ID, Result: result, Built: true})
+		req.Out.Respond(transport.Response{ID: req.Msg.ID, Body: wire.Raw(result)})
 		if returned != nil {
 			returned <- req
 		}

@@ -68,12 +68,9 @@ type Response struct {
 	ID     json.RawMessage
 	Result json.RawMessage // nil when Err is set
 	Err    *wire.Error
-	// Built says the server built Result itself as compact valid JSON
-	// (valid UTF-8): it is written as is instead of re-printed, which
-	// matters for a tool result carrying megabytes of text.
-	Built bool
-	// Body, when set instead of Result, is a result rendered straight into
-	// the line (a tool result: the line is its only copy).
+	// Body, when set instead of Result, is a result the server built as
+	// valid JSON, rendered straight into the line rather than re-printed
+	// (a tool result: the line is its only copy).
 	Body wire.Body
 }
 
@@ -84,8 +81,6 @@ func (r Response) Line() []byte {
 		return wire.ErrorLine(r.ID, r.Err.Code, r.Err.Message, r.Err.Data)
 	case r.Body != nil:
 		return wire.ResultLineBody(r.ID, r.Body)
-	case r.Built:
-		return wire.ResultLineTrusted(r.ID, r.Result)
 	}
 	return wire.ResultLine(r.ID, r.Result)
 }

@@ -38,19 +38,6 @@ func ResultLine(id json.RawMessage, result json.RawMessage) []byte {
 	return append(b, "}\n"...)
 }
 
-// ResultLineTrusted is ResultLine for a result the server built itself
-// (compact, valid JSON by construction, printed as jq prints it): it is
-// copied, not re-parsed, which matters for a tool result carrying megabytes
-// of text.
-func ResultLineTrusted(id json.RawMessage, result json.RawMessage) []byte {
-	b := make([]byte, 0, 40+len(id)+len(result))
-	b = append(b, `{"jsonrpc":"2.0","id":`...)
-	b = appendRaw(b, id)
-	b = append(b, `,"result":`...)
-	b = append(b, result...)
-	return append(b, "}\n"...)
-}
-
 // Body is a result the server built itself (compact, valid JSON and valid
 // UTF-8 by construction, printed as jq prints it) that is rendered straight
 // into the line carrying it: Len is known before, so the line is allocated
@@ -61,7 +48,16 @@ type Body interface {
 	AppendTo(b []byte) []byte // appends the JSON text
 }
 
-// ResultLineBody is ResultLineTrusted for a Body.
+// Raw is a Body already held as JSON text the server built (a tool's own
+// CallToolResult, compacted): it is copied into the line, not re-printed,
+// which matters for a result carrying megabytes of text.
+type Raw []byte
+
+func (r Raw) Len() int                 { return len(r) }
+func (r Raw) AppendTo(b []byte) []byte { return append(b, r...) }
+
+// ResultLineBody is {"jsonrpc":"2.0","id":<id>,"result":<body>} and a
+// newline: the id printed as jq prints it, the body as it renders itself.
 func ResultLineBody(id json.RawMessage, body Body) []byte {
 	const head, tail = `{"jsonrpc":"2.0","id":`, `,"result":`
 	idText := appendRaw(nil, id)
