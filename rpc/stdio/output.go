@@ -64,7 +64,15 @@ func newOutput(w io.Writer, log *zap.Logger) *output {
 // write queues one line; past the budget it waits until the line is
 // written, the output failed or was abandoned. It reports false when the
 // line will not be written whole.
-func (o *output) write(line []byte) bool {
+func (o *output) write(line []byte) bool { return o.enqueue(line, false) }
+
+// flush waits until every line queued so far is written (or the output
+// is over): for an orderly end.
+func (o *output) flush() bool { return o.enqueue(nil, true) }
+
+// enqueue queues line (nothing when nil) behind the others and waits for
+// it when told to or when the lines waiting pass queueBudget.
+func (o *output) enqueue(line []byte, wait bool) bool {
 	select {
 	case <-o.over:
 		return false
@@ -73,8 +81,7 @@ func (o *output) write(line []byte) bool {
 	l := &outLine{line: line}
 	o.mu.Lock()
 	o.queued += len(line)
-	wait := o.queued > queueBudget
-	if wait {
+	if wait = wait || o.queued > queueBudget; wait {
 		l.done = make(chan struct{})
 	}
 	o.queue = append(o.queue, l)
@@ -156,30 +163,6 @@ func (o *output) send(data []byte, lines []*outLine) error {
 		o.fail()
 	}
 	return err
-}
-
-// flush waits until every line queued so far is written (or the output
-// is over): for tests and for an orderly end.
-func (o *output) flush() bool { return o.writeWait(nil) }
-
-// writeWait queues line (none when nil) and waits for it whatever the
-// budget.
-func (o *output) writeWait(line []byte) bool {
-	l := &outLine{line: line, done: make(chan struct{})}
-	o.mu.Lock()
-	o.queued += len(line)
-	o.queue = append(o.queue, l)
-	o.mu.Unlock()
-	select {
-	case o.wake <- struct{}{}:
-	default:
-	}
-	select {
-	case <-l.done:
-		return l.err == nil
-	case <-o.over:
-		return false
-	}
 }
 
 // fail ends the output for good: the client closed our stdout.
