@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io/fs"
+	"slices"
 
 	"github.com/mcp-bashd/mcp-bashd/rpc/wire"
 )
@@ -107,26 +108,14 @@ func (c *Config) ModernEnabled() bool {
 	if raw, ok := c.fields["supportedVersions"]; !ok || json.Unmarshal(raw, &vs) != nil {
 		return true
 	}
-	for _, v := range vs {
-		if v == ModernVersion {
-			return true
-		}
-	}
-	return false
+	return slices.Contains(vs, ModernVersion)
 }
 
 // ModernVersions is what server/discover advertises: supportedVersions
-// (the 2026 SDK's shape) filtered to what we speak.
-func (c *Config) ModernVersions() []string {
-	var vs []string
-	_ = json.Unmarshal(c.fields["supportedVersions"], &vs)
-	for _, v := range vs {
-		if v == ModernVersion {
-			return []string{v}
-		}
-	}
-	return []string{ModernVersion}
-}
+// (the 2026 SDK's shape) filtered to what we speak — always the one
+// revision of that era, since a list without it makes the server
+// legacy-only (ModernEnabled) and discover is then never answered.
+func (c *Config) ModernVersions() []string { return []string{ModernVersion} }
 
 // CacheTTL and CacheScope are ttlMs and cacheScope for cacheable 2026
 // results: config.json's values (the 2026 SDK's shape) or one minute,

@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"encoding/json"
+	"slices"
 
 	"github.com/mcp-bashd/mcp-bashd/rpc/catalog"
 	"github.com/mcp-bashd/mcp-bashd/rpc/transport"
@@ -25,7 +26,7 @@ func (s *Server) handleModern(c *conn, req *transport.Request) {
 		}
 	}
 	cfg := s.src.Config()
-	if supported := cfg.ModernVersions(); !contains(supported, m.Version) {
+	if supported := cfg.ModernVersions(); !slices.Contains(supported, m.Version) {
 		data := wire.Marshal(map[string]any{"requested": m.Version, "supported": supported})
 		fail(&wire.Error{Code: wire.CodeUnsupportedVersion, Message: "Unsupported protocol version: " + m.Version, Data: data})
 		return
@@ -87,13 +88,4 @@ func checkModernMeta(m transport.Meta) *wire.Error {
 // cacheFields are what a cacheable 2026 result carries besides its own.
 func cacheFields(cfg *catalog.Config) []field {
 	return []field{{"ttlMs", cfg.CacheTTL()}, {"cacheScope", cfg.CacheScope()}}
-}
-
-func contains(list []string, v string) bool {
-	for _, x := range list {
-		if x == v {
-			return true
-		}
-	}
-	return false
 }

@@ -3,6 +3,7 @@ package mcp
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 
 	"github.com/mcp-bashd/mcp-bashd/rpc/catalog"
 	"github.com/mcp-bashd/mcp-bashd/rpc/transport"
@@ -31,10 +32,10 @@ func negotiate(requested string, hasRequested bool, configured string) string {
 		}
 		return sdkDefault
 	}
-	if contains(legacyVersions, requested) {
+	if slices.Contains(legacyVersions, requested) {
 		return requested
 	}
-	if contains(legacyVersions, configured) {
+	if slices.Contains(legacyVersions, configured) {
 		return configured
 	}
 	return newestLegacy

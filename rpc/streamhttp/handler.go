@@ -31,6 +31,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -265,7 +266,7 @@ func (h *Handler) legacySession(r *http.Request, method string) (*sessionConn, i
 	}
 	// "If the server receives a request with an invalid or unsupported
 	// MCP-Protocol-Version, it MUST respond with 400 Bad Request."
-	if v := strings.TrimSpace(r.Header.Get("MCP-Protocol-Version")); v != "" && !contains(h.opt.LegacyVersions, v) {
+	if v := strings.TrimSpace(r.Header.Get("MCP-Protocol-Version")); v != "" && !slices.Contains(h.opt.LegacyVersions, v) {
 		return nil, http.StatusBadRequest, "Bad Request: unsupported MCP-Protocol-Version " + v
 	}
 	return sc, 0, ""
@@ -316,13 +317,4 @@ func randomID() string {
 		panic(err) // crypto/rand does not fail on Linux
 	}
 	return hex.EncodeToString(b[:])
-}
-
-func contains(list []string, v string) bool {
-	for _, x := range list {
-		if x == v {
-			return true
-		}
-	}
-	return false
 }
