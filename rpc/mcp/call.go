@@ -135,7 +135,9 @@ func (s *Server) startCall(c *conn, req *transport.Request) {
 			req.Out.Finish() // cancelled: no response
 		default:
 			if req.Era == transport.Modern {
-				res.modern(s.src.Config().ServerInfo())
+				// The catalog the call read (Fresh published it): no
+				// second look at the files for the same request.
+				res.modern(s.src.Current().Config.ServerInfo())
 			}
 			req.Out.Respond(res.response(id))
 			if res.size() >= bigResult {
@@ -263,12 +265,13 @@ func (s *Server) runCall(ctx context.Context, tc toolCall) (*Result, *wire.Error
 		s.log.Info("tool arguments rejected", zap.String("tool", name), zap.String("reason", err.Error()))
 		return errorResult(err.Error()), nil
 	}
-	return s.run(ctx, tc, t, snap, cp.args), nil
+	return s.run(ctx, tc, cat.Config, t, snap, cp.args), nil
 }
 
-// run takes a concurrency slot and runs the tool; nil when cancelled. The
-// slot is given back when run returns, unless tc.held asks to keep it.
-func (s *Server) run(ctx context.Context, tc toolCall, t *catalog.Tool, snap *supervisor.Snapshot, args json.RawMessage) *Result {
+// run takes a concurrency slot and runs the tool with the declarations the
+// call was checked against (cfg); nil when cancelled. The slot is given
+// back when run returns, unless tc.held asks to keep it.
+func (s *Server) run(ctx context.Context, tc toolCall, cfg *catalog.Config, t *catalog.Tool, snap *supervisor.Snapshot, args json.RawMessage) *Result {
 	select {
 	case s.sem <- struct{}{}:
 	case <-ctx.Done():
@@ -286,7 +289,7 @@ func (s *Server) run(ctx context.Context, tc toolCall, t *catalog.Tool, snap *su
 	s.metrics.Start()
 	oc := s.opt.Runner.Call(ctx, supervisor.Request{
 		ID: string(tc.req.Msg.ID), Tool: t.Name, Args: args, Snapshot: snap, Timeout: timeout,
-		Events: s.eventSink(ctx, tc.req), Exe: t.Exe,
+		Events: s.eventSink(ctx, tc.req, cfg), Exe: t.Exe,
 	})
 	// A bash error names the file that defined the function: the
 	// snapshot calls source. Point it at the script, as under the SDK.

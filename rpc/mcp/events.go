@@ -8,6 +8,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/mcp-bashd/mcp-bashd/rpc/catalog"
 	"github.com/mcp-bashd/mcp-bashd/rpc/transport"
 	"github.com/mcp-bashd/mcp-bashd/rpc/wire"
 	"github.com/mcp-bashd/mcp-bashd/supervisor"
@@ -15,7 +16,7 @@ import (
 
 // eventSink turns a tool's mcp_progress/mcp_log records into notifications
 // for its request, or returns nil when the request can receive none.
-func (s *Server) eventSink(ctx context.Context, req *transport.Request) func(supervisor.Event) {
+func (s *Server) eventSink(ctx context.Context, req *transport.Request, cfg *catalog.Config) func(supervisor.Event) {
 	if req.Out == nil {
 		return nil
 	}
@@ -25,7 +26,7 @@ func (s *Server) eventSink(ctx context.Context, req *transport.Request) func(sup
 			threshold = transport.LevelRank(req.Meta.LogLevel)
 		}
 	} else if req.Session != nil {
-		threshold = req.Session.Threshold(s.src.Config().Declares("logging"))
+		threshold = req.Session.Threshold(cfg.Declares("logging"))
 	}
 	token := req.Meta.ProgressToken
 	if token == nil && threshold < 0 {
