@@ -63,7 +63,11 @@ func callCommand(args []string, stdout io.Writer) int {
 		fs.StringVar(&cf.url, "url", "", "call the tool on the Streamable HTTP server at `URL` (no SERVER.sh)")
 		fs.StringVar(&cf.tokenFile, "auth-token-file", "", "with --url: send `file`'s content as a bearer token")
 	}
-	f, rest, code := callTarget(args, &cf, extra)
+	// --url needs no script; with --tools-dir, a first argument that names
+	// no file is TOOL.
+	f, rest, code := cliFlags("call", callUsage, args, extra, func(first string) bool {
+		return cf.url != "" || (cf.toolsDir != "" && !isFile(scriptOf(first)))
+	})
 	if code >= 0 {
 		return code
 	}
@@ -121,26 +125,6 @@ func callCommand(args []string, stdout io.Writer) int {
 		return 0
 	}
 	return printCallResult(body, stdout)
-}
-
-// callTarget parses the flags and finds what to call: SERVER.sh (which
-// --tools-dir or --url make optional).
-func callTarget(args []string, cf *callFlags, extra func(*flag.FlagSet)) (*cliFiles, []string, int) {
-	// Without SERVER.sh, parse the flags alone first to see whether one is
-	// needed.
-	probe := flag.NewFlagSet("mcp-bashd call", flag.ContinueOnError)
-	probe.SetOutput(io.Discard)
-	probe.String("tools", "", "")
-	probe.String("config", "", "")
-	probe.String("bash", "", "")
-	extra(probe)
-	pos, rest, err := parseArgs(probe, args, func(io.Writer) {})
-	needScript := err != nil || (cf.url == "" && (cf.toolsDir == "" || (len(pos) > 0 && isFile(scriptOf(pos[0])))))
-	if needScript {
-		*cf = callFlags{}
-		return cliFlags("call", callUsage, args, extra)
-	}
-	return &cliFiles{}, append(pos, rest...), -1
 }
 
 func isFile(p string) bool {

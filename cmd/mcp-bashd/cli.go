@@ -39,7 +39,9 @@ func (f *cliFiles) bashPath() (string, error) {
 // adding the command's own) and resolves SERVER.sh (or a directory holding
 // server.sh) and its files. It returns the arguments after SERVER.sh, or
 // an exit status >= 0 when the command is done (help, usage error).
-func cliFlags(name, usage string, args []string, extra func(*flag.FlagSet)) (*cliFiles, []string, int) {
+// scriptless, asked once the flags are parsed with the first argument (""
+// for none), says when the command runs without a script.
+func cliFlags(name, usage string, args []string, extra func(*flag.FlagSet), scriptless func(first string) bool) (*cliFiles, []string, int) {
 	fs := flag.NewFlagSet("mcp-bashd "+name, flag.ContinueOnError)
 	f := &cliFiles{}
 	fs.StringVar(&f.tools, "tools", "", "tools list `file` (default: MCP_TOOLS_LIST_FILE, or tools.json beside SERVER)")
@@ -51,6 +53,14 @@ func cliFlags(name, usage string, args []string, extra func(*flag.FlagSet)) (*cl
 	positional, rest, err := parseArgs(fs, args, func(w io.Writer) { usageOf(w, fs, usage, "") })
 	if err != nil {
 		return nil, nil, parseFailed(err, name)
+	}
+	first := ""
+	if len(positional) > 0 {
+		first = positional[0]
+	}
+	if scriptless != nil && scriptless(first) {
+		f.tools, f.config = absPath(f.tools), absPath(f.config)
+		return f, append(positional, rest...), -1
 	}
 	if len(positional) < 1 {
 		fmt.Fprintf(os.Stderr, "mcp-bashd %s: missing SERVER.sh (see mcp-bashd %s --help)\n", name, name)
@@ -98,7 +108,7 @@ func toolsCommand(args []string, stdout io.Writer) int {
 	var asJSON bool
 	f, _, code := cliFlags("tools", toolsUsage, args, func(fs *flag.FlagSet) {
 		fs.BoolVar(&asJSON, "json", false, "print the tools/list result (JSON) instead of a table")
-	})
+	}, nil)
 	if code >= 0 {
 		return code
 	}
@@ -199,7 +209,7 @@ Flags:
 `
 
 func checkCommand(args []string, stdout io.Writer) int {
-	f, _, code := cliFlags("check", checkUsage, args, nil)
+	f, _, code := cliFlags("check", checkUsage, args, nil, nil)
 	if code >= 0 {
 		return code
 	}
