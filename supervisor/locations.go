@@ -48,13 +48,8 @@ func spans(data []byte) []funcSpan {
 			}
 			continue
 		}
-		if def, ok := strings.CutPrefix(line, snapDef); ok {
-			f := strings.SplitN(def, " ", 3)
-			if len(f) == 3 {
-				if l, err := strconv.Atoi(f[1]); err == nil {
-					cur = &funcSpan{name: f[0], first: n + 1, file: f[2], sourceLine: l}
-				}
-			}
+		if name, at, file, ok := parseDef(line); ok && at > 0 {
+			cur = &funcSpan{name: name, first: n + 1, file: file, sourceLine: at}
 		}
 	}
 	return out

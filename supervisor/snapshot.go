@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 )
@@ -335,13 +336,21 @@ func (p *snapshotPass) keep(text string, start int) bool {
 // shimDef reports whether a line is the #def line of a function defined in
 // the shim file, and which.
 func shimDef(line, shim string) (string, bool) {
+	name, _, file, ok := parseDef(line)
+	return name, ok && shim != "" && file == shim
+}
+
+// parseDef reads a "#def NAME LINE FILE" line (LINE 0 when it is not a
+// number).
+func parseDef(line string) (name string, at int, file string, ok bool) {
 	rest, ok := strings.CutPrefix(line, snapDef)
-	if !ok || shim == "" {
-		return "", false
+	if !ok {
+		return "", 0, "", false
 	}
-	name, rest, _ := strings.Cut(rest, " ")
-	_, file, _ := strings.Cut(rest, " ") // after the line number
-	return name, name != "" && file == shim
+	name, rest, _ = strings.Cut(rest, " ")
+	num, file, _ := strings.Cut(rest, " ")
+	at, _ = strconv.Atoi(num)
+	return name, at, file, name != ""
 }
 
 // inherited reports whether a declare line sets an exported variable to
