@@ -1,13 +1,13 @@
 package tests
 
 import (
+	"bytes"
 	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 	"unicode/utf8"
@@ -165,7 +165,7 @@ func TestCliCallURL(t *testing.T) {
 		"token":      "s3cret\n",
 	})
 	mark := "cli-url-" + strconv.Itoa(os.Getpid())
-	d := cmStartHTTPFlags(t, mark, nil, filepath.Join(dir, "server.sh"), "--auth-token-file", filepath.Join(dir, "token"))
+	d := cmStartHTTP(t, mark, nil, filepath.Join(dir, "server.sh"), "--auth-token-file", filepath.Join(dir, "token"))
 	run := func(args ...string) (string, string, int) {
 		cmd := exec.Command(binary, append([]string{"call", "--url", d.url}, args...)...)
 		var out, errb strings.Builder
@@ -202,8 +202,8 @@ func TestCliTerminalHint(t *testing.T) {
 	master, slave := cliOpenPTY(t)
 	defer master.Close()
 	cmd := exec.Command(binary, filepath.Join(dir, "server.sh"))
-	var stderr, stdout lockedBuilder
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = slave, &stdout, &stderr
+	stderr, stdout := &lockedWriter{w: &bytes.Buffer{}}, &lockedWriter{w: &bytes.Buffer{}}
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = slave, stdout, stderr
 	cmd.Env = append(os.Environ(), "TMPDIR="+t.TempDir())
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -245,23 +245,4 @@ func cliOpenPTY(t *testing.T) (master, slave *os.File) {
 		t.Fatal(err)
 	}
 	return m, s
-}
-
-// lockedBuilder is a strings.Builder safe for a process writing while
-// the test reads.
-type lockedBuilder struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedBuilder) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuilder) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }

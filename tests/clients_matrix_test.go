@@ -157,20 +157,28 @@ type cmDaemon struct {
 	done   chan struct{}
 }
 
-// cmStartHTTP runs `mcp-bashd --http` on a kernel-chosen loopback port and
-// waits for the URL it prints on stderr once it listens.
-func cmStartHTTP(t *testing.T, mark string, env []string, script string) *cmDaemon {
-	t.Helper()
-	return cmStartHTTPFlags(t, mark, env, script)
-}
-
-// cmStartHTTPFlags is cmStartHTTP with more daemon flags.
-func cmStartHTTPFlags(t *testing.T, mark string, env []string, script string, flags ...string) *cmDaemon {
+// cmStartHTTP runs `mcp-bashd --http` (with more flags, if any) on a
+// kernel-chosen loopback port and waits for the URL it prints on stderr
+// once it listens.
+func cmStartHTTP(t *testing.T, mark string, env []string, script string, flags ...string) *cmDaemon {
 	t.Helper()
 	t.Cleanup(func() { clKillMarked(mark) })
 	cmd := exec.Command(binary, append(append([]string{"--http", "--http-bind", "127.0.0.1", "--http-port", "0"}, flags...), script)...)
 	cmd.Env = append(append(os.Environ(), clMarkKey+"="+mark), env...)
-	d := &cmDaemon{cmd: cmd, stderr: &lockedWriter{w: &bytes.Buffer{}}, done: make(chan struct{})}
+	d := &cmDaemon{cmd: cmd}
+	d.url, d.stderr, d.done = startHTTPDaemon(t, cmd)
+	t.Cleanup(func() { d.stop(t) })
+	return d
+}
+
+// startHTTPDaemon starts cmd, an `mcp-bashd --http` on port 0, with its
+// stderr copied into a locked buffer, and returns the URL it prints once
+// it listens; done is closed once it has exited. A daemon that exits
+// first, or prints no URL before the deadline, fails the test (and is
+// killed at cleanup).
+func startHTTPDaemon(t *testing.T, cmd *exec.Cmd) (url string, stderr *lockedWriter, done chan struct{}) {
+	t.Helper()
+	stderr, done = &lockedWriter{w: &bytes.Buffer{}}, make(chan struct{})
 	pipe, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -178,12 +186,20 @@ func cmStartHTTPFlags(t *testing.T, mark string, env []string, script string, fl
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() {
+		select {
+		case <-done:
+		default:
+			cmd.Process.Kill()
+			<-done
+		}
+	})
 	urls := make(chan string, 1)
 	go func() {
 		r := bufio.NewReader(pipe)
 		for {
 			line, err := r.ReadString('\n')
-			d.stderr.Write([]byte(line))
+			stderr.Write([]byte(line))
 			if u, ok := strings.CutPrefix(strings.TrimSpace(line), "mcp-bashd: serving "); ok {
 				select {
 				case urls <- u:
@@ -195,17 +211,16 @@ func cmStartHTTPFlags(t *testing.T, mark string, env []string, script string, fl
 			}
 		}
 		cmd.Wait()
-		close(d.done)
+		close(done)
 	}()
-	t.Cleanup(func() { d.stop(t) })
 	select {
-	case d.url = <-urls:
-	case <-d.done:
-		t.Fatalf("mcp-bashd --http exited before serving: %v\nstderr:\n%s", cmd.ProcessState, clLocked(d.stderr))
+	case url = <-urls:
+	case <-done:
+		t.Fatalf("mcp-bashd --http exited before serving: %v\nstderr:\n%s", cmd.ProcessState, clLocked(stderr))
 	case <-time.After(time.Until(deadline(t))):
-		t.Fatalf("mcp-bashd --http printed no URL\nstderr:\n%s", clLocked(d.stderr))
+		t.Fatalf("mcp-bashd --http printed no URL\nstderr:\n%s", clLocked(stderr))
 	}
-	return d
+	return url, stderr, done
 }
 
 // stop sends SIGTERM and returns how the daemon ended.

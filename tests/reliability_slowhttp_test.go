@@ -50,56 +50,18 @@ type scHTTP struct {
 func scStartHTTP(t *testing.T, body string, tools []string, flags ...string) *scHTTP {
 	t.Helper()
 	h := &scHTTP{dir: writeServer(t, map[string]string{"server.sh": rfLib + body, "tools.json": toolsJSON(tools...)}),
-		stderr: &lockedWriter{w: &bytes.Buffer{}}, done: make(chan struct{}), mark: rlNewMark(t, "sc-"+t.Name())}
+		mark: rlNewMark(t, "sc-"+t.Name())}
 	h.log = filepath.Join(h.dir, "daemon.log")
 	args := append([]string{"--http", "--http-bind", "127.0.0.1", "--http-port", "0"}, flags...)
 	h.cmd = exec.Command(binary, append(args, filepath.Join(h.dir, "server.sh"))...)
 	h.cmd.Env = append(os.Environ(), h.mark.env(), "RF_DIR="+h.dir, "TMPDIR="+t.TempDir(), "MCP_LOG_FILE="+h.log)
-	pipe, err := h.cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := h.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	urls := make(chan string, 1)
-	go func() {
-		r := bufio.NewReader(pipe)
-		for {
-			line, err := r.ReadString('\n')
-			h.stderr.Write([]byte(line))
-			if u, ok := strings.CutPrefix(strings.TrimSpace(line), "mcp-bashd: serving "); ok {
-				select {
-				case urls <- u:
-				default:
-				}
-			}
-			if err != nil {
-				break
-			}
-		}
-		h.cmd.Wait()
-		close(h.done)
-	}()
+	h.url, h.stderr, h.done = startHTTPDaemon(t, h.cmd)
 	t.Cleanup(func() {
-		select {
-		case <-h.done:
-		default:
-			h.cmd.Process.Kill()
-			<-h.done
-		}
 		if t.Failed() {
 			b, _ := os.ReadFile(h.log)
 			t.Logf("daemon log:\n%s", rfTail(b, 30))
 		}
 	})
-	select {
-	case h.url = <-urls:
-	case <-h.done:
-		t.Fatalf("mcp-bashd --http exited: %v\n%s", h.cmd.ProcessState, clLocked(h.stderr))
-	case <-time.After(time.Until(deadline(t))):
-		t.Fatalf("mcp-bashd --http printed no URL\n%s", clLocked(h.stderr))
-	}
 	h.host = strings.TrimSuffix(strings.TrimPrefix(h.url, "http://"), "/mcp")
 	return h
 }
