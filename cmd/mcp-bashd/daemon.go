@@ -65,10 +65,10 @@ func startOrSignal(o options, p paths, scriptArgs []string, log *zap.Logger, sig
 const memorySlack = 40 << 20
 
 // limitMemory sets the collector's soft limit to the output cap +
-// memorySlack, so that with answers of megabytes held for a slow client
-// it collects as the heap nears the promise instead of letting the heap
-// grow to twice what is live. GOMEMLIMIT, when set, wins; no cap, no
-// limit.
+// memorySlack, so that with answers of megabytes held for a slow client,
+// or written one after another, it collects as the heap nears the promise
+// instead of letting the heap grow to twice what is live. GOMEMLIMIT, when
+// set, wins; no cap, no limit.
 func limitMemory(o options) {
 	if os.Getenv("GOMEMLIMIT") == "" && o.outputCap > 0 {
 		debug.SetMemoryLimit(o.outputCap + memorySlack)

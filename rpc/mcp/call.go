@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/big"
-	"runtime"
 	"unicode/utf8"
 
 	"go.uber.org/zap"
@@ -50,18 +49,6 @@ func (r *Result) response(id json.RawMessage) transport.Response {
 		return transport.Response{ID: id, Body: wire.Raw(r.Body)}
 	}
 	return transport.Response{ID: id, Result: r.Body}
-}
-
-// bigResult is the size from which a result's memory is collected as soon
-// as the result is written.
-const bigResult = 1 << 20
-
-// size is the result's length as JSON.
-func (r *Result) size() int {
-	if r.doc != nil {
-		return r.doc.Len()
-	}
-	return len(r.Body)
 }
 
 // modern adds what every 2026 result carries (modernResult).
@@ -140,15 +127,6 @@ func (s *Server) startCall(c *conn, req *transport.Request) {
 				res.modern(s.src.Current().Config.ServerInfo())
 			}
 			req.Out.Respond(res.response(id))
-			if res.size() >= bigResult {
-				// Go's collector lets the heap grow to twice what was live
-				// when it last ran: a result of megabytes left as garbage
-				// would let the next one pile on top of it, and the daemon
-				// would hold two results where it needs one. Collected now,
-				// its memory is reused by the next.
-				res = nil
-				runtime.GC()
-			}
 		}
 	})
 }
