@@ -12,8 +12,6 @@ import (
 	"syscall"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/mcp-bashd/mcp-bashd/rpc/catalog"
 	"github.com/mcp-bashd/mcp-bashd/rpc/mcp"
 	"github.com/mcp-bashd/mcp-bashd/rpc/transport"
@@ -174,8 +172,7 @@ type progress struct {
 }
 
 func newProgress(w *os.File) *progress {
-	_, err := unix.IoctlGetTermios(int(w.Fd()), unix.TCGETS)
-	return &progress{w: w, tty: err == nil}
+	return &progress{w: w, tty: isTerminal(w)}
 }
 
 func (p *progress) Notify(method string, params json.RawMessage) {

@@ -122,7 +122,7 @@ func (d *daemon) listen(o options) error {
 		go func() { d.served <- d.httpSrv.wait() }()
 		return nil
 	}
-	if _, err := unix.IoctlGetTermios(int(os.Stdin.Fd()), unix.TCGETS); err == nil {
+	if isTerminal(os.Stdin) {
 		// A person at a terminal, not a client: say what this is.
 		fmt.Fprintf(os.Stderr, "mcp-bashd: serving %s as MCP on stdin/stdout (JSON-RPC, one message per line; Ctrl-D ends).\n"+
 			"  To try its tools by hand: mcp-bashd tools %s, mcp-bashd call %s TOOL key=value\n", d.name, d.name, d.name)
@@ -183,4 +183,11 @@ func zeroMeansNone(v int64) int64 {
 		return -1
 	}
 	return v
+}
+
+// isTerminal reports whether f is a terminal (a person, not a client or a
+// pipe).
+func isTerminal(f *os.File) bool {
+	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
+	return err == nil
 }
