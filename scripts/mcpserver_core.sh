@@ -75,10 +75,21 @@ _configure_extra_log_file() {
 }
 
 # create_response ID RESULT_JSON — a compact JSON-RPC result envelope.
+# create_response ID — the 2026 SDK's form: the result object on stdin,
+# given resultType and serverInfo, and logged, as that SDK did.
 create_response() {
-    local __b
+    local __b __out
     __b=$(__mcpbashd_bin) || return $?
-    "$__b" json response "$@"
+    if [ "$#" -ne 1 ]; then
+        "$__b" json response "$@"
+        return
+    fi
+    if ! __out=$(MCP_CONFIG_FILE="${MCP_CONFIG_FILE:-config.json}" "$__b" json response "$1"); then
+        log "ERROR" "Failed to build response for id $1"
+        return 1
+    fi
+    log "RESPONSE" "$__out"
+    printf '%s\n' "$__out"
 }
 
 # create_error_response ID CODE MESSAGE [DATA_JSON]
@@ -290,11 +301,22 @@ run_mcp_server() {
     exec "$__b" ${__MCPBASHD_SERVE_FLAGS:+"$__MCPBASHD_SERVE_FLAGS"} --snapshot-fd 3 "$__script" -- ${__args[@]+"${__args[@]}"} 3< <(__mcpbashd_dump)
 }
 
-# run_mcp_http_server — the 2026 SDK's HTTP entry point: the same server
-# over Streamable HTTP (MCP_HTTP_PORT, MCP_HTTP_BIND, MCP_HTTP_PATH,
-# MCP_ALLOWED_ORIGINS). Its socat "handle-connection" mode is not needed.
+# run_mcp_http_server [handle-connection] — the 2026 SDK's HTTP entry
+# point: the same server over Streamable HTTP (MCP_HTTP_PORT,
+# MCP_HTTP_BIND, MCP_HTTP_PATH, MCP_ALLOWED_ORIGINS, set in the script or
+# its environment). "handle-connection" serves the one connection on
+# stdin/stdout and returns, for socat/ncat/inetd/systemd to run per
+# connection. Other arguments are ignored, as the SDK ignored them.
 run_mcp_http_server() {
-    __MCPBASHD_SERVE_FLAGS=--http run_mcp_server "$@"
+    [ -n "${MCP_HTTP_PORT:-}" ] && export MCP_HTTP_PORT
+    [ -n "${MCP_HTTP_BIND:-}" ] && export MCP_HTTP_BIND
+    [ -n "${MCP_HTTP_PATH:-}" ] && export MCP_HTTP_PATH
+    [ -n "${MCP_ALLOWED_ORIGINS:-}" ] && export MCP_ALLOWED_ORIGINS
+    if [ "${1:-}" = handle-connection ]; then
+        __MCPBASHD_SERVE_FLAGS=--http-connection run_mcp_server "$@"
+    else
+        __MCPBASHD_SERVE_FLAGS=--http run_mcp_server "$@"
+    fi
 }
 
 # The SDK's in-process API, for authors' own tests and for nested dispatch
@@ -310,9 +332,13 @@ process_request() {
         "$__b" --oneshot --snapshot-fd 3 "$__script" <<<"${1:-}" 3< <(__mcpbashd_dump)
 }
 
-# handle_tools_call ID PARAMS_JSON
+# handle_tools_call ID PARAMS_JSON (bash-mcp-sdk), or ID NAME [ARGS_JSON]
+# (the 2026 SDK: a 2026-07-28 request, answered in that SDK's shape).
 handle_tools_call() {
-    process_request "{\"jsonrpc\":\"2.0\",\"id\":${1:-null},\"method\":\"tools/call\",\"params\":${2:-{\}}}"
+    local __b __req
+    __b=$(__mcpbashd_bin) || return $?
+    __req=$("$__b" json call-request "$@") || return $?
+    process_request "$__req"
 }
 
 # handle_initialize ID [PARAMS_JSON]

@@ -41,27 +41,20 @@ func startHTTP(o options, srv *mcp.Server, log *zap.Logger) (*httpServer, error)
 	if (o.tlsCert == "") != (o.tlsKey == "") {
 		return nil, errors.New("--tls-cert and --tls-key go together")
 	}
-	addr := net.JoinHostPort(o.httpBind, o.httpPort)
-	ip := net.ParseIP(strings.Trim(o.httpBind, "[]"))
-	loopback := o.httpBind == "localhost" || (ip != nil && ip.IsLoopback())
-	if !loopback && token == nil {
-		fmt.Fprintf(os.Stderr, "mcp-bashd: WARNING: serving on %s without --auth-token-file: anyone who can reach it can run your tools\n", addr)
-		log.Warn("non-loopback bind without a token", zap.String("addr", addr))
-	}
 	var origins []string
 	for _, v := range strings.Split(o.origins, ",") {
 		if v = strings.TrimSpace(v); v != "" {
 			origins = append(origins, v)
 		}
 	}
-	ln, err := net.Listen("tcp", addr)
+	ln, loopback, err := httpListener(o, token != nil, log)
 	if err != nil {
-		return nil, fmt.Errorf("listen on %s: %w", addr, err)
+		return nil, err
 	}
 	handler := streamhttp.New(streamhttp.Options{
 		Path: o.httpPath, AllowedOrigins: origins, Loopback: loopback, Token: token, MaxBody: o.maxLine,
 		LegacyVersions: mcp.LegacyVersions(), ModernEnabled: srv.ModernEnabled, Stopping: srv.Stopping, Serve: srv.Serve,
-		Log: log.Named("http"),
+		Sessionless: o.httpConn, Log: log.Named("http"),
 	})
 	hs := &httpServer{
 		srv:  &http.Server{Handler: accessLog(handler, log.Named("http")), ReadHeaderTimeout: 10 * time.Second},
@@ -72,8 +65,15 @@ func startHTTP(o options, srv *mcp.Server, log *zap.Logger) (*httpServer, error)
 	if o.tlsCert != "" {
 		scheme = "https"
 	}
-	log.Info("serving http", zap.String("url", scheme+"://"+ln.Addr().String()+o.httpPath))
-	fmt.Fprintf(os.Stderr, "mcp-bashd: serving %s://%s%s\n", scheme, ln.Addr().String(), o.httpPath)
+	if o.httpConn {
+		// One request, then the connection closes, as the 2026 SDK's
+		// handle-connection answered (Connection: close).
+		hs.srv.SetKeepAlivesEnabled(false)
+		log.Info("serving one http connection on stdin/stdout", zap.String("local", ln.Addr().String()), zap.Bool("loopback", loopback))
+	} else {
+		log.Info("serving http", zap.String("url", scheme+"://"+ln.Addr().String()+o.httpPath))
+		fmt.Fprintf(os.Stderr, "mcp-bashd: serving %s://%s%s\n", scheme, ln.Addr().String(), o.httpPath)
+	}
 	go func() {
 		var err error
 		if o.tlsCert != "" {
@@ -81,12 +81,46 @@ func startHTTP(o options, srv *mcp.Server, log *zap.Logger) (*httpServer, error)
 		} else {
 			err = hs.srv.Serve(ln)
 		}
-		if errors.Is(err, http.ErrServerClosed) {
-			err = nil
+		if errors.Is(err, http.ErrServerClosed) || (o.httpConn && errors.Is(err, net.ErrClosed)) {
+			err = nil // the one connection is done
 		}
 		hs.errc <- err
 	}()
 	return hs, nil
+}
+
+// httpListener is the listening socket, or in one-connection mode
+// (--http-connection) the connection on stdin/stdout as a listener that
+// yields it once; loopback says whether the Host check applies: the
+// address clients reach is a loopback one.
+func httpListener(o options, hasToken bool, log *zap.Logger) (net.Listener, bool, error) {
+	ip := net.ParseIP(strings.Trim(o.httpBind, "[]"))
+	loopback := o.httpBind == "localhost" || (ip != nil && ip.IsLoopback())
+	if o.httpConn {
+		c, err := streamhttp.StdioConn(os.Stdin, os.Stdout)
+		if err != nil {
+			return nil, false, fmt.Errorf("the connection on stdin/stdout: %w", err)
+		}
+		// The launcher's listening address, when the socket or the
+		// launcher names it; the --http-bind setting otherwise.
+		if a, ok := c.LocalAddr().(*net.TCPAddr); ok {
+			loopback = a.IP.IsLoopback()
+		}
+		if !loopback && !hasToken {
+			log.Warn("non-loopback connection without a token", zap.String("local", c.LocalAddr().String()))
+		}
+		return streamhttp.ListenOnce(c), loopback, nil
+	}
+	addr := net.JoinHostPort(o.httpBind, o.httpPort)
+	if !loopback && !hasToken {
+		fmt.Fprintf(os.Stderr, "mcp-bashd: WARNING: serving on %s without --auth-token-file: anyone who can reach it can run your tools\n", addr)
+		log.Warn("non-loopback bind without a token", zap.String("addr", addr))
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, false, fmt.Errorf("listen on %s: %w", addr, err)
+	}
+	return ln, loopback, nil
 }
 
 // wait blocks until the server stops; an HTTP server ends only by a signal.

@@ -4,18 +4,22 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 
 	"github.com/mcp-bashd/mcp-bashd/rpc/catalog"
+	"github.com/mcp-bashd/mcp-bashd/rpc/mcp"
 	"github.com/mcp-bashd/mcp-bashd/rpc/wire"
 )
 
 // jsonCommand backs the shim's jq-free helpers:
 //
-//	json response ID RESULT          create_response
+//	json response ID RESULT          create_response (bash-mcp-sdk)
+//	json response ID < RESULT        create_response (the 2026 SDK's form)
 //	json error ID CODE MESSAGE [DATA] create_error_response
 //	json read-file FILE              read_json_file
-func jsonCommand(args []string, stdout, stderr io.Writer) int {
+//	json call-request ID ...         handle_tools_call's request (either SDK's form)
+func jsonCommand(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fail := func(format string, a ...any) int {
 		fmt.Fprintf(stderr, format+"\n", a...)
 		return 1
@@ -25,12 +29,15 @@ func jsonCommand(args []string, stdout, stderr io.Writer) int {
 	}
 	switch args[0] {
 	case "response":
-		if len(args) != 3 {
-			return fail("usage: mcp-bashd json response ID RESULT")
+		if len(args) != 2 && len(args) != 3 {
+			return fail("usage: mcp-bashd json response ID [RESULT] (without RESULT: read from stdin)")
 		}
 		id, err := compact(args[1])
 		if err != nil {
 			return fail("create_response: id is not JSON: %v", err)
+		}
+		if len(args) == 2 {
+			return sdk2026Response(id, stdin, stdout, fail)
 		}
 		res, err := compact(args[2])
 		if err != nil {
@@ -56,6 +63,8 @@ func jsonCommand(args []string, stdout, stderr io.Writer) int {
 			}
 		}
 		stdout.Write(wire.ErrorLine(id, code, args[3], data))
+	case "call-request":
+		stdout.Write(append(mcp.ToolsCallRequest(args[1:]), '\n'))
 	case "read-file":
 		if len(args) != 2 {
 			return fail("usage: mcp-bashd json read-file FILE")
@@ -76,6 +85,26 @@ func jsonCommand(args []string, stdout, stderr io.Writer) int {
 	default:
 		return fail("mcp-bashd json: unknown helper %q", args[0])
 	}
+	return 0
+}
+
+// sdk2026Response is the 2026 SDK's create_response: the result object
+// from stdin, with resultType and config.json's serverInfo (the same
+// serverInfo the daemon puts in its own 2026 results) added.
+func sdk2026Response(id json.RawMessage, stdin io.Reader, stdout io.Writer, fail func(string, ...any) int) int {
+	in, err := io.ReadAll(stdin)
+	if err != nil {
+		return fail("create_response: read the result from stdin: %v", err)
+	}
+	cfg := os.Getenv("MCP_CONFIG_FILE")
+	if cfg == "" {
+		cfg = "config.json"
+	}
+	res, err := mcp.SDK2026Result(in, catalog.LoadConfig(cfg).ServerInfo())
+	if err != nil {
+		return fail("create_response: %v", err)
+	}
+	stdout.Write(wire.ResultLine(id, res))
 	return 0
 }
 

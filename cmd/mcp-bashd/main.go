@@ -78,6 +78,7 @@ type options struct {
 	oneshot             bool
 	toolsDir            string
 	http                bool
+	httpConn            bool // one HTTP connection on stdin/stdout
 	httpPort, httpBind  string
 	httpPath, origins   string
 	tokenFile           string
@@ -106,6 +107,7 @@ func run(args []string) int {
 			o.drainSet = true
 		}
 	})
+	o.http = o.http || o.httpConn
 	if o.http && !o.drainSet {
 		// An HTTP client that is still connected expects its answer; a
 		// stdio client that signals wants the server gone.
@@ -150,7 +152,7 @@ func subcommand(name string, args []string) (int, bool) {
 		fmt.Println("mcp-bashd", buildVersion())
 		return 0, true
 	case "json":
-		return jsonCommand(args, os.Stdout, os.Stderr), true
+		return jsonCommand(args, os.Stdin, os.Stdout, os.Stderr), true
 	case "tools":
 		return toolsCommand(args, os.Stdout), true
 	case "call":
@@ -179,6 +181,7 @@ func daemonFlags(o *options) *flag.FlagSet {
 	fs.BoolVar(&o.oneshot, "oneshot", false, "internal: serve stdin once for the shim's process_request (no reload, the caller's EXIT trap not run)")
 	fs.BoolVar(&o.noWatch, "no-reload", false, "do not reload when the script, tools.json or config.json changes")
 	fs.BoolVar(&o.http, "http", false, "serve Streamable HTTP instead of stdio")
+	fs.BoolVar(&o.httpConn, "http-connection", false, "serve Streamable HTTP on the one connection given as stdin/stdout, then exit (inetd, socat EXEC, systemd Accept=yes; the 2026 SDK's handle-connection)")
 	fs.StringVar(&o.httpPort, "http-port", envOr("MCP_HTTP_PORT", "3000"), "HTTP `port` (MCP_HTTP_PORT)")
 	fs.StringVar(&o.httpBind, "http-bind", envOr("MCP_HTTP_BIND", "127.0.0.1"), "HTTP bind `address` (MCP_HTTP_BIND)")
 	fs.StringVar(&o.httpPath, "http-path", envOr("MCP_HTTP_PATH", "/mcp"), "HTTP endpoint `path` (MCP_HTTP_PATH)")

@@ -111,6 +111,15 @@ func (c *Config) ModernEnabled() bool {
 	return slices.Contains(vs, ModernVersion)
 }
 
+// DeclaresSupportedVersions reports whether config.json has the 2026 bash
+// SDK's shape: it declares supportedVersions, which a bash-mcp-sdk config
+// never does. Such a server keeps that SDK's dialect where the two SDKs
+// answer differently (see rpc/mcp's dialect.go).
+func (c *Config) DeclaresSupportedVersions() bool {
+	_, ok := c.fields["supportedVersions"]
+	return ok
+}
+
 // ModernVersions is what server/discover advertises: supportedVersions
 // (the 2026 SDK's shape) filtered to what we speak — always the one
 // revision of that era, since a list without it makes the server

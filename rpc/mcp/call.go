@@ -200,7 +200,13 @@ func (s *Server) runCall(ctx context.Context, tc toolCall) (*Result, *wire.Error
 		return nil, wire.Errorf(wire.CodeInvalidParams, "Invalid params: arguments"+path+" is given more than once; duplicate keys are refused because the tool could read either value")
 	}
 	name := cp.name
-	if !catalog.ValidName.MatchString(name) {
+	if modern && s.SDK2026Dialect() {
+		// A leading digit, which that SDK allowed, goes on to the
+		// lookup as it did there (tool_1x is a valid function name).
+		if e := sdk2026NameError(name); e != nil {
+			return nil, e
+		}
+	} else if !catalog.ValidName.MatchString(name) {
 		return nil, wire.Errorf(wire.CodeInvalidParams, "Invalid tool name: "+name)
 	}
 	// The SDK answers an unknown tool -32601; the 2026 revision's spec

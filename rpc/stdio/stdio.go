@@ -37,7 +37,10 @@ type Options struct {
 	// ModernEnabled says whether the server speaks 2026-07-28 now (its
 	// configuration may change while it runs).
 	ModernEnabled func() bool
-	Log           *zap.Logger
+	// SkipBlank, when set and true, drops a line of whitespace unanswered
+	// (the 2026 bash SDK's dialect) instead of answering -32700.
+	SkipBlank func() bool
+	Log       *zap.Logger
 }
 
 // Conn is the one connection of a stdio server.
@@ -102,6 +105,8 @@ func (c *Conn) Read() (*transport.Request, error) {
 			return nil, err
 		case len(line) == 0:
 			continue // the SDK skips empty lines
+		case c.opt.SkipBlank != nil && wire.Blank(line) && c.opt.SkipBlank():
+			continue
 		}
 		msg, gerr := wire.Parse(line)
 		if gerr != nil {

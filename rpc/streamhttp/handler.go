@@ -64,7 +64,12 @@ type Options struct {
 	Stopping       func() bool
 	// Serve serves one Connection until it ends (the server's Serve).
 	Serve func(transport.Connection) error
-	Log   *zap.Logger
+	// Sessionless: initialize starts no Mcp-Session-Id session and the
+	// header is ignored, so every legacy request stands alone — for the
+	// one-connection mode (StdioConn), where a client's next request
+	// reaches another process (the 2026 SDK ignored the header too).
+	Sessionless bool
+	Log         *zap.Logger
 }
 
 // Handler is the MCP endpoint.
@@ -242,6 +247,9 @@ func (h *Handler) serveMessage(w http.ResponseWriter, r *http.Request, msg *wire
 // Mcp-Session-Id (404 when it is unknown or ended) or, without the header,
 // none (nil: clients that keep no sessions still work).
 func (h *Handler) legacySession(r *http.Request, method string) (*sessionConn, int, string) {
+	if h.opt.Sessionless {
+		return nil, 0, ""
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if method == "initialize" {

@@ -178,6 +178,22 @@ func Parse(line []byte) (*Message, *GateError) {
 	return msg, nil
 }
 
+// Blank reports whether line holds nothing but what bash's [[:space:]]
+// matches (space, tab, newline, vertical tab, form feed, carriage return)
+// and NUL bytes, which bash's read drops: the lines the 2026 bash SDK
+// skipped without an answer (`[[ -z "${input//[[:space:]]/}" ]]`), where
+// bash-mcp-sdk answered -32700.
+func Blank(line []byte) bool {
+	for _, b := range line {
+		switch b {
+		case ' ', '\t', '\n', '\v', '\f', '\r', 0:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
 func gateError(id json.RawMessage, code int, text string) *GateError {
 	if id == nil {
 		id = json.RawMessage(jsonNull)
