@@ -48,22 +48,34 @@ func dr2Post(host, method, name, body string, extra ...string) string {
 	return b.String()
 }
 
-// dr2Wait waits for a handle-connection process to exit, killing it (and
-// failing) at the deadline: a server that binds a port instead of serving
-// its stdin never exits on its own.
-func dr2Wait(t *testing.T, cmd *exec.Cmd, stderr fmt.Stringer) {
+// dr2Run runs a handle-connection process and returns the wait for its
+// exit 0. The wait kills it (and fails) at the deadline: a server that
+// binds a port instead of serving its stdin never exits on its own; a
+// test that fails earlier kills it at cleanup.
+func dr2Run(t *testing.T, cmd *exec.Cmd) (wait func()) {
 	t.Helper()
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Errorf("handle-connection exited with %v, want 0; stderr:\n%s", err, stderr)
-		}
-	case <-time.After(time.Until(deadline(t))):
+	stderr := &lockedWriter{w: &bytes.Buffer{}}
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var err error
+	done := make(chan struct{})
+	go func() { err = cmd.Wait(); close(done) }()
+	t.Cleanup(func() {
 		cmd.Process.Kill()
 		<-done
-		t.Fatalf("handle-connection did not serve its one connection and exit; stderr:\n%s", stderr)
+	})
+	return func() {
+		t.Helper()
+		select {
+		case <-done:
+			if err != nil {
+				t.Errorf("handle-connection exited with %v, want 0; stderr:\n%s", err, stderr)
+			}
+		case <-time.After(time.Until(deadline(t))):
+			t.Fatalf("handle-connection did not serve its one connection and exit; stderr:\n%s", stderr)
+		}
 	}
 }
 
@@ -115,15 +127,9 @@ func TestDr2SdkHandleConnectionPipe(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			cmd := sdWeatherCmd(t, []string{"handle-connection"})
-			cmd.Stdin = strings.NewReader(c.stdin)
 			var out bytes.Buffer
-			stderr := &lockedWriter{w: &bytes.Buffer{}}
-			cmd.Stdout, cmd.Stderr = &out, stderr
-			cmd.WaitDelay = 10 * time.Second
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			dr2Wait(t, cmd, stderr)
+			cmd.Stdin, cmd.Stdout = strings.NewReader(c.stdin), &out
+			dr2Run(t, cmd)()
 			if n := strings.Count(out.String(), "HTTP/1.1 "); n != 1 {
 				t.Fatalf("want exactly one HTTP response on stdout, got %d:\n%q", n, out.String())
 			}
@@ -144,12 +150,8 @@ func TestDr2SdkHandleConnectionPipe(t *testing.T) {
 	t.Run("no request", func(t *testing.T) {
 		cmd := sdWeatherCmd(t, []string{"handle-connection"})
 		var out bytes.Buffer
-		stderr := &lockedWriter{w: &bytes.Buffer{}}
-		cmd.Stdin, cmd.Stdout, cmd.Stderr = strings.NewReader(""), &out, stderr
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		dr2Wait(t, cmd, stderr)
+		cmd.Stdin, cmd.Stdout = strings.NewReader(""), &out
+		dr2Run(t, cmd)()
 		if out.Len() != 0 {
 			t.Errorf("stdout %q, want nothing", out.String())
 		}
@@ -162,13 +164,10 @@ func TestDr2SdkHandleConnectionPipe(t *testing.T) {
 func dr2Serve(t *testing.T, f *os.File, env ...string) func() {
 	t.Helper()
 	cmd := sdWeatherCmd(t, []string{"handle-connection"}, env...)
-	stderr := &lockedWriter{w: &bytes.Buffer{}}
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = f, f, stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	cmd.Stdin, cmd.Stdout = f, f
+	wait := dr2Run(t, cmd)
 	f.Close()
-	return func() { dr2Wait(t, cmd, stderr) }
+	return wait
 }
 
 // dr2SocketPair is a connected pair of Unix stream sockets: the child's

@@ -39,6 +39,11 @@
 // its files each time), and Watch reloads the script and tells clients the
 // tools changed.
 //
+// A server keeps the dialect of the bash SDK it was written for where the
+// two answer differently (dialect.go: a config.json that declares
+// supportedVersions is the 2026 SDK's), and the shim's helpers take both
+// SDKs' calling conventions (SDK2026Result, ToolsCallRequest).
+//
 // It imports rpc/wire, rpc/transport, rpc/catalog, rpc/metrics and
 // supervisor; never a concrete transport, and nothing imports it but
 // cmd/mcp-bashd.

@@ -21,6 +21,10 @@
 //     now, so an answer stuck on a client that stopped reading returns at
 //     once.
 //
+// The same Handler also serves one connection handed over on
+// stdin/stdout (stdconn.go: inetd, socat EXEC, systemd Accept=yes, the
+// 2026 bash SDK's handle-connection), then the process exits.
+//
 // It imports rpc/wire and rpc/transport, never the server: it is given
 // the function that serves a Connection.
 package streamhttp

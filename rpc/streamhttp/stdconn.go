@@ -160,6 +160,9 @@ func (c *holdConn) Read(p []byte) (int, error) {
 	c.mu.Unlock()
 	if !eof {
 		n, err := c.Conn.Read(p)
+		if err != nil && c.isClosed() {
+			return n, net.ErrClosed // as a net.Conn says it, whatever the file said
+		}
 		c.mu.Lock()
 		if n > 0 {
 			c.began = true
@@ -175,6 +178,15 @@ func (c *holdConn) Read(p []byte) (int, error) {
 		}
 	}
 	return 0, c.wait()
+}
+
+func (c *holdConn) isClosed() bool {
+	select {
+	case <-c.closed:
+		return true
+	default:
+		return false
+	}
 }
 
 // wait blocks a held read until the connection closes or the read
