@@ -18,6 +18,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/mcp-bashd/mcp-bashd/sandbox"
 	"github.com/mcp-bashd/mcp-bashd/scripts"
 	"github.com/mcp-bashd/mcp-bashd/supervisor"
 )
@@ -86,6 +87,11 @@ type options struct {
 }
 
 func main() {
+	// A sandboxed call's exec helper: it becomes the call's bash and must
+	// do nothing else (see package sandbox).
+	if sandbox.IsHelper() {
+		os.Exit(sandbox.Exec())
+	}
 	os.Exit(run(os.Args[1:]))
 }
 
