@@ -26,13 +26,13 @@ type Options struct {
 // the kernel offers is found out once, on first use (a daemon whose tools
 // declare nothing never touches a cgroup), and logged then.
 type Manager struct {
-	opt  Options
-	log  *zap.Logger
-	once sync.Once
-	cg   *cgroups
-	abi  int   // Landlock ABI version; 0: unavailable
+	opt   Options
+	log   *zap.Logger
+	once  sync.Once
+	cg    *cgroups
+	abi   int   // Landlock ABI version; 0: unavailable
 	llErr error // why Landlock is unavailable
-	root bool  // CAP_SYS_ADMIN: a network namespace needs no user namespace
+	root  bool  // CAP_SYS_ADMIN: a network namespace needs no user namespace
 
 	warned sync.Map // what was said once about a limit not enforced
 }
