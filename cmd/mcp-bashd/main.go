@@ -84,6 +84,7 @@ type options struct {
 	tokenFile           string
 	metricsAddr         string
 	tlsCert, tlsKey     string
+	limits              *limitFlags
 }
 
 func main() {
@@ -116,6 +117,10 @@ func run(args []string) int {
 		// An HTTP client that is still connected expects its answer; a
 		// stdio client that signals wants the server gone.
 		o.drain = 5 * time.Second
+	}
+	if _, err := o.limits.spec(); err != nil {
+		fmt.Fprintln(os.Stderr, "mcp-bashd:", err)
+		return 2
 	}
 	if len(positional) < 1 && o.toolsDir == "" {
 		fmt.Fprintln(os.Stderr, "mcp-bashd: missing SERVER.sh (see mcp-bashd --help)")
@@ -193,6 +198,7 @@ func daemonFlags(o *options) *flag.FlagSet {
 	fs.StringVar(&o.tokenFile, "auth-token-file", "", "require `file`'s content as a bearer token on HTTP")
 	fs.StringVar(&o.tlsCert, "tls-cert", "", "serve HTTPS with this certificate `file` (with --tls-key)")
 	fs.StringVar(&o.tlsKey, "tls-key", "", "the TLS private key `file`")
+	o.limits = addLimitFlags(fs)
 	fs.IntVar(&o.snapshotFD, "snapshot-fd", -1, "internal: read the server snapshot from this descriptor (used by the shim's run_mcp_server)")
 	return fs
 }
