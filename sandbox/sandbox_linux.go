@@ -10,9 +10,12 @@ import (
 	"sync"
 	"syscall"
 
+	"github.com/landlock-lsm/go-landlock/landlock"
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"go.uber.org/zap"
 	"golang.org/x/sys/unix"
+
+	"github.com/mcp-bashd/mcp-bashd/sandbox/exechelper"
 )
 
 // Options configure a Manager.
@@ -107,7 +110,12 @@ type Call struct {
 	g     *group
 	plan  string
 	clone uintptr
+	llFD  int // the Landlock ruleset handed to the helper as fd rulesetFD; -1: none
 }
+
+// rulesetFD is where the helper finds the Landlock ruleset: the first
+// descriptor after the lifeline (3).
+const rulesetFD = 4
 
 // Prepare makes what a call with tool's Spec (over the daemon's defaults)
 // needs: its cgroup, with limits set, and the helper's plan. nil, nil when
@@ -123,8 +131,8 @@ func (m *Manager) Prepare(tool *Spec, p Paths) (*Call, error) {
 		return nil, errors.New("limits need the exec helper, and this binary's path is unknown")
 	}
 	m.probe()
-	c := &Call{m: m, spec: s}
-	pl := plan{Bash: p.Bash}
+	c := &Call{m: m, spec: s, llFD: -1}
+	pl := exechelper.Plan{Bash: p.Bash, LandlockFD: -1}
 	if s.NoNetwork {
 		c.clone = unix.CLONE_NEWNET
 		if !m.root {
@@ -141,11 +149,18 @@ func (m *Manager) Prepare(tool *Spec, p Paths) (*Call, error) {
 	}
 	pl.Rlimits = c.rlimits()
 	if m.abi > 0 && (s.RestrictRead || s.RestrictWrite) {
-		pl.FS = fsRules(s, p, m.abi)
+		fd, flags, err := ruleset(fsRules(s, p, m.abi))
+		if err != nil {
+			c.g.remove()
+			return nil, fmt.Errorf("filesystem rules: %w", err)
+		}
+		if fd >= 0 {
+			c.llFD, pl.LandlockFD, pl.LandlockFlags = fd, rulesetFD, flags
+		}
 	}
 	b, err := json.Marshal(pl)
 	if err != nil {
-		c.g.remove()
+		c.close()
 		return nil, err
 	}
 	c.plan = string(b)
@@ -157,10 +172,12 @@ func (m *Manager) Prepare(tool *Spec, p Paths) (*Call, error) {
 // cgroup's when it has the controller: a limit for the whole call, which
 // the kernel reports when it bites. Otherwise RLIMIT_DATA (per process)
 // and RLIMIT_NPROC (per user, and not enforced for root).
-func (c *Call) rlimits() []rlimit {
+func (c *Call) rlimits() []exechelper.Rlimit {
 	s := c.spec
-	var out []rlimit
-	add := func(res int, cur, max int64) { out = append(out, rlimit{res, uint64(cur), uint64(max)}) }
+	var out []exechelper.Rlimit
+	add := func(res int, cur, max int64) {
+		out = append(out, exechelper.Rlimit{Resource: res, Cur: uint64(cur), Max: uint64(max)})
+	}
 	if s.CPU > 0 {
 		secs := int64(s.CPU.Seconds())
 		// SIGXCPU at the soft limit; SIGKILL a second later for a process
@@ -210,6 +227,18 @@ func rightsText(abi int) string {
 	return t
 }
 
+// fsPlan is a Landlock ruleset: the access rights it handles (everything
+// not granted by a rule is denied for those) and the rules.
+type fsPlan struct {
+	Handled uint64
+	Rules   []fsRule
+}
+
+type fsRule struct {
+	Path   string
+	Access uint64
+}
+
 // fsRules is the ruleset: the declared paths, and what every call needs
 // (its root, bash, the prelude and snapshot, this binary for the shim's
 // helpers, /dev/null).
@@ -235,13 +264,46 @@ func fsRules(s *Spec, p Paths, abi int) *fsPlan {
 	return fp
 }
 
+// The access rights that apply to a regular file (the others are about
+// directory entries, and the kernel refuses them on a file rule).
+const fileRights = ll.AccessFSExecute | ll.AccessFSWriteFile | ll.AccessFSReadFile | ll.AccessFSTruncate | ll.AccessFSIoctlDev
+
+// ruleset makes the Landlock ruleset (best effort by the kernel's ABI) in
+// the daemon, for the helper to enforce: a path that does not exist is
+// skipped, since a rule only ever grants. fd < 0: nothing to enforce.
+func ruleset(fp *fsPlan) (fd int, flags uint32, err error) {
+	rules := make([]landlock.Rule, 0, len(fp.Rules))
+	for _, r := range fp.Rules {
+		access := r.Access & fp.Handled
+		if fi, err := os.Stat(r.Path); err == nil && !fi.IsDir() {
+			access &= fileRights
+		}
+		if access == 0 {
+			continue
+		}
+		rules = append(rules, landlock.PathAccess(landlock.AccessFSSet(access), r.Path).IgnoreIfMissing())
+	}
+	cfg, err := landlock.NewConfig(landlock.AccessFSSet(fp.Handled))
+	if err != nil {
+		return -1, 0, err
+	}
+	return cfg.BestEffort().NewRulesetFD(rules...)
+}
+
 // Apply changes a spawn into the helper's: the binary run is this one,
-// the plan is in the environment, and a call without network gets a new
-// network namespace (and, without CAP_SYS_ADMIN, a user namespace that
-// maps the daemon's own uid and gid, so files it writes stay theirs).
-func (c *Call) Apply(path string, env []string, sys *syscall.SysProcAttr) (string, []string) {
+// the plan is in the environment, the Landlock ruleset is descriptor
+// rulesetFD, and a call without network gets a new network namespace
+// (and, without CAP_SYS_ADMIN, a user namespace that maps the daemon's
+// own uid and gid, so files it writes stay theirs).
+func (c *Call) Apply(path string, env []string, files []uintptr, sys *syscall.SysProcAttr) (string, []string, []uintptr) {
 	if c == nil {
-		return path, env
+		return path, env, files
+	}
+	if c.llFD >= 0 {
+		for len(files) < rulesetFD {
+			files = append(files, ^uintptr(0)) // closed in the child
+		}
+		files = append(files[:rulesetFD], uintptr(c.llFD))
 	}
 	if c.clone != 0 {
 		sys.Cloneflags |= c.clone
@@ -250,7 +312,16 @@ func (c *Call) Apply(path string, env []string, sys *syscall.SysProcAttr) (strin
 			sys.GidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getgid(), HostID: os.Getgid(), Size: 1}}
 		}
 	}
-	return c.m.opt.Self, append(env, envPlan+"="+c.plan)
+	return c.m.opt.Self, append(env, exechelper.EnvPlan+"="+c.plan), files
+}
+
+// close releases what the daemon holds for the call (the ruleset).
+func (c *Call) close() {
+	if c.llFD >= 0 {
+		unix.Close(c.llFD)
+		c.llFD = -1
+	}
+	c.g.remove()
 }
 
 // StartError explains a spawn that failed because of the sandbox.
@@ -272,6 +343,10 @@ func (c *Call) StartError(err error) error {
 func (c *Call) Finish(status unix.WaitStatus) []string {
 	if c == nil {
 		return nil
+	}
+	if c.llFD >= 0 {
+		unix.Close(c.llFD)
+		c.llFD = -1
 	}
 	var notes []string
 	s := c.spec

@@ -70,13 +70,9 @@ func (s *Supervisor) start(p proc) (int, <-chan exitInfo, error) {
 	env = append(append(env, s.env...), "__MCPBASHD_WORKER="+s.worker, "__MCPBASHD_MODE="+p.mode)
 	env = append(env, p.env...)
 	sys := &syscall.SysProcAttr{Setpgid: true}
-	path, env := p.box.Apply(s.cfg.Bash, env, sys)
-	attr := &syscall.ProcAttr{
-		Dir:   p.dir,
-		Env:   env,
-		Files: []uintptr{s.devnull.Fd(), p.stdout.Fd(), p.stderr.Fd(), s.life.ReadFD()},
-		Sys:   sys,
-	}
+	files := []uintptr{s.devnull.Fd(), p.stdout.Fd(), p.stderr.Fd(), s.life.ReadFD()}
+	path, env, files := p.box.Apply(s.cfg.Bash, env, files, sys)
+	attr := &syscall.ProcAttr{Dir: p.dir, Env: env, Files: files, Sys: sys}
 	pid, done, err := s.reaper.spawn(func() (int, error) { return syscall.ForkExec(path, argv, attr) })
 	if err != nil {
 		return 0, nil, fmt.Errorf("start %s: %w", s.cfg.Bash, p.box.StartError(err))

@@ -324,3 +324,23 @@ func TestSandboxCheckAndCallShowLimits(t *testing.T) {
 		}
 	}
 }
+
+// The exec helper runs in an init that comes before the binary's large
+// dependencies' (a JSON Schema library spends milliseconds in its own):
+// started with a plan, the binary execs before any of them is
+// initialised, which is what keeps a sandboxed call cheap.
+func TestSandboxHelperExecsBeforeHeavyInits(t *testing.T) {
+	cmd := exec.Command(binary, "marker")
+	cmd.Env = append(os.Environ(), "GODEBUG=inittrace=1", `__MCPBASHD_SANDBOX={"bash":"/bin/sh","landlock_fd":-1}`)
+	cmd.Args[0] = "sh"
+	cmd.Args = append(cmd.Args[:1], "-c", "echo helped")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil || string(out) != "helped\n" {
+		t.Fatalf("helper: %v %q\n%s", err, out, stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "sandbox/exechelper") || strings.Contains(stderr.String(), "jsonschema") {
+		t.Fatalf("init order:\n%s", stderr.String())
+	}
+}

@@ -18,7 +18,10 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/mcp-bashd/mcp-bashd/sandbox"
+	// A sandboxed call's exec helper: started as this binary, it becomes
+	// the call's bash in this package's init, before main and before the
+	// large dependencies' inits (see there).
+	_ "github.com/mcp-bashd/mcp-bashd/sandbox/exechelper"
 	"github.com/mcp-bashd/mcp-bashd/scripts"
 	"github.com/mcp-bashd/mcp-bashd/supervisor"
 )
@@ -88,11 +91,6 @@ type options struct {
 }
 
 func main() {
-	// A sandboxed call's exec helper: it becomes the call's bash and must
-	// do nothing else (see package sandbox).
-	if sandbox.IsHelper() {
-		os.Exit(sandbox.Exec())
-	}
 	os.Exit(run(os.Args[1:]))
 }
 
