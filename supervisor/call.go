@@ -13,6 +13,8 @@ import (
 
 	"go.uber.org/zap"
 	"golang.org/x/sys/unix"
+
+	"github.com/mcp-bashd/mcp-bashd/sandbox"
 )
 
 // Why a call is being stopped before it returned. They are the causes a
@@ -39,6 +41,8 @@ type Request struct {
 	// Exe, when set, is a --tools-dir executable run as `EXE TOOL ARGS`
 	// instead of the bash function tool_TOOL.
 	Exe string
+	// Limits are the tool's own sandbox (over Config.Limits); nil: none.
+	Limits *sandbox.Spec
 }
 
 // Outcome is how a call ended.
@@ -63,6 +67,9 @@ type Outcome struct {
 	Structured      json.RawMessage // mcp_structured
 	FullResult      json.RawMessage // mcp_result: the whole CallToolResult
 	ContentProblems []string
+	// Limits says which of the call's limits bit, one sentence each
+	// ("stopped: memory limit 256 MiB reached"); nil when none did.
+	Limits []string
 }
 
 // Call runs req to completion, cancellation or timeout. It returns only
@@ -126,9 +133,15 @@ func (s *Supervisor) call(ctx context.Context, req Request, log *zap.Logger) Out
 		}
 		defer errOut.Close()
 	}
-	pid, done, err := s.startServerCode(mode, req, root, out, errOut)
+	box, err := s.box.Prepare(req.Limits, s.sandboxPaths(req, root))
+	if err != nil {
+		out.Close()
+		return Outcome{SetupErr: err}
+	}
+	pid, done, err := s.startServerCode(mode, req, root, out, errOut, box)
 	out.Close()
 	if err != nil {
+		box.Finish(0)
 		return Outcome{SetupErr: err}
 	}
 	log = log.With(zap.Int("pgid", pid))
@@ -141,6 +154,9 @@ func (s *Supervisor) call(ctx context.Context, req Request, log *zap.Logger) Out
 		defer func() { close(stop); wg.Wait() }()
 	}
 	ei, o := s.await(ctx, req, root, pid, done, log)
+	// Before the root goes: escapees still running in the call's cgroup
+	// may be writing into it.
+	o.Limits = box.Finish(ei.status)
 	return s.outcome(o, ei, req, root, log)
 }
 

@@ -41,6 +41,11 @@
 // current snapshot is swapped atomically: a call keeps the snapshot it
 // started with. Close ends the reaper.
 //
-// It imports lifeline, tmpdir and scripts; never rpc/ or cmd/ (it knows
-// nothing of MCP: the wording of results lives in rpc/mcp).
+// A call whose tool declares limits (Request.Limits over Config.Limits)
+// is started through package sandbox: one call to prepare it before the
+// spawn (its cgroup, the exec helper's plan), one after its group leader
+// exited (kill what is left in the cgroup, say which limits bit).
+//
+// It imports lifeline, tmpdir, scripts and sandbox; never rpc/ or cmd/ (it
+// knows nothing of MCP: the wording of results lives in rpc/mcp).
 package supervisor

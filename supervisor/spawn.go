@@ -10,6 +10,8 @@ import (
 
 	"go.uber.org/zap"
 	"golang.org/x/sys/unix"
+
+	"github.com/mcp-bashd/mcp-bashd/sandbox"
 )
 
 // Every process the daemon starts — a call, a cancel hook, the EXIT-trap
@@ -52,6 +54,7 @@ type proc struct {
 	env    []string // added to the daemon's environment and the prelude's variables
 	stdout *os.File
 	stderr *os.File
+	box    *sandbox.Call // started through the exec helper when set
 }
 
 // start is the one spawn helper: p's process in its own group, carrying
@@ -66,22 +69,20 @@ func (s *Supervisor) start(p proc) (int, <-chan exitInfo, error) {
 	env := make([]string, 0, len(s.env)+len(p.env)+2)
 	env = append(append(env, s.env...), "__MCPBASHD_WORKER="+s.worker, "__MCPBASHD_MODE="+p.mode)
 	env = append(env, p.env...)
-	attr := &syscall.ProcAttr{
-		Dir:   p.dir,
-		Env:   env,
-		Files: []uintptr{s.devnull.Fd(), p.stdout.Fd(), p.stderr.Fd(), s.life.ReadFD()},
-		Sys:   &syscall.SysProcAttr{Setpgid: true},
-	}
-	pid, done, err := s.reaper.spawn(func() (int, error) { return syscall.ForkExec(s.cfg.Bash, argv, attr) })
+	sys := &syscall.SysProcAttr{Setpgid: true}
+	files := []uintptr{s.devnull.Fd(), p.stdout.Fd(), p.stderr.Fd(), s.life.ReadFD()}
+	path, env, files := p.box.Apply(s.cfg.Bash, env, files, sys)
+	attr := &syscall.ProcAttr{Dir: p.dir, Env: env, Files: files, Sys: sys}
+	pid, done, err := s.reaper.spawn(func() (int, error) { return syscall.ForkExec(path, argv, attr) })
 	if err != nil {
-		return 0, nil, fmt.Errorf("start %s: %w", s.cfg.Bash, err)
+		return 0, nil, fmt.Errorf("start %s: %w", s.cfg.Bash, p.box.StartError(err))
 	}
 	return pid, done, nil
 }
 
 // startServerCode starts a mode that runs the server's code (call, exec,
 // cancel, exit): the prelude sources req's snapshot and works in root.
-func (s *Supervisor) startServerCode(mode string, req Request, root callRoot, stdout, stderr *os.File) (int, <-chan exitInfo, error) {
+func (s *Supervisor) startServerCode(mode string, req Request, root callRoot, stdout, stderr *os.File, box *sandbox.Call) (int, <-chan exitInfo, error) {
 	if req.Snapshot == nil {
 		return 0, nil, errors.New("no server snapshot loaded")
 	}
@@ -96,7 +97,21 @@ func (s *Supervisor) startServerCode(mode string, req Request, root callRoot, st
 		"__MCPBASHD_SHIM="+s.shim,
 	)
 	return s.start(proc{mode: mode, tool: req.Tool, zero: zero, args: s.cfg.ScriptArgs,
-		dir: string(root), env: env, stdout: stdout, stderr: stderr})
+		dir: string(root), env: env, stdout: stdout, stderr: stderr, box: box})
+}
+
+// sandboxPaths are the files a sandboxed call needs whatever its
+// filesystem rules say: its root, bash, the prelude, snapshot and shim,
+// this binary (the shim's helpers) and a tools-directory executable.
+func (s *Supervisor) sandboxPaths(req Request, root callRoot) sandbox.Paths {
+	files := []string{s.worker, s.shim, s.cfg.Self}
+	if req.Snapshot != nil {
+		files = append(files, req.Snapshot.Path)
+	}
+	if req.Exe != "" {
+		files = append(files, req.Exe)
+	}
+	return sandbox.Paths{Root: string(root), Tmp: root.Tmp(), Bash: s.cfg.Bash, Files: files}
 }
 
 // errBudget is a bounded process that ran past its budget (and was killed).
@@ -124,7 +139,7 @@ func (s *Supervisor) waitBounded(ctx context.Context, pid int, done <-chan exitI
 // process group, kills the group after the hook budget, and logs failures;
 // it never fails anything.
 func (s *Supervisor) runBounded(mode string, req Request, root callRoot, stdout, stderr *os.File, log *zap.Logger) {
-	pid, done, err := s.startServerCode(mode, req, root, stdout, stderr)
+	pid, done, err := s.startServerCode(mode, req, root, stdout, stderr, nil)
 	if err != nil {
 		log.Error("hook not started", zap.String("mode", mode), zap.Error(err))
 		return

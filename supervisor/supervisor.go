@@ -14,6 +14,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/mcp-bashd/mcp-bashd/lifeline"
+	"github.com/mcp-bashd/mcp-bashd/sandbox"
 	"github.com/mcp-bashd/mcp-bashd/scripts"
 	"github.com/mcp-bashd/mcp-bashd/tmpdir"
 )
@@ -30,6 +31,9 @@ type Config struct {
 	HookBudget time.Duration // cancel hook and EXIT trap budget
 	LoadBudget time.Duration // how long loading the script or a `list` may take
 	Log        *zap.Logger
+	// Limits are the daemon-wide defaults of every call's sandbox (a
+	// tool's own x-mcp-bashd limits override them key by key); nil: none.
+	Limits *sandbox.Spec
 }
 
 // The defaults of Config's zero fields.
@@ -83,6 +87,7 @@ type Supervisor struct {
 	reaper  *reaper
 	devnull *os.File
 	env     []string // base environment of every child
+	box     *sandbox.Manager
 	seq     atomic.Uint64
 	current atomic.Pointer[Snapshot] // Current, Use, Reload
 	closeMu sync.Once
@@ -173,8 +178,12 @@ func New(cfg Config) (*Supervisor, error) {
 		return fail(err)
 	}
 	s.env = childEnv(os.Environ(), cfg.Self)
+	s.box = sandbox.New(sandbox.Options{Self: cfg.Self, Defaults: cfg.Limits, Log: s.log.Named("sandbox")})
 	return s, nil
 }
+
+// Sandbox is how calls' limits are enforced here (mcp-bashd call shows it).
+func (s *Supervisor) Sandbox() *sandbox.Manager { return s.box }
 
 // childEnv is the daemon's environment minus our private variables, with
 // MCP_BASHD pointing at this binary so the shim's helpers find it.
@@ -212,6 +221,7 @@ func (s *Supervisor) Close() error {
 			s.reaper.killAll()
 		}
 		s.users.Wait()
+		s.box.Close()
 		s.retryLeftovers()
 		if s.life != nil {
 			err = errors.Join(err, s.life.Close())

@@ -50,6 +50,7 @@ type callFlags struct {
 	asJSON    bool
 	url       string
 	tokenFile string
+	limits    *limitFlags
 }
 
 func callCommand(args []string, stdout io.Writer) int {
@@ -60,6 +61,7 @@ func callCommand(args []string, stdout io.Writer) int {
 		fs.BoolVar(&cf.asJSON, "json", false, "print the CallToolResult as JSON instead of its text")
 		fs.StringVar(&cf.url, "url", "", "call the tool on the Streamable HTTP server at `URL` (no SERVER.sh)")
 		fs.StringVar(&cf.tokenFile, "auth-token-file", "", "with --url: send `file`'s content as a bearer token")
+		cf.limits = addLimitFlags(fs)
 	}
 	// --url needs no script; with --tools-dir, a first argument that names
 	// no file is TOOL.
@@ -71,6 +73,10 @@ func callCommand(args []string, stdout io.Writer) int {
 	}
 	if len(rest) < 1 {
 		fmt.Fprintln(os.Stderr, "mcp-bashd call: missing TOOL (see mcp-bashd call --help)")
+		return 2
+	}
+	if _, err := cf.limits.spec(); err != nil {
+		fmt.Fprintln(os.Stderr, "mcp-bashd call:", err)
 		return 2
 	}
 	tool := rest[0]
@@ -142,7 +148,7 @@ func localCall(ctx context.Context, f *cliFiles, cf callFlags, tool string, args
 		return nil, nil, fmt.Errorf("bash not found on PATH (use --bash PATH)")
 	}
 	self, _ := os.Executable()
-	sup, err := supervisor.New(supervisor.Config{Bash: bash, Script: f.script, Self: self, Log: log.Named("supervisor")})
+	sup, err := supervisor.New(supervisor.Config{Bash: bash, Script: f.script, Self: self, Log: log.Named("supervisor"), Limits: cf.limits.parsed})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -151,9 +157,12 @@ func localCall(ctx context.Context, f *cliFiles, cf callFlags, tool string, args
 		return nil, nil, err
 	}
 	defer sup.RunExitTrap(nil)
+	src := catalog.NewSource(catalog.Options{ToolsFile: f.tools, ConfigFile: f.config, ToolsDir: absPath(cf.toolsDir), Lister: sup, Log: log.Named("catalog")})
+	if t, found, _ := src.Current().Lookup(tool); found && t.SandboxErr == nil {
+		printLimits(os.Stderr, tool, sup.Sandbox().Describe(t.Sandbox))
+	}
 	srv := mcp.New(mcp.Options{
-		Catalog: catalog.NewSource(catalog.Options{ToolsFile: f.tools, ConfigFile: f.config, ToolsDir: absPath(cf.toolsDir), Lister: sup, Log: log.Named("catalog")}),
-		Runner:  sup, Log: log.Named("mcp"), Snapshot: sup.Current, DefaultTimeout: cf.timeout,
+		Catalog: src, Runner: sup, Log: log.Named("mcp"), Snapshot: sup.Current, DefaultTimeout: cf.timeout,
 	})
 	res, rerr := srv.Call(ctx, tool, args, show)
 	if res == nil {

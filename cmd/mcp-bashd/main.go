@@ -18,6 +18,10 @@ import (
 	"syscall"
 	"time"
 
+	// A sandboxed call's exec helper: started as this binary, it becomes
+	// the call's bash in this package's init, before main and before the
+	// large dependencies' inits (see there).
+	_ "github.com/mcp-bashd/mcp-bashd/sandbox/exechelper"
 	"github.com/mcp-bashd/mcp-bashd/scripts"
 	"github.com/mcp-bashd/mcp-bashd/supervisor"
 )
@@ -84,6 +88,7 @@ type options struct {
 	tokenFile           string
 	metricsAddr         string
 	tlsCert, tlsKey     string
+	limits              *limitFlags
 }
 
 func main() {
@@ -112,6 +117,10 @@ func run(args []string) int {
 		// An HTTP client that is still connected expects its answer; a
 		// stdio client that signals wants the server gone.
 		o.drain = 5 * time.Second
+	}
+	if _, err := o.limits.spec(); err != nil {
+		fmt.Fprintln(os.Stderr, "mcp-bashd:", err)
+		return 2
 	}
 	if len(positional) < 1 && o.toolsDir == "" {
 		fmt.Fprintln(os.Stderr, "mcp-bashd: missing SERVER.sh (see mcp-bashd --help)")
@@ -190,6 +199,7 @@ func daemonFlags(o *options) *flag.FlagSet {
 	fs.StringVar(&o.tokenFile, "auth-token-file", "", "require `file`'s content as a bearer token on HTTP")
 	fs.StringVar(&o.tlsCert, "tls-cert", "", "serve HTTPS with this certificate `file` (with --tls-key)")
 	fs.StringVar(&o.tlsKey, "tls-key", "", "the TLS private key `file`")
+	o.limits = addLimitFlags(fs)
 	fs.IntVar(&o.snapshotFD, "snapshot-fd", -1, "internal: read the server snapshot from this descriptor (used by the shim's run_mcp_server)")
 	return fs
 }

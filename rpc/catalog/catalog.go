@@ -163,6 +163,9 @@ func NewSource(opt Options) *Source {
 		if t.SchemaErr != nil {
 			s.log.Error("inputSchema does not compile", zap.String("tool", t.Name), zap.Error(t.SchemaErr))
 		}
+		if t.SandboxErr != nil {
+			s.log.Error("x-mcp-bashd limits unusable; the tool's calls are refused", zap.String("tool", t.Name), zap.Error(t.SandboxErr))
+		}
 	}
 	if c.Config.Err != nil {
 		s.log.Error("server configuration unreadable", zap.String("path", opt.ConfigFile), zap.Error(c.Config.Err))

@@ -7,7 +7,7 @@
 // a provider it does not need. It also holds the read-only inspections the
 // command line uses (InspectTools, Lint, ValidateArguments).
 //
-// It imports rpc/wire (JSON members), schema, scripts (the shim's version,
-// for Lint) and zap; never the server, the transports or the supervisor
+// It imports rpc/wire (JSON members), schema, sandbox (a tool's limits),
+// scripts (the shim's version, for Lint) and zap; never the server, the transports or the supervisor
 // (a Lister is passed in).
 package catalog

@@ -17,6 +17,7 @@ type ToolInfo struct {
 	Line        int // line of the entry's name in the file (0: unknown)
 	HasSchema   bool
 	SchemaErr   error
+	SandboxErr  error // x-mcp-bashd's limits, filesystem or network are unusable
 	Args        []ArgInfo
 	ValidName   bool   // a name a bash function can carry
 	InputType   string // the inputSchema's top-level type ("" when it names none)
@@ -46,7 +47,7 @@ func InspectTools(path string) ([]ToolInfo, error) {
 	var out []ToolInfo
 	seen := map[string]int{}
 	for _, t := range c.Order {
-		ti := ToolInfo{Name: t.Name, HasSchema: t.HasSchema, SchemaErr: t.SchemaErr, ValidName: ValidName.MatchString(t.Name)}
+		ti := ToolInfo{Name: t.Name, HasSchema: t.HasSchema, SchemaErr: t.SchemaErr, SandboxErr: t.SandboxErr, ValidName: ValidName.MatchString(t.Name)}
 		ti.Line = lineOf(data, t.Name, seen[t.Name])
 		seen[t.Name]++
 		out = append(out, ti)

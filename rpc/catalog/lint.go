@@ -75,6 +75,9 @@ func Lint(in LintInput) ([]Problem, int) {
 		case t.InputType != "object":
 			report(toolsFile, t.Line, "tool %q: its inputSchema's type is %q, not \"object\" (MCP arguments are an object; clients may refuse the tool)", t.Name, t.InputType)
 		}
+		if t.SandboxErr != nil {
+			report(toolsFile, t.Line, "tool %q: %s.%v", t.Name, SettingsKey, t.SandboxErr)
+		}
 		if t.Description == "" && t.ValidName {
 			report(toolsFile, t.Line, "tool %q has no description (clients show it to people and models to choose the tool)", t.Name)
 		}

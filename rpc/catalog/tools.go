@@ -7,15 +7,18 @@ import (
 	"time"
 
 	"github.com/mcp-bashd/mcp-bashd/rpc/wire"
+	"github.com/mcp-bashd/mcp-bashd/sandbox"
 	"github.com/mcp-bashd/mcp-bashd/schema"
 )
 
 // SettingsKey is the key of a tools.json entry that holds mcp-bashd's own
 // per-tool settings. It is never sent to clients. Shape:
 //
-//	"x-mcp-bashd": {"timeout": "30s", "requiresClientCapabilities": {...}}
+//	"x-mcp-bashd": {"timeout": "30s", "requiresClientCapabilities": {...},
+//	                "limits": {...}, "filesystem": {...}, "network": false}
 //
-// (the timeout a Go duration or a number of seconds).
+// (the timeout a Go duration or a number of seconds; the sandbox keys are
+// package sandbox's, see sandbox.Spec).
 const SettingsKey = "x-mcp-bashd"
 
 // ValidName is what a tool name must look like to name a bash function
@@ -36,6 +39,11 @@ type Tool struct {
 	// ParamHeaders maps top-level argument names to the HTTP header names
 	// their schema assigns with "x-mcp-header" (Mcp-Param-<Name>).
 	ParamHeaders map[string]string
+	// Sandbox is the tool's limits, filesystem and network keys (nil: none
+	// declared); SandboxErr says why they are unusable (the tool's calls
+	// are then refused: a limit must never be silently dropped).
+	Sandbox    *sandbox.Spec
+	SandboxErr error
 }
 
 // ToolsFile is one parse of tools.json. Errors are recorded rather than
@@ -145,6 +153,7 @@ func ParseTool(raw json.RawMessage) (*Tool, json.RawMessage) {
 		switch m.Key {
 		case SettingsKey:
 			t.Timeout, t.Requires = parseSettings(m.Val)
+			t.Sandbox, t.SandboxErr = sandbox.ParseSettings(m.Val)
 			continue
 		case "name":
 			named = json.Unmarshal(m.Val, &t.Name) == nil

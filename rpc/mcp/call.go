@@ -239,6 +239,10 @@ func (s *Server) runCall(ctx context.Context, tc toolCall) (*Result, *wire.Error
 			return nil, e
 		}
 	}
+	if t.SandboxErr != nil {
+		s.log.Error("tool call rejected: its limits are unusable", zap.String("tool", name), zap.Error(t.SandboxErr))
+		return errorResult("Cannot run " + name + ": its " + catalog.SettingsKey + " entry is invalid: " + t.SandboxErr.Error() + "."), nil
+	}
 	if t.SchemaErr != nil {
 		// schema.Compile's error is already the whole user-facing text.
 		s.log.Error("tool call rejected", zap.String("tool", name), zap.Error(t.SchemaErr))
@@ -273,7 +277,7 @@ func (s *Server) run(ctx context.Context, tc toolCall, cfg *catalog.Config, t *c
 	s.metrics.Start()
 	oc := s.opt.Runner.Call(ctx, supervisor.Request{
 		ID: string(tc.req.Msg.ID), Tool: t.Name, Args: args, Snapshot: snap, Timeout: timeout,
-		Events: s.eventSink(ctx, tc.req, cfg), Exe: t.Exe,
+		Events: s.eventSink(ctx, tc.req, cfg), Exe: t.Exe, Limits: t.Sandbox,
 	})
 	// A bash error names the file that defined the function: the
 	// snapshot calls source. Point it at the script, as under the SDK.

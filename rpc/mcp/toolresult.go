@@ -305,16 +305,23 @@ func outcomeText(tool string, o supervisor.Outcome) (parts []string, isError boo
 		if text != "" {
 			return []string{"Error executing " + tool + ": ", text, truncation(o), "\n", errText}, true
 		}
-		return []string{"Error executing " + tool + ": ", errText}, true
+		return []string{"Error executing " + tool + ": ", errText, truncation(o)}, true
 	}
 	return []string{"Error executing " + tool + ": ", text, truncation(o)}, true
 }
 
+// truncation is the marker after a result's output: what the output cap
+// cut, and which of the call's limits bit (only when one did, so results
+// of calls that hit none keep the SDK's shape).
 func truncation(o supervisor.Outcome) string {
-	if o.Truncated == 0 {
-		return ""
+	var m string
+	if o.Truncated != 0 {
+		m = fmt.Sprintf("\n[mcp-bashd: output truncated; %d more bytes not shown]", o.Truncated)
 	}
-	return fmt.Sprintf("\n[mcp-bashd: output truncated; %d more bytes not shown]", o.Truncated)
+	for _, l := range o.Limits {
+		m += "\n[mcp-bashd: " + l + "]"
+	}
+	return m
 }
 
 // trimNewlines strips every trailing newline, as $(...) does in bash.

@@ -4,6 +4,7 @@
 //
 //	go run ./tests/bench [-n 20000] [-calls 500] [-http=false]
 //	go run ./tests/bench -slow [-bin PATH]   slow and vanished clients only (of PATH: any build)
+//	go run ./tests/bench -limits [-calls 500]   call latency with and without per-tool limits
 package main
 
 import (
@@ -27,6 +28,7 @@ func main() {
 	httpToo := flag.Bool("http", true, "also measure Streamable HTTP")
 	slow := flag.Bool("slow", false, "measure only slow and vanished clients")
 	given := flag.String("bin", "", "measure this mcp-bashd instead of building ./cmd/mcp-bashd")
+	limits := flag.Bool("limits", false, "measure only call latency with and without per-tool limits")
 	flag.Parse()
 	dir, err := os.MkdirTemp("", "mcp-bashd-bench")
 	check(err)
@@ -42,6 +44,10 @@ func main() {
 	if *slow {
 		os.Setenv("TMPDIR", dir)
 		benchSlow(bin, dir)
+		return
+	}
+	if *limits {
+		benchLimits(bin, dir, *calls)
 		return
 	}
 	script := filepath.Join(dir, "server.sh")

@@ -1,0 +1,125 @@
+// Package exechelper is the process side of a sandboxed call: this binary,
+// started instead of bash with bash's argv and a Plan in the environment,
+// applies the plan to its own process and execve's bash. Go's os/exec and
+// syscall.ForkExec cannot set rlimits, join a cgroup or enforce a Landlock
+// ruleset for a child alone; runc and bubblewrap re-execute themselves
+// for the same reason.
+//
+// It runs in this package's init, not in main: Go initialises packages in
+// import-path order once their imports are, and a package that imports
+// nothing but the standard library runs before the binary's large
+// dependencies (a JSON Schema library alone spends 7 ms in its init), so
+// the helper costs a Go runtime start and no more. That is why it imports
+// only the standard library (no x/sys, no go-landlock: their import paths
+// sort after those dependencies and would delay it), and why the Landlock
+// ruleset is built by the daemon and handed over as a descriptor: here it
+// is only enforced.
+//
+// What it does, in order: join the call's cgroups (its pid into each
+// cgroup.procs), set no_new_privs and enforce the ruleset on this thread
+// (the thread that execs), set the rlimits, close the ruleset descriptor,
+// and execve bash with the same argv, environment less the plan,
+// descriptors (fd 3, the lifeline, included) and process group. On any
+// failure it says why on stderr (the call's output, so the result shows
+// it) and exits 126: a call never runs with less than its plan.
+package exechelper
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+)
+
+// EnvPlan carries the Plan to the helper; it never reaches bash.
+const EnvPlan = "__MCPBASHD_SANDBOX"
+
+// Plan is what the helper does, decided by the daemon per call.
+type Plan struct {
+	Bash    string   `json:"bash"`
+	Procs   []string `json:"procs,omitempty"` // cgroup.procs files to join
+	Rlimits []Rlimit `json:"rlimits,omitempty"`
+	// LandlockFD is the descriptor of a Landlock ruleset to enforce (the
+	// daemon made it with go-landlock); -1: none.
+	LandlockFD    int    `json:"landlock_fd"`
+	LandlockFlags uint32 `json:"landlock_flags,omitempty"`
+}
+
+// Rlimit is one setrlimit(2).
+type Rlimit struct {
+	Resource int    `json:"r"`
+	Cur      uint64 `json:"cur"`
+	Max      uint64 `json:"max"`
+}
+
+func init() {
+	if raw, ok := os.LookupEnv(EnvPlan); ok {
+		os.Exit(run(raw))
+	}
+}
+
+// run applies the plan and becomes bash; it returns only on failure.
+func run(raw string) int {
+	// Landlock restricts the calling thread and what it execs: enforcing
+	// and exec'ing must happen on one thread.
+	runtime.LockOSThread()
+	var p Plan
+	if err := json.Unmarshal([]byte(raw), &p); err != nil || p.Bash == "" {
+		return fail("bad plan", err)
+	}
+	for _, f := range p.Procs {
+		if err := os.WriteFile(f, []byte(strconv.Itoa(os.Getpid())), 0); err != nil {
+			return fail("join the call's cgroup", err)
+		}
+	}
+	if p.LandlockFD >= 0 {
+		if err := restrict(p.LandlockFD, p.LandlockFlags); err != nil {
+			return fail("filesystem rules (Landlock)", err)
+		}
+		syscall.Close(p.LandlockFD)
+	}
+	for _, r := range p.Rlimits {
+		// syscall.Setrlimit also tells the runtime not to put back its own
+		// RLIMIT_NOFILE at execve.
+		if err := syscall.Setrlimit(r.Resource, &syscall.Rlimit{Cur: r.Cur, Max: r.Max}); err != nil {
+			return fail("setrlimit "+strconv.Itoa(r.Resource), err)
+		}
+	}
+	env := make([]string, 0, len(os.Environ()))
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, EnvPlan+"=") {
+			env = append(env, kv)
+		}
+	}
+	err := syscall.Exec(p.Bash, os.Args, env)
+	if errors.Is(err, syscall.EACCES) && p.LandlockFD >= 0 {
+		err = fmt.Errorf("%w (filesystem.read must allow bash and its libraries)", err)
+	}
+	return fail("exec "+p.Bash, err)
+}
+
+// restrict enforces a ruleset on this thread. no_new_privs first: Landlock
+// requires it of a process without CAP_SYS_ADMIN, and with it a setuid
+// program the tool starts cannot gain privileges.
+func restrict(fd int, flags uint32) error {
+	const prSetNoNewPrivs = 38
+	if _, _, e := syscall.RawSyscall6(syscall.SYS_PRCTL, prSetNoNewPrivs, 1, 0, 0, 0, 0); e != 0 {
+		return fmt.Errorf("prctl(PR_SET_NO_NEW_PRIVS): %w", e)
+	}
+	if sysLandlockRestrictSelf == 0 {
+		return errors.New("landlock_restrict_self: not known on " + runtime.GOARCH)
+	}
+	if _, _, e := syscall.RawSyscall(sysLandlockRestrictSelf, uintptr(fd), uintptr(flags), 0); e != 0 {
+		return fmt.Errorf("landlock_restrict_self: %w", e)
+	}
+	return nil
+}
+
+func fail(what string, err error) int {
+	fmt.Fprintf(os.Stderr, "mcp-bashd sandbox: %s: %v\n", what, err)
+	return 126
+}
