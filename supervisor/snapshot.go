@@ -99,6 +99,8 @@ type Snapshot struct {
 	Path      string
 	Functions map[string]bool
 	Gen       uint64
+	// ExitTrap: the script had an EXIT handler when it was snapshot.
+	ExitTrap bool
 	// LoadStdout is what the script's top level wrote to stdout when Load
 	// ran it (at most 4 KiB): harmless here, but under the drop-in shim
 	// that stdout is the protocol stream.
@@ -194,7 +196,25 @@ func (s *Supervisor) storeSnapshot(path string, gen uint64, data []byte) (*Snaps
 	if err := os.WriteFile(path, out, 0o600); err != nil {
 		return nil, err
 	}
-	return &Snapshot{Path: path, Functions: functions, Gen: gen}, nil
+	return &Snapshot{Path: path, Functions: functions, Gen: gen, ExitTrap: installsExitTrap(out)}, nil
+}
+
+// installsExitTrap reports whether a snapshot's __mcpbashd_exit_trap
+// installs a handler: its first line after the ":" is what `trap -p EXIT`
+// printed, and none is an empty line (or none at all), posix mode's
+// report of none (`trap -- - EXIT`), or an ignored EXIT. A file of another
+// shape says yes: running it is what was done before.
+func installsExitTrap(snap []byte) bool {
+	i := bytes.LastIndex(snap, []byte("\n"+snapExitTrap+"() {\n:\n"))
+	if i < 0 {
+		return true
+	}
+	line, _, _ := bytes.Cut(snap[i+len(snapExitTrap)+8:], []byte("\n"))
+	switch string(line) {
+	case "", snapFuncClose, "trap -- - EXIT", "trap -- '' EXIT":
+		return false
+	}
+	return true
 }
 
 // snapshotWriter writes a snapshot's lines; the trimming pass and Empty
