@@ -12,7 +12,7 @@
 
 # Read by `mcp-bashd check` to spot a stale vendored copy.
 # shellcheck disable=SC2034
-MCP_BASHD_SHIM_VERSION=1
+MCP_BASHD_SHIM_VERSION=2
 
 # Where the daemon is: MCP_BASHD (a path) or mcp-bashd on PATH.
 __mcpbashd_bin() {
@@ -232,7 +232,7 @@ __mcpbashd_dump() {
     shopt -s extdebug
     for __mcpbashd_n in $(compgen -A function); do
         case $__mcpbashd_n in
-        run_mcp_server | run_mcp_http_server) ;;
+        run_mcp_server | run_mcp_http_server | __mcpbashd_serve | __mcpbashd_pass) ;;
         *)
             printf '#def '
             declare -F "$__mcpbashd_n"
@@ -300,7 +300,7 @@ run_mcp_server() {
 # kills it when its parent dies). Then the shell ends as the daemon did: by
 # its signal, or by returning its status.
 __mcpbashd_serve() {
-    local __b=$1 __script=$2 __me='' __st=0 __again __sig='' __traps
+    local __b=$1 __script=$2 __me='' __st=0 __again __sig='' __traps __monitor=''
     shift 2
     # This shell's own pid, in a subshell too (BASHPID is bash 4+): the
     # daemon's parent. A builtin's redirection opens /proc/self here.
@@ -310,11 +310,20 @@ __mcpbashd_serve() {
     trap '__mcpbashd_pass INT' INT
     trap '__mcpbashd_pass TERM' TERM
     trap '__mcpbashd_pass HUP' HUP
-    # "--": the script's arguments are its own, never the daemon's flags.
-    # stdin named: a background command's is /dev/null otherwise.
-    "$__b" ${__MCPBASHD_SERVE_FLAGS:+"$__MCPBASHD_SERVE_FLAGS"} --snapshot-fd 3 --server-pid "$$" \
-        ${__me:+--shell-pid "$__me"} "$__script" -- ${1+"$@"} 3< <(__mcpbashd_dump) <&0 &
+    # In this shell's process group whatever the script set (job control
+    # would give it one of its own, which a signal to the group misses).
+    case $- in *m*) __monitor=1 && set +m ;; esac
+    # A background command ignores SIGINT and SIGQUIT and reads /dev/null
+    # unless told otherwise; the daemon must be as the host started this
+    # shell. "--": the script's arguments are its own, never the daemon's
+    # flags.
+    {
+        trap - INT QUIT
+        exec "$__b" ${__MCPBASHD_SERVE_FLAGS:+"$__MCPBASHD_SERVE_FLAGS"} --snapshot-fd 3 --server-pid "$$" \
+            ${__me:+--shell-pid "$__me"} "$__script" -- ${1+"$@"}
+    } 3< <(__mcpbashd_dump) <&0 &
     __mcpbashd_daemon=$!
+    [ -z "$__monitor" ] || set -m
     if [ -n "$__mcpbashd_signal" ] && kill -s "$__mcpbashd_signal" "$__mcpbashd_daemon" 2>/dev/null; then
         __mcpbashd_signal= # came before the daemon did
     fi

@@ -46,7 +46,8 @@ import (
 //	}                             keeps the body from being empty
 //	builtin cd -- DIR 2>/dev/null the working directory
 //
-// run_mcp_server and run_mcp_http_server are not dumped: calls never serve.
+// run_mcp_server, run_mcp_http_server and the shim's helpers they use are
+// not dumped: calls never serve.
 // The #fn, #shim and #def lines are comments to bash. A call's prelude
 // sources the file, calls __mcpbashd_options with stderr silenced, and the
 // EXIT-trap run calls __mcpbashd_exit_trap and exits.
@@ -57,7 +58,7 @@ import (
 //
 //   - `declare -x NAME="VALUE"` lines among the variables, when VALUE is
 //     what the call gets from its environment anyway (in the drop-in form:
-//     every variable exported before the daemon was exec'd and not changed
+//     every variable exported before the daemon was started and not changed
 //     since);
 //   - option lines that turn off an option a fresh bash has off already
 //     (defaultOn lists the ones a fresh bash may have on); a ":" line keeps
@@ -156,7 +157,7 @@ func (sn *Snapshot) removeIfUnused() {
 func (sn *Snapshot) HasFunction(name string) bool { return sn != nil && sn.Functions[name] }
 
 // Adopt stores snapshot bytes produced by the shim's run_mcp_server (the
-// drop-in path, where the script already ran in the shell that exec'd us).
+// drop-in path, where the script already ran in the shell that started us).
 func (s *Supervisor) Adopt(data []byte) (*Snapshot, error) {
 	gen := s.seq.Add(1)
 	return s.storeSnapshot(s.snapshotPath(gen), gen, data)

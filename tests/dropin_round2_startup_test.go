@@ -229,26 +229,33 @@ echo "after run_mcp_server" >>"$RF_DIR/events"
 // still stop the server as before: the call is cancelled (its hook runs
 // with ""), the EXIT handler runs once, nothing of the call is left, and
 // the shell dies by the signal — statements after run_mcp_server do not
-// run.
+// run. The daemon is in the shell's group even when the script turned job
+// control on.
 func TestD2SignalsReachTheDaemon(t *testing.T) {
 	for _, c := range []struct {
 		name  string
 		sig   syscall.Signal
 		group bool
+		head  string
 	}{
-		{"SIGTERM", syscall.SIGTERM, false},
-		{"SIGINT", syscall.SIGINT, false},
-		{"SIGHUP", syscall.SIGHUP, false},
-		{"SIGTERM to the group", syscall.SIGTERM, true},
+		{"SIGTERM", syscall.SIGTERM, false, ""},
+		{"SIGINT", syscall.SIGINT, false, ""},
+		{"SIGHUP", syscall.SIGHUP, false, ""},
+		{"SIGTERM to the group", syscall.SIGTERM, true, ""},
+		{"SIGTERM to the group, set -m", syscall.SIGTERM, true, "set -m\n"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			base := d2Write(t, d2Lifecycle, "slow")
+			base := d2Write(t, c.head+d2Lifecycle, "slow")
 			cmd := exec.Command(filepath.Join(base, "srv", "server.sh"))
 			cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: c.group}
 			r := d2Start(t, cmd, filepath.Join(base, "srv"))
 			r.roundTrip(initLine)
 			shell := r.cmd.Process.Pid
 			daemon := d2DaemonOf(t, shell)
+			sh, _ := rfProc(t, shell)
+			if p, ok := rfProc(t, daemon); !ok || p.PGID != sh.PGID {
+				t.Fatalf("the daemon is not in the shell's process group %d: %v", sh.PGID, p)
+			}
 			r.send(rfCall(`"s"`, "slow", `{}`))
 			pgid := rfInt(t, r.dir, "slow.pid")
 			target := shell
