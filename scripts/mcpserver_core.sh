@@ -12,7 +12,7 @@
 
 # Read by `mcp-bashd check` to spot a stale vendored copy.
 # shellcheck disable=SC2034
-MCP_BASHD_SHIM_VERSION=1
+MCP_BASHD_SHIM_VERSION=2
 
 # Where the daemon is: MCP_BASHD (a path) or mcp-bashd on PATH.
 __mcpbashd_bin() {
@@ -227,7 +227,7 @@ __mcpbashd_dump() {
         BASH | BASH_* | BASHOPTS | BASHPID | __mcpbashd_* | __MCPBASHD_* | COMP_* | DIRSTACK | \
             EPOCHREALTIME | EPOCHSECONDS | EUID | FUNCNAME | GROUPS | HISTCMD | LINENO | OLDPWD | \
             OPTARG | OPTIND | PIPESTATUS | PPID | PWD | RANDOM | SECONDS | SHELLOPTS | SHLVL | \
-            SRANDOM | UID | _ | MCP_CALL_TMPDIR | COLUMNS | LINES)
+            SRANDOM | UID | _ | MCP_CALL_TMPDIR | MCP_BASHD_SERVER_PID | COLUMNS | LINES)
             continue
             ;;
         esac
@@ -243,7 +243,7 @@ __mcpbashd_dump() {
     shopt -s extdebug
     for __mcpbashd_n in $(compgen -A function); do
         case $__mcpbashd_n in
-        run_mcp_server | run_mcp_http_server) ;;
+        run_mcp_server | run_mcp_http_server | __mcpbashd_serve | __mcpbashd_pass) ;;
         *)
             printf '#def '
             declare -F "$__mcpbashd_n"
@@ -261,14 +261,19 @@ __mcpbashd_dump() {
     printf '}\nbuiltin cd -- %q 2>/dev/null\n' "$PWD"
 }
 
-# run_mcp_server — hands this shell to mcp-bashd. When the daemon itself is
-# loading the script (manifest mode or a reload), it only writes the
-# snapshot and ends the load.
+# run_mcp_server — serves this shell's tools with mcp-bashd until the input
+# ends, then returns the daemon's status: statements after it run, as under
+# the SDK. When the daemon itself is loading the script (manifest mode or a
+# reload), it only writes the snapshot and ends the load.
 run_mcp_server() {
-    # Captured here, in the server's own shell: a subshell (the process
-    # substitution below) no longer has the trap. POSIX lets $(trap -p)
-    # see the parent's traps.
-    __mcpbashd_trap=$(trap -p EXIT)
+    # The EXIT handler is captured only in the shell that installed it, as
+    # the SDK does: `( run_mcp_server )` leaves it to the enclosing shell,
+    # which runs it once, at its own exit. POSIX lets $(trap -p) see this
+    # shell's traps; the process substitution below no longer has them.
+    __mcpbashd_trap=
+    if [ "${BASH_SUBSHELL:-0}" = 0 ]; then
+        __mcpbashd_trap=$(trap -p EXIT)
+    fi
     if [ -n "${__MCPBASHD_SNAPSHOT_OUT:-}" ]; then
         __mcpbashd_dump >"$__MCPBASHD_SNAPSHOT_OUT" || exit 1
         # The server's EXIT trap is the daemon's to run, at shutdown.
@@ -297,8 +302,86 @@ run_mcp_server() {
             fi
         done <"/proc/$$/cmdline"
     fi
-    # "--": the script's arguments are its own, never the daemon's flags.
-    exec "$__b" ${__MCPBASHD_SERVE_FLAGS:+"$__MCPBASHD_SERVE_FLAGS"} --snapshot-fd 3 "$__script" -- ${__args[@]+"${__args[@]}"} 3< <(__mcpbashd_dump)
+    __mcpbashd_serve "$__b" "$__script" ${__args[@]+"${__args[@]}"}
+}
+
+# __mcpbashd_serve BIN SCRIPT [ARGS...] — runs the daemon beside this shell
+# and waits for it. Meanwhile the shell passes on the signals the host sends
+# it (the host knows only this pid); the daemon dies with it (the kernel
+# kills it when its parent dies). Then the shell ends as the daemon did: by
+# its signal, or by returning its status.
+__mcpbashd_serve() {
+    local __b=$1 __script=$2 __me='' __st=0 __again __sig='' __traps __monitor=''
+    shift 2
+    # This shell's own pid, in a subshell too (BASHPID is bash 4+): the
+    # daemon's parent. A builtin's redirection opens /proc/self here.
+    read -r __me __traps 2>/dev/null </proc/self/stat || __me=
+    __traps=$(trap -p INT TERM HUP)
+    __mcpbashd_daemon='' __mcpbashd_signal='' __mcpbashd_trapped=''
+    trap '__mcpbashd_pass INT' INT
+    trap '__mcpbashd_pass TERM' TERM
+    trap '__mcpbashd_pass HUP' HUP
+    # In this shell's process group whatever the script set (job control
+    # would give it one of its own, which a signal to the group misses).
+    case $- in *m*) __monitor=1 && set +m ;; esac
+    # A background command ignores SIGINT and SIGQUIT and reads /dev/null
+    # unless told otherwise; the daemon must be as the host started this
+    # shell. "--": the script's arguments are its own, never the daemon's
+    # flags.
+    {
+        trap - INT QUIT
+        exec "$__b" ${__MCPBASHD_SERVE_FLAGS:+"$__MCPBASHD_SERVE_FLAGS"} --snapshot-fd 3 --server-pid "$$" \
+            ${__me:+--shell-pid "$__me"} "$__script" -- ${1+"$@"}
+    } 3< <(__mcpbashd_dump) <&0 &
+    __mcpbashd_daemon=$!
+    [ -z "$__monitor" ] || set -m
+    if [ -n "$__mcpbashd_signal" ] && kill -s "$__mcpbashd_signal" "$__mcpbashd_daemon" 2>/dev/null; then
+        __mcpbashd_signal= # came before the daemon did
+    fi
+    wait "$__mcpbashd_daemon" || __st=$?
+    # A trap that ran made wait return early, or ran right after it had
+    # returned: waiting again gets the daemon's status (bash before 5.1
+    # says 127 when the first wait had it).
+    while [ -n "$__mcpbashd_trapped" ]; do
+        __mcpbashd_trapped='' __again=0
+        wait "$__mcpbashd_daemon" 2>/dev/null || __again=$?
+        [ "$__again" = 127 ] && break
+        __st=$__again
+    done
+    __mcpbashd_daemon=
+    trap - INT TERM HUP
+    eval "$__traps"
+    # Exit 0 or death by a signal: the daemon's teardown ran, and with it
+    # the EXIT handler captured above, once, as the SDK's teardown does;
+    # this shell must not run it again at its exit. Any other status: the
+    # daemon stopped before serving (it said why); the handler is still
+    # this shell's.
+    if [ -n "$__mcpbashd_trap" ] && { [ "$__st" = 0 ] || [ "$__st" -gt 128 ]; }; then
+        trap - EXIT
+    fi
+    if [ "$__st" -gt 128 ]; then
+        __sig=$((__st - 128))
+    elif [ -n "$__mcpbashd_signal" ]; then
+        # It came after the daemon was gone: still the server's to end by.
+        __sig=$__mcpbashd_signal
+        __st=$((128 + $(kill -l "$__sig")))
+    fi
+    if [ -n "$__sig" ]; then
+        trap - "$__sig"
+        [ -z "$__me" ] || kill -"$__sig" "$__me"
+        exit "$__st" # PID 1: the kernel does not let it die by its own signal
+    fi
+    return "$__st"
+}
+
+# __mcpbashd_pass SIG — a signal for the server goes to the daemon; one
+# that finds no daemon (not started yet, or gone) is kept for
+# __mcpbashd_serve.
+__mcpbashd_pass() {
+    __mcpbashd_trapped=1
+    if [ -z "$__mcpbashd_daemon" ] || ! kill -s "$1" "$__mcpbashd_daemon" 2>/dev/null; then
+        __mcpbashd_signal=$1
+    fi
 }
 
 # run_mcp_http_server [handle-connection] — the 2026 SDK's HTTP entry
@@ -326,10 +409,12 @@ process_request() {
     local __b __script
     __b=$(__mcpbashd_bin) || return $?
     __script=${BASH_SOURCE[${#BASH_SOURCE[@]} - 1]}
-    __mcpbashd_trap=$(trap -p EXIT)
+    # A one-shot run never runs the EXIT handler (it is the caller's).
+    __mcpbashd_trap=
+    # Nested in a call, the server is the one serving that call.
     MCP_TOOLS_LIST_FILE="${MCP_TOOLS_LIST_FILE:-tools.json}" \
         MCP_CONFIG_FILE="${MCP_CONFIG_FILE:-config.json}" \
-        "$__b" --oneshot --snapshot-fd 3 "$__script" <<<"${1:-}" 3< <(__mcpbashd_dump)
+        "$__b" --oneshot --snapshot-fd 3 --server-pid "${MCP_BASHD_SERVER_PID:-$$}" "$__script" <<<"${1:-}" 3< <(__mcpbashd_dump)
 }
 
 # handle_tools_call ID PARAMS_JSON (bash-mcp-sdk), or ID NAME [ARGS_JSON]

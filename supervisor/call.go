@@ -269,7 +269,7 @@ func (s *Supervisor) stop(req Request, root callRoot, pid int, done <-chan exitI
 // RunExitTrap runs the EXIT trap the server script had installed when it
 // was loaded (sn, or the current snapshot when sn is nil): stdin /dev/null,
 // stdout to our stderr (stdout is protocol), the hook budget, failures
-// logged.
+// logged. A script without one costs no process.
 func (s *Supervisor) RunExitTrap(sn *Snapshot) {
 	if !s.enter() {
 		return
@@ -279,6 +279,9 @@ func (s *Supervisor) RunExitTrap(sn *Snapshot) {
 		return
 	}
 	defer sn.release()
+	if !sn.ExitTrap {
+		return
+	}
 	root, err := s.newRoot(nil, s.log)
 	if err != nil {
 		s.log.Error("EXIT trap not run", zap.Error(err))

@@ -46,7 +46,8 @@ import (
 //	}                             keeps the body from being empty
 //	builtin cd -- DIR 2>/dev/null the working directory
 //
-// run_mcp_server and run_mcp_http_server are not dumped: calls never serve.
+// run_mcp_server, run_mcp_http_server and the shim's helpers they use are
+// not dumped: calls never serve.
 // The #fn, #shim and #def lines are comments to bash. A call's prelude
 // sources the file, calls __mcpbashd_options with stderr silenced, and the
 // EXIT-trap run calls __mcpbashd_exit_trap and exits.
@@ -57,7 +58,7 @@ import (
 //
 //   - `declare -x NAME="VALUE"` lines among the variables, when VALUE is
 //     what the call gets from its environment anyway (in the drop-in form:
-//     every variable exported before the daemon was exec'd and not changed
+//     every variable exported before the daemon was started and not changed
 //     since);
 //   - option lines that turn off an option a fresh bash has off already
 //     (defaultOn lists the ones a fresh bash may have on); a ":" line keeps
@@ -99,6 +100,8 @@ type Snapshot struct {
 	Path      string
 	Functions map[string]bool
 	Gen       uint64
+	// ExitTrap: the script had an EXIT handler when it was snapshot.
+	ExitTrap bool
 	// LoadStdout is what the script's top level wrote to stdout when Load
 	// ran it (at most 4 KiB): harmless here, but under the drop-in shim
 	// that stdout is the protocol stream.
@@ -154,7 +157,7 @@ func (sn *Snapshot) removeIfUnused() {
 func (sn *Snapshot) HasFunction(name string) bool { return sn != nil && sn.Functions[name] }
 
 // Adopt stores snapshot bytes produced by the shim's run_mcp_server (the
-// drop-in path, where the script already ran in the shell that exec'd us).
+// drop-in path, where the script already ran in the shell that started us).
 func (s *Supervisor) Adopt(data []byte) (*Snapshot, error) {
 	gen := s.seq.Add(1)
 	return s.storeSnapshot(s.snapshotPath(gen), gen, data)
@@ -194,7 +197,25 @@ func (s *Supervisor) storeSnapshot(path string, gen uint64, data []byte) (*Snaps
 	if err := os.WriteFile(path, out, 0o600); err != nil {
 		return nil, err
 	}
-	return &Snapshot{Path: path, Functions: functions, Gen: gen}, nil
+	return &Snapshot{Path: path, Functions: functions, Gen: gen, ExitTrap: installsExitTrap(out)}, nil
+}
+
+// installsExitTrap reports whether a snapshot's __mcpbashd_exit_trap
+// installs a handler: its first line after the ":" is what `trap -p EXIT`
+// printed, and none is an empty line (or none at all), posix mode's
+// report of none (`trap -- - EXIT`), or an ignored EXIT. A file of another
+// shape says yes: running it is what was done before.
+func installsExitTrap(snap []byte) bool {
+	i := bytes.LastIndex(snap, []byte("\n"+snapExitTrap+"() {\n:\n"))
+	if i < 0 {
+		return true
+	}
+	line, _, _ := bytes.Cut(snap[i+len(snapExitTrap)+8:], []byte("\n"))
+	switch string(line) {
+	case "", snapFuncClose, "trap -- - EXIT", "trap -- '' EXIT":
+		return false
+	}
+	return true
 }
 
 // snapshotWriter writes a snapshot's lines; the trimming pass and Empty

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -26,6 +27,7 @@ type Config struct {
 	Script     string        // absolute path of the server script ("" for a tools-dir only server)
 	ScriptArgs []string      // the script's own arguments (shown in ps, $@ in tools)
 	Self       string        // this binary, exported to bash as MCP_BASHD
+	ServerPID  int           // the server's pid, exported as MCP_BASHD_SERVER_PID; 0: this process
 	OutputCap  int64         // bytes of tool output kept in a result; < 0: no cap
 	Grace      time.Duration // SIGTERM → SIGKILL; < 0: SIGKILL right after SIGTERM
 	HookBudget time.Duration // cancel hook and EXIT trap budget
@@ -177,7 +179,7 @@ func New(cfg Config) (*Supervisor, error) {
 	if s.reaper, err = newReaper(s.log.Named("reaper")); err != nil {
 		return fail(err)
 	}
-	s.env = childEnv(os.Environ(), cfg.Self)
+	s.env = childEnv(os.Environ(), cfg.Self, cfg.ServerPID)
 	s.box = sandbox.New(sandbox.Options{Self: cfg.Self, Defaults: cfg.Limits, Log: s.log.Named("sandbox")})
 	return s, nil
 }
@@ -186,12 +188,16 @@ func New(cfg Config) (*Supervisor, error) {
 func (s *Supervisor) Sandbox() *sandbox.Manager { return s.box }
 
 // childEnv is the daemon's environment minus our private variables, with
-// MCP_BASHD pointing at this binary so the shim's helpers find it.
-func childEnv(env []string, self string) []string {
-	out := make([]string, 0, len(env)+1)
+// MCP_BASHD pointing at this binary so the shim's helpers find it, and
+// MCP_BASHD_SERVER_PID naming the server: under the SDK a tool's $$ was
+// the server's pid (a subshell keeps it), so a $$-keyed file was shared by
+// every call; here $$ is the call's own shell.
+func childEnv(env []string, self string, server int) []string {
+	out := make([]string, 0, len(env)+2)
 	for _, kv := range env {
 		if strings.HasPrefix(kv, "__MCPBASHD_") || strings.HasPrefix(kv, envCallTmp+"=") || strings.HasPrefix(kv, "MCP_BASHD=") ||
-			strings.HasPrefix(kv, envEvents+"=") || strings.HasPrefix(kv, envContent+"=") || strings.HasPrefix(kv, envCap+"=") {
+			strings.HasPrefix(kv, envEvents+"=") || strings.HasPrefix(kv, envContent+"=") || strings.HasPrefix(kv, envCap+"=") ||
+			strings.HasPrefix(kv, envServerPID+"=") {
 			continue
 		}
 		out = append(out, kv)
@@ -199,8 +205,14 @@ func childEnv(env []string, self string) []string {
 	if self != "" {
 		out = append(out, "MCP_BASHD="+self)
 	}
-	return out
+	if server <= 0 {
+		server = os.Getpid()
+	}
+	return append(out, envServerPID+"="+strconv.Itoa(server))
 }
+
+// envServerPID names the server's pid in every process the daemon starts.
+const envServerPID = "MCP_BASHD_SERVER_PID"
 
 // OrphansReaped is how many processes nobody registered (detached or
 // orphaned by a tool) the reaper has reaped.

@@ -389,7 +389,8 @@ func rlRunUnpacked(t *testing.T, root string) {
 	if r := shDecode(t, s.roundTrip(initLine)); r.Result == nil {
 		t.Fatal("initialize failed")
 	}
-	if exeLink, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", s.cmd.Process.Pid)); err != nil || exeLink != exe {
+	// The daemon runs beside the script's shell, as its child.
+	if exeLink, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", d2DaemonOf(t, s.cmd.Process.Pid))); err != nil || exeLink != exe {
 		t.Errorf("the greeter runs %q (%v), want the unpacked %s", exeLink, err, exe)
 	}
 	if got := shCallText(t, s, 2, "greet", `{"name":"Ada"}`, false); got != "Hello, Ada" {

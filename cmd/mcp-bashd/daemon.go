@@ -83,7 +83,7 @@ func start(ctx context.Context, o options, p paths, scriptArgs []string, log *za
 	sup, err := supervisor.New(supervisor.Config{
 		Bash: p.bash, Script: p.script, ScriptArgs: scriptArgs, Self: self,
 		OutputCap: zeroMeansNone(o.outputCap), Grace: time.Duration(zeroMeansNone(int64(o.grace))),
-		Log: log.Named("supervisor"), Limits: o.limits.parsed,
+		ServerPID: o.serverPID, Log: log.Named("supervisor"), Limits: o.limits.parsed,
 	})
 	if err != nil {
 		return nil, err
@@ -174,6 +174,37 @@ func (d *daemon) teardown(o options) {
 		d.log.Warn("cleanup incomplete", zap.Error(err))
 	}
 	d.log.Info("stopped")
+}
+
+// teardownNoting is the teardown that follows the end of input, noting the
+// first signal that arrives while it runs (for example while the script's
+// EXIT handler runs): the teardown is not cut short, it runs once, and the
+// daemon then exits by that signal, as the SDK's server re-raises a signal
+// recorded during its teardown pass. The signal is also taken when it
+// arrived just after the pass.
+func (d *daemon) teardownNoting(o options, sigc <-chan os.Signal) os.Signal {
+	done := make(chan struct{})
+	noted := make(chan os.Signal, 1)
+	go func() {
+		select {
+		case sig := <-sigc:
+			d.log.Info("signal received while shutting down; exiting by it after the teardown", zap.String("signal", sig.String()))
+			noted <- sig
+		case <-done:
+			noted <- nil
+		}
+	}()
+	d.teardown(o)
+	close(done)
+	if sig := <-noted; sig != nil {
+		return sig
+	}
+	select {
+	case sig := <-sigc:
+		return sig
+	default:
+		return nil
+	}
 }
 
 // zeroMeansNone maps a flag's 0 ("no cap", "no grace") to the supervisor's

@@ -78,6 +78,7 @@ type options struct {
 	drain               time.Duration
 	drainSet            bool
 	snapshotFD          int
+	serverPID, shellPID int // the drop-in form's (internal flags)
 	noWatch             bool
 	oneshot             bool
 	toolsDir            string
@@ -201,6 +202,8 @@ func daemonFlags(o *options) *flag.FlagSet {
 	fs.StringVar(&o.tlsKey, "tls-key", "", "the TLS private key `file`")
 	o.limits = addLimitFlags(fs)
 	fs.IntVar(&o.snapshotFD, "snapshot-fd", -1, "internal: read the server snapshot from this descriptor (used by the shim's run_mcp_server)")
+	fs.IntVar(&o.serverPID, "server-pid", 0, "internal: the server's pid, which calls see as MCP_BASHD_SERVER_PID (the drop-in script's $$; default: this process)")
+	fs.IntVar(&o.shellPID, "shell-pid", 0, "internal: the drop-in server's shell, our parent: the script is found through it, and the daemon dies with it")
 	return fs
 }
 
@@ -212,6 +215,13 @@ func serve(o options, script string, scriptArgs []string) int {
 		return 1
 	}
 	defer closeLog()
+	if o.shellPID > 0 {
+		// Before anything runs that the shell's death should end.
+		if err := dieWithShell(o.shellPID); err != nil {
+			fmt.Fprintln(os.Stderr, "mcp-bashd:", err)
+			return 1
+		}
+	}
 	paths, err := resolvePaths(o, script)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "mcp-bashd:", err)
@@ -246,8 +256,11 @@ func serve(o options, script string, scriptArgs []string) int {
 		fmt.Fprintln(os.Stderr, "mcp-bashd:", err)
 		return 1
 	}
-	sig = d.wait(o, sigc)
-	d.teardown(o)
+	if sig = d.wait(o, sigc); sig == nil {
+		sig = d.teardownNoting(o, sigc)
+	} else {
+		d.teardown(o)
+	}
 	if s, ok := sig.(syscall.Signal); ok {
 		return dieBy(s)
 	}
@@ -272,7 +285,7 @@ func resolvePaths(o options, script string) (paths, error) {
 	var home string
 	var err error
 	if script != "" {
-		p.script, err = filepath.Abs(script)
+		p.script, err = scriptPath(script, o.shellPID)
 		if err == nil {
 			_, err = os.Stat(p.script)
 		}
