@@ -123,9 +123,11 @@ func TestSandboxCPULimitStopsSpin(t *testing.T) {
 	if !isErr || text != "Error executing spin: \n[mcp-bashd: stopped: CPU time limit 1s reached]" {
 		t.Fatalf("spin: isError %v, text %q", isErr, text)
 	}
-	if !strings.Contains(d.stderr.String(), `"signal": "SIGXCPU"`) {
-		t.Fatalf("the daemon did not log SIGXCPU:\n%s", d.stderr.String())
-	}
+	// The daemon logs the signal after it has answered: wait for the line.
+	proctest.WaitUntil(t, deadline(t), "the daemon to log SIGXCPU", func() (bool, string) {
+		s := d.stderr.String()
+		return strings.Contains(s, `"signal": "SIGXCPU"`) || strings.Contains(s, `"signal":"SIGXCPU"`), s
+	})
 }
 
 // Landlock: a write outside the allowed paths fails with EACCES while the
