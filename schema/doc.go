@@ -64,17 +64,24 @@
 //   - Integers are decided exactly from the literal (math/big), never via
 //     float64: 4503599627370496.5 and 1.5e-400 are not integers; 1.0, 1e2,
 //     1.5e3 are. The SDK accepts 1.5e-400 (its own "KNOWN GAP" test).
-//   - Schemas the SDK tolerated as malformed (an empty or non-string `type`
-//     list, a non-number bound, draft-04's boolean exclusiveMinimum without
-//     a draft-04 "$schema") do not compile under 2020-12; every call to such
-//     a tool gets the compile text. With "$schema" set to draft-04 the
-//     boolean form is enforced and worded "p=0 not above exclusiveMinimum 0"
-//     (the `minimum` literal is the bound).
+//   - A keyword whose value is not JSON Schema (an empty or non-string
+//     `type` list, a non-number bound, draft-04's boolean exclusiveMinimum
+//     without a draft-04 "$schema", a `minLength` of "3", ...) is left out
+//     and listed by Schema.Ignored, as the SDK left the forms it knew
+//     unenforced (malformed.go): a schema that worked under the SDK keeps
+//     working. A `type` naming no JSON type ("int") is left out too, where
+//     the SDK rejected every value. With "$schema" set to draft-04 the
+//     boolean form is valid, enforced and worded "p=0 not above
+//     exclusiveMinimum 0" (the `minimum` literal is the bound).
+//   - A pattern that does not compile (see pattern below) refuses the
+//     strings it applies to with the evaluation-failure text, as the SDK's
+//     failing jq test() did; other values are unaffected.
 //   - What is valid JSON is encoding/json's decision, as everywhere in the
 //     daemon: a high surrogate escape without its low half ("\ud800") reads
 //     as U+FFFD, as encoding/json reads it, where the SDK's jq failed.
 //   - pattern uses Go's RE2 (v6's default), not jq's Oniguruma: lookaround
-//     and backreferences fail to compile.
+//     and backreferences do not compile, so such a pattern cannot be
+//     evaluated (above).
 //   - A key matching `patternProperties` is not "unknown" even with
 //     additionalProperties:false (the SDK ignores patternProperties); the
 //     SDK's jq `index` also treats an array value as "in" an enum when it is

@@ -28,6 +28,7 @@ type Schema struct {
 	tool     string
 	compiled *jsonschema.Schema
 	doc      *jq.Value // the inputSchema as written: literals and member order
+	ignored  []Ignored // keywords left out as malformed (malformed.go)
 }
 
 // baseURL names the in-memory resource. It has a scheme of its own so that v6
@@ -47,8 +48,10 @@ func (refuseLoader) Load(string) (any, error) {
 
 // Compile compiles one tool's inputSchema. Without "$schema" the dialect is
 // JSON Schema 2020-12; "$schema" selects draft-04/06/07/2019-09 as v6
-// supports them. A schema that does not compile returns *Error naming the
-// problem, worded as the text its calls should be answered with.
+// supports them. A keyword whose value is malformed is left out and listed
+// by Ignored (malformed.go). A schema that still does not compile returns
+// *Error naming the problem, worded as the text its calls should be
+// answered with.
 func Compile(tool string, inputSchema json.RawMessage) (*Schema, error) {
 	fail := func(format string, args ...any) (*Schema, error) {
 		return nil, &Error{Message: "Cannot validate arguments for " + tool + ": " + fmt.Sprintf(format, args...)}
@@ -65,20 +68,13 @@ func Compile(tool string, inputSchema json.RawMessage) (*Schema, error) {
 		return fail("its inputSchema does not compile: the number %s is outside the supported range (at most %d digits, exponent within ±%d).",
 			truncate(lit, 40), maxNumberDigits, maxNumberExp)
 	}
-	c := jsonschema.NewCompiler()
-	c.DefaultDraft(jsonschema.Draft2020)
-	// Authors who write "format" mean it; 2020-12 would otherwise treat it as
-	// an annotation only.
-	c.AssertFormat()
-	c.UseLoader(refuseLoader{})
-	if err := c.AddResource(baseURL, toAny(doc)); err != nil {
-		return fail("its inputSchema does not compile: %s.", compileText(err))
-	}
-	compiled, err := c.Compile(baseURL)
+	// Keywords whose values are malformed are left out, as the SDK left
+	// them unenforced (malformed.go); what is left must compile.
+	compiled, ignored, err := compileLenient(toAny(doc))
 	if err != nil {
 		return fail("its inputSchema does not compile: %s.", compileText(err))
 	}
-	return &Schema{tool: tool, compiled: compiled, doc: doc}, nil
+	return &Schema{tool: tool, compiled: compiled, doc: doc, ignored: ignored}, nil
 }
 
 // Validate checks the raw arguments JSON of one tools/call (what the client
