@@ -143,7 +143,7 @@ var errUnevaluable = errors.New("a pattern of the schema cannot be evaluated")
 // pass nor fail: it aborts the validation instead.
 type unevaluablePattern struct{}
 
-func (unevaluablePattern) String() string         { return "(a pattern that cannot be evaluated)" }
+func (unevaluablePattern) String() string          { return "(a pattern that cannot be evaluated)" }
 func (unevaluablePattern) MatchString(string) bool { panic(errUnevaluable) }
 
 // unevaluablePatterns marks, in every subschema, a pattern that is not a
