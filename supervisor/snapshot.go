@@ -68,6 +68,10 @@ import (
 //     the shim ($__mcpbashd_shim_file, set by the prelude) on first use and
 //     calls the real function.
 //
+// The pass also reads, without changing them, the one-line MCP_*
+// variables and the cd line's directory (Snapshot.Vars and Dir,
+// snapshot_vars.go).
+//
 // Lines are told apart by what they start with, within their section: a
 // line of a multi-line value never counts as a declare, #shim or #def line.
 // A function whose body holds a here-document line starting with "#def "
@@ -106,6 +110,13 @@ type Snapshot struct {
 	// ran it (at most 4 KiB): harmless here, but under the drop-in shim
 	// that stdout is the protocol stream.
 	LoadStdout string
+	// Vars are the MCP_* variables the script's shell held when
+	// run_mcp_server ran (set, exported or inherited), and Dir the
+	// directory it was in: the bash SDK opened MCP_TOOLS_LIST_FILE and the
+	// others from there (snapshot_vars.go). Nil and "" when the snapshot
+	// has none.
+	Vars map[string]string
+	Dir  string
 
 	mu      sync.Mutex
 	users   int  // calls and hooks holding the file
@@ -190,14 +201,15 @@ var errNotSnapshot = errors.New("not an mcp-bashd snapshot (is the shim from ano
 
 // storeSnapshot trims what the shim wrote and stores it at path.
 func (s *Supervisor) storeSnapshot(path string, gen uint64, data []byte) (*Snapshot, error) {
-	out, functions, err := trimSnapshot(data, s.env)
+	p, err := passSnapshot(data, s.env)
 	if err != nil {
 		return nil, err
 	}
+	out := p.w.Bytes()
 	if err := os.WriteFile(path, out, 0o600); err != nil {
 		return nil, err
 	}
-	return &Snapshot{Path: path, Functions: functions, Gen: gen, ExitTrap: installsExitTrap(out)}, nil
+	return &Snapshot{Path: path, Functions: p.functions, Gen: gen, ExitTrap: installsExitTrap(out), Vars: p.vars, Dir: p.dir}, nil
 }
 
 // installsExitTrap reports whether a snapshot's __mcpbashd_exit_trap
@@ -253,8 +265,18 @@ const (
 // trimSnapshot is the one pass over a snapshot's lines described above: it
 // reads the function names and writes the trimmed file.
 func trimSnapshot(data []byte, env []string) ([]byte, map[string]bool, error) {
+	p, err := passSnapshot(data, env)
+	if err != nil {
+		return nil, nil, err
+	}
+	return p.w.Bytes(), p.functions, nil
+}
+
+// passSnapshot runs the pass and returns its state: the trimmed file, the
+// functions, and what snapshot_vars.go reads.
+func passSnapshot(data []byte, env []string) (*snapshotPass, error) {
 	if !bytes.HasPrefix(data, []byte(snapHeader+"\n")) {
-		return nil, nil, errNotSnapshot
+		return nil, errNotSnapshot
 	}
 	p := &snapshotPass{env: make(map[string]string, len(env)), functions: map[string]bool{}}
 	for _, kv := range env {
@@ -278,7 +300,7 @@ func trimSnapshot(data []byte, env []string) ([]byte, map[string]bool, error) {
 		// No closing line: not a body this pass understands; keep it.
 		p.w.Write(data[p.skipFrom:])
 	}
-	return p.w.Bytes(), p.functions, nil
+	return p, nil
 }
 
 // snapshotPass is the state of trimSnapshot between two lines.
@@ -287,10 +309,12 @@ type snapshotPass struct {
 	env       map[string]string // the environment every call gets
 	functions map[string]bool   // from the #fn lines
 	sec       snapSection
-	quote     quoteState // a value left open by the line before
-	shim      string     // the #shim file
-	stubbed   string     // the shim function being replaced
-	skipFrom  int        // the offset of its #def line
+	quote     quoteState        // a value left open by the line before
+	shim      string            // the #shim file
+	stubbed   string            // the shim function being replaced
+	skipFrom  int               // the offset of its #def line
+	vars      map[string]string // MCP_* variables as the shell held them (snapshot_vars.go)
+	dir       string            // the directory of the cd line
 }
 
 // keep takes the line at offset start, writes what replaces it if
@@ -310,6 +334,9 @@ func (p *snapshotPass) keep(text string, start int) bool {
 		}
 		if strings.HasPrefix(text, "declare ") {
 			p.quote = scanQuotes(text, quoteNone)
+			if p.quote == quoteNone {
+				p.noteVar(text)
+			}
 			return p.quote != quoteNone || !inherited(text, p.env)
 		}
 		p.sec = inFunctions
@@ -350,6 +377,8 @@ func (p *snapshotPass) keep(text string, start int) bool {
 	case trapColon:
 		p.sec = inTail
 		return text != ":"
+	case inTail:
+		p.noteDir(text)
 	}
 	return true
 }

@@ -201,6 +201,9 @@ entries, names are valid and unique, every inputSchema compiles, every
 declared tool has a tool_<name> function and every tool_ function is
 declared, and a vendored mcpserver_core.sh is this version's shim.
 Problems are printed as FILE:LINE: message; the exit status is 1 if any.
+An inputSchema keyword whose value is not JSON Schema is a warning
+(FILE:LINE: warning: ...): the server leaves it unenforced, as bash-mcp-sdk
+did, and says so in its log; warnings alone do not fail the check.
 
 Example:
   mcp-bashd check examples/greeter/server.sh
@@ -220,14 +223,31 @@ func checkCommand(args []string, stdout io.Writer) int {
 		in.Functions, in.LoadStdout = sn.Functions, sn.LoadStdout
 	}
 	problems, n := catalog.Lint(in)
+	failed, warnings := 0, 0
 	for _, p := range problems {
 		fmt.Fprintln(stdout, p)
+		if p.Warning {
+			warnings++
+		} else {
+			failed++
+		}
 	}
-	if len(problems) > 0 {
+	switch {
+	case failed > 0:
 		return 1
+	case warnings > 0:
+		fmt.Fprintf(stdout, "%s: ok (%d tools, %d %s)\n", f.script, n, warnings, plural(warnings, "warning"))
+	default:
+		fmt.Fprintf(stdout, "%s: ok (%d tools)\n", f.script, n)
 	}
-	fmt.Fprintf(stdout, "%s: ok (%d tools)\n", f.script, n)
 	return 0
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return word
+	}
+	return word + "s"
 }
 
 // loadScript loads the script once.

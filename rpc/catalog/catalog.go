@@ -159,14 +159,7 @@ func NewSource(opt Options) *Source {
 	if c.Tools.Err != nil && c.hasToolsFile {
 		s.log.Error("tools list unreadable", zap.String("path", opt.ToolsFile), zap.Error(c.Tools.Err))
 	}
-	for _, t := range c.Tools.Order {
-		if t.SchemaErr != nil {
-			s.log.Error("inputSchema does not compile", zap.String("tool", t.Name), zap.Error(t.SchemaErr))
-		}
-		if t.SandboxErr != nil {
-			s.log.Error("x-mcp-bashd limits unusable; the tool's calls are refused", zap.String("tool", t.Name), zap.Error(t.SandboxErr))
-		}
-	}
+	logSchemas(s.log, c.Tools)
 	if c.Config.Err != nil {
 		s.log.Error("server configuration unreadable", zap.String("path", opt.ConfigFile), zap.Error(c.Config.Err))
 	}
@@ -230,6 +223,9 @@ func (s *Source) publish(c *Catalog, st stamps, r *dirRun) *Catalog {
 	if st.tools != c.st.tools {
 		next.Tools = keepGood(s.log, c.Tools, LoadTools(s.opt.ToolsFile), c.Tools.Err, func(t *ToolsFile) error { return t.Err },
 			"tools list changed but is unusable; the last good one keeps serving", s.opt.ToolsFile)
+		if next.Tools != c.Tools {
+			logSchemas(s.log, next.Tools) // once per version of the file
+		}
 		next.st.tools = st.tools
 	}
 	if st.config != c.st.config {
@@ -242,6 +238,35 @@ func (s *Source) publish(c *Catalog, st stamps, r *dirRun) *Catalog {
 	}
 	s.cur.Store(&next)
 	return &next
+}
+
+// logSchemas logs, for one version of tools.json, each inputSchema that
+// does not compile and each keyword left unenforced as malformed (the
+// server keeps serving; `mcp-bashd check` says the same).
+func logSchemas(log *zap.Logger, f *ToolsFile) {
+	for _, t := range f.Order {
+		if t.SandboxErr != nil {
+			log.Error("x-mcp-bashd limits unusable; the tool's calls are refused", zap.String("tool", t.Name), zap.Error(t.SandboxErr))
+		}
+		if t.SchemaErr != nil {
+			log.Error("inputSchema does not compile", zap.String("path", f.Path), zap.String("tool", t.Name), zap.Error(t.SchemaErr))
+			continue
+		}
+		if t.Schema == nil {
+			continue
+		}
+		for _, i := range t.Schema.Ignored() {
+			fields := []zap.Field{zap.String("path", f.Path), zap.String("tool", t.Name), zap.String("keyword", i.Pointer), zap.String("reason", i.Reason)}
+			switch {
+			case i.Refuses:
+				log.Warn("inputSchema pattern cannot be evaluated; strings it applies to are refused", fields...)
+			case i.Deduped:
+				log.Warn("inputSchema list names an item twice; enforced with each once", fields...)
+			default:
+				log.Warn("inputSchema keyword is malformed and not enforced", fields...)
+			}
+		}
+	}
 }
 
 // keepGood returns the new parse, unless it is broken while the old one

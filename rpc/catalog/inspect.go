@@ -7,6 +7,8 @@ import (
 	"os"
 	"regexp"
 	"sort"
+
+	"github.com/mcp-bashd/mcp-bashd/schema"
 )
 
 // ToolInfo describes one tools.json entry for people (mcp-bashd tools,
@@ -17,7 +19,8 @@ type ToolInfo struct {
 	Line        int // line of the entry's name in the file (0: unknown)
 	HasSchema   bool
 	SchemaErr   error
-	SandboxErr  error // x-mcp-bashd's limits, filesystem or network are unusable
+	SandboxErr  error            // x-mcp-bashd's limits, filesystem or network are unusable
+	Ignored     []schema.Ignored // inputSchema keywords not enforced as written
 	Args        []ArgInfo
 	ValidName   bool   // a name a bash function can carry
 	InputType   string // the inputSchema's top-level type ("" when it names none)
@@ -48,6 +51,9 @@ func InspectTools(path string) ([]ToolInfo, error) {
 	seen := map[string]int{}
 	for _, t := range c.Order {
 		ti := ToolInfo{Name: t.Name, HasSchema: t.HasSchema, SchemaErr: t.SchemaErr, SandboxErr: t.SandboxErr, ValidName: ValidName.MatchString(t.Name)}
+		if t.Schema != nil {
+			ti.Ignored = t.Schema.Ignored()
+		}
 		ti.Line = lineOf(data, t.Name, seen[t.Name])
 		seen[t.Name]++
 		out = append(out, ti)

@@ -17,13 +17,21 @@ type Problem struct {
 	File string
 	Line int // 0: the file as a whole
 	Msg  string
+	// Warning is a finding the server works with as the bash SDK did (a
+	// malformed inputSchema keyword left unenforced): printed with
+	// "warning: ", it does not fail the check.
+	Warning bool
 }
 
 func (p Problem) String() string {
-	if p.Line > 0 {
-		return p.File + ":" + strconv.Itoa(p.Line) + ": " + p.Msg
+	msg := p.Msg
+	if p.Warning {
+		msg = "warning: " + msg
 	}
-	return p.File + ": " + p.Msg
+	if p.Line > 0 {
+		return p.File + ":" + strconv.Itoa(p.Line) + ": " + msg
+	}
+	return p.File + ": " + msg
 }
 
 var (
@@ -45,13 +53,14 @@ type LintInput struct {
 // and an object inputSchema that compiles, every declared tool has a
 // tool_<name> function and every tool_ function is declared, a drop-in
 // script's top level writes nothing to stdout, and a vendored
-// mcpserver_core.sh is this version's shim. It returns the problems and
-// the number of tools declared.
+// mcpserver_core.sh is this version's shim. Keywords of an inputSchema
+// left unenforced as malformed are warnings (Problem.Warning). It returns
+// the problems and the number of tools declared.
 func Lint(in LintInput) ([]Problem, int) {
 	toolsFile, script, functions, loadErr := in.ToolsFile, in.Script, in.Functions, in.LoadErr
 	var ps []Problem
 	report := func(file string, line int, format string, a ...any) {
-		ps = append(ps, Problem{file, line, fmt.Sprintf(format, a...)})
+		ps = append(ps, Problem{File: file, Line: line, Msg: fmt.Sprintf(format, a...)})
 	}
 	tools, err := InspectTools(toolsFile)
 	if err != nil {
@@ -77,6 +86,9 @@ func Lint(in LintInput) ([]Problem, int) {
 		}
 		if t.SandboxErr != nil {
 			report(toolsFile, t.Line, "tool %q: %s.%v", t.Name, SettingsKey, t.SandboxErr)
+		}
+		for _, i := range t.Ignored {
+			ps = append(ps, Problem{File: toolsFile, Line: t.Line, Msg: fmt.Sprintf("tool %q: inputSchema %s", t.Name, i), Warning: true})
 		}
 		if t.Description == "" && t.ValidName {
 			report(toolsFile, t.Line, "tool %q has no description (clients show it to people and models to choose the tool)", t.Name)
@@ -137,9 +149,9 @@ func lintShim(vendored string) (Problem, bool) {
 	got := shimVersionRE.FindSubmatch(data)
 	switch {
 	case got == nil:
-		return Problem{vendored, 0, "this is not mcp-bashd's shim (bash-mcp-sdk's own file?): replace it with `mcp-bashd shim > mcpserver_core.sh`"}, true
+		return Problem{File: vendored, Msg: "this is not mcp-bashd's shim (bash-mcp-sdk's own file?): replace it with `mcp-bashd shim > mcpserver_core.sh`"}, true
 	case want != nil && string(got[1]) != want[1]:
-		return Problem{vendored, 0, fmt.Sprintf("shim version %s, this mcp-bashd ships %s: refresh it with `mcp-bashd shim > mcpserver_core.sh`", got[1], want[1])}, true
+		return Problem{File: vendored, Msg: fmt.Sprintf("shim version %s, this mcp-bashd ships %s: refresh it with `mcp-bashd shim > mcpserver_core.sh`", got[1], want[1])}, true
 	}
 	return Problem{}, false
 }

@@ -175,7 +175,11 @@ func ParseTool(raw json.RawMessage) (*Tool, json.RawMessage) {
 		t.Schema, t.SchemaErr = schema.Compile(t.Name, input)
 	}
 	if wire.FirstByte(output) == '{' {
-		t.Output, _ = schema.Compile(t.Name, output)
+		// An outputSchema is mcp-bashd's own addition: one that is not
+		// JSON Schema as written is not used at all, as before.
+		if out, err := schema.Compile(t.Name, output); err == nil && out.Ignored() == nil {
+			t.Output = out
+		}
 	}
 	return t, pub
 }
