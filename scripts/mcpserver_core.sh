@@ -284,7 +284,7 @@ run_mcp_server() {
     __b=$(__mcpbashd_bin) || exit $?
     __script=${BASH_SOURCE[${#BASH_SOURCE[@]} - 1]}
     export MCP_TOOLS_LIST_FILE="${MCP_TOOLS_LIST_FILE:-tools.json}"
-    export MCP_CONFIG_FILE="${MCP_CONFIG_FILE:-config.json}"
+    export __MCPBASHD_CONFIG_NAMED="${MCP_CONFIG_FILE:+1}" MCP_CONFIG_FILE="${MCP_CONFIG_FILE:-config.json}"
     [ -n "${MCP_LOG_FILE:-}" ] && export MCP_LOG_FILE
     [ -n "${MCP_EXTRA_LOG_FILE:-}" ] && export MCP_EXTRA_LOG_FILE
     [ -n "${MCP_LOG_STDERR:-}" ] && export MCP_LOG_STDERR

@@ -80,11 +80,6 @@ func callCommand(args []string, stdout io.Writer) int {
 		return 2
 	}
 	tool := rest[0]
-	arguments, err := catalog.Arguments(f.tools, tool, rest[1:])
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "mcp-bashd call:", err)
-		return 2
-	}
 	// Ctrl-C cancels the call the way a client's cancel would, then tears
 	// down as the daemon does (EXIT trap, temp files) and exits 128+N.
 	sigc := make(chan os.Signal, 4)
@@ -99,13 +94,33 @@ func callCommand(args []string, stdout io.Writer) int {
 			cancel(supervisor.ErrCancelled)
 		}
 	}()
+	var local *localServer
+	var err error
+	if cf.url == "" {
+		// Loaded first: the script may name its tools list, which types
+		// the arguments.
+		if local, err = startLocal(ctx, f, cf); err != nil {
+			if interrupted != nil {
+				fmt.Fprintf(os.Stderr, "mcp-bashd call: interrupted (%v)\n", interrupted)
+				return 128 + int(interrupted.(syscall.Signal))
+			}
+			fmt.Fprintln(os.Stderr, "mcp-bashd call:", err)
+			return 1
+		}
+		defer local.close()
+	}
+	arguments, err := catalog.Arguments(f.tools, tool, rest[1:])
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "mcp-bashd call:", err)
+		return 2
+	}
 	show := newProgress(os.Stderr)
 	var body json.RawMessage
 	var rerr *wire.Error
 	if cf.url != "" {
 		body, rerr, err = remoteCall(ctx, cf, tool, arguments, show)
 	} else {
-		body, rerr, err = localCall(ctx, f, cf, tool, arguments, show)
+		body, rerr, err = local.call(ctx, tool, arguments, show)
 	}
 	show.done()
 	switch {
@@ -136,39 +151,67 @@ func isFile(p string) bool {
 	return err == nil && !fi.IsDir()
 }
 
-// localCall runs the tool under a supervisor of its own.
-func localCall(ctx context.Context, f *cliFiles, cf callFlags, tool string, args json.RawMessage, show *progress) (json.RawMessage, *wire.Error, error) {
+// localServer is SERVER.sh loaded under a supervisor of its own, to run
+// one call.
+type localServer struct {
+	sup      *supervisor.Supervisor
+	src      *catalog.Source
+	srv      *mcp.Server
+	closeLog func()
+}
+
+// startLocal loads the script (when there is one) and picks the files it
+// names (f.adopt).
+func startLocal(ctx context.Context, f *cliFiles, cf callFlags) (*localServer, error) {
 	log, closeLog, err := newLogger()
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	defer closeLog()
 	bash, err := f.bashPath()
 	if err != nil {
-		return nil, nil, fmt.Errorf("bash not found on PATH (use --bash PATH)")
+		closeLog()
+		return nil, fmt.Errorf("bash not found on PATH (use --bash PATH)")
 	}
 	self, _ := os.Executable()
 	sup, err := supervisor.New(supervisor.Config{Bash: bash, Script: f.script, Self: self, Log: log.Named("supervisor"), Limits: cf.limits.parsed})
 	if err != nil {
-		return nil, nil, err
+		closeLog()
+		return nil, err
 	}
-	defer sup.Close()
 	if err := loadSnapshot(ctx, sup, -1, f.script == ""); err != nil {
-		return nil, nil, err
+		sup.Close()
+		closeLog()
+		return nil, err
 	}
-	defer sup.RunExitTrap(nil)
-	src := catalog.NewSource(catalog.Options{ToolsFile: f.tools, ConfigFile: f.config, ToolsDir: absPath(cf.toolsDir), Lister: sup, Log: log.Named("catalog")})
-	if t, found, _ := src.Current().Lookup(tool); found && t.SandboxErr == nil {
-		printLimits(os.Stderr, tool, sup.Sandbox().Describe(t.Sandbox))
+	if f.script != "" {
+		f.adopt(sup.Current())
 	}
-	srv := mcp.New(mcp.Options{
-		Catalog: src, Runner: sup, Log: log.Named("mcp"), Snapshot: sup.Current, DefaultTimeout: cf.timeout,
+	l := &localServer{sup: sup, closeLog: closeLog}
+	l.src = catalog.NewSource(catalog.Options{ToolsFile: f.tools, ConfigFile: f.config, ConfigRequired: f.configNamed,
+		ToolsDir: absPath(cf.toolsDir), Lister: sup, Log: log.Named("catalog")})
+	l.srv = mcp.New(mcp.Options{
+		Catalog: l.src, Runner: sup, Log: log.Named("mcp"), Snapshot: sup.Current, DefaultTimeout: cf.timeout,
 	})
-	res, rerr := srv.Call(ctx, tool, args, show)
+	return l, nil
+}
+
+// call runs the tool once.
+func (l *localServer) call(ctx context.Context, tool string, args json.RawMessage, show *progress) (json.RawMessage, *wire.Error, error) {
+	if t, found, _ := l.src.Current().Lookup(tool); found && t.SandboxErr == nil {
+		printLimits(os.Stderr, tool, l.sup.Sandbox().Describe(t.Sandbox))
+	}
+	res, rerr := l.srv.Call(ctx, tool, args, show)
 	if res == nil {
 		return nil, rerr, nil
 	}
 	return res.Body, nil, nil
+}
+
+// close runs the script's EXIT trap and ends everything the load started.
+func (l *localServer) close() {
+	l.sup.RunExitTrap(nil)
+	l.sup.Close()
+	l.closeLog()
 }
 
 // progress shows a call's notifications on stderr: a bar redrawn in place

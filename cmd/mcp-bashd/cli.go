@@ -21,10 +21,21 @@ import (
 )
 
 // The commands for people: tools, call, check. Each resolves tools.json
-// and config.json as the server does (flag, environment, beside SERVER).
+// and config.json as the server does: a flag, else what SERVER's top level
+// names (it is loaded first), else the environment, else beside SERVER.
 
 type cliFiles struct {
 	script, tools, config, bash string
+	toolsFlag, configFlag       string // as given on the command line
+	configNamed                 bool   // a missing config file is an error
+}
+
+// adopt picks tools.json and config.json as the server would once SERVER
+// is loaded (sn nil: it is not, and the environment and the defaults
+// beside it decide).
+func (f *cliFiles) adopt(sn *supervisor.Snapshot) {
+	d := pickFiles(f.toolsFlag, f.configFlag, f.script, "", sn)
+	f.tools, f.config, f.configNamed = absPath(d.tools), absPath(d.config), d.configNamed
 }
 
 // bashPath is --bash, or bash on PATH.
@@ -44,8 +55,8 @@ func (f *cliFiles) bashPath() (string, error) {
 func cliFlags(name, usage string, args []string, extra func(*flag.FlagSet), scriptless func(first string) bool) (*cliFiles, []string, int) {
 	fs := flag.NewFlagSet("mcp-bashd "+name, flag.ContinueOnError)
 	f := &cliFiles{}
-	fs.StringVar(&f.tools, "tools", "", "tools list `file` (default: MCP_TOOLS_LIST_FILE, or tools.json beside SERVER)")
-	fs.StringVar(&f.config, "config", "", "configuration `file` (default: MCP_CONFIG_FILE, or config.json beside SERVER)")
+	fs.StringVar(&f.tools, "tools", "", "tools list `file` (default: MCP_TOOLS_LIST_FILE as SERVER's top level leaves it, or tools.json beside SERVER)")
+	fs.StringVar(&f.config, "config", "", "configuration `file` (default: MCP_CONFIG_FILE as SERVER's top level leaves it, or config.json beside SERVER)")
 	fs.StringVar(&f.bash, "bash", "", "`path` of the bash that runs the script and its tools (default: bash on PATH)")
 	if extra != nil {
 		extra(fs)
@@ -75,8 +86,8 @@ func cliFlags(name, usage string, args []string, extra func(*flag.FlagSet), scri
 		return nil, nil, 1
 	}
 	f.script = abs
-	f.tools = absPath(pick(f.tools, os.Getenv("MCP_TOOLS_LIST_FILE"), filepath.Join(filepath.Dir(abs), "tools.json")))
-	f.config = absPath(pick(f.config, os.Getenv("MCP_CONFIG_FILE"), filepath.Join(filepath.Dir(abs), "config.json")))
+	f.toolsFlag, f.configFlag = f.tools, f.config
+	f.adopt(nil) // until the script is loaded
 	return f, append(positional[1:], rest...), -1
 }
 
@@ -97,6 +108,8 @@ const toolsUsage = `Usage: mcp-bashd tools [flags] SERVER.sh
 Lists the tools SERVER.sh's tools.json declares: name, description and
 arguments as name:type ({a|b} lists an enum's values, * marks a required
 one). --json prints the tools/list result as a client receives it.
+Without --tools, SERVER.sh's top level runs once (as the server runs it)
+to learn whether it names its tools list itself (MCP_TOOLS_LIST_FILE).
 
 Example:
   mcp-bashd tools examples/greeter/server.sh
@@ -111,6 +124,15 @@ func toolsCommand(args []string, stdout io.Writer) int {
 	}, nil)
 	if code >= 0 {
 		return code
+	}
+	if f.toolsFlag == "" {
+		// The script may name its tools list itself (MCP_TOOLS_LIST_FILE
+		// at its top level): load it to know.
+		if sn, err := loadScript(f); err != nil {
+			fmt.Fprintf(os.Stderr, "mcp-bashd tools: the server script did not load, so the tools list it may name is not known; reading %s (%v)\n", f.tools, err)
+		} else {
+			f.adopt(sn)
+		}
 	}
 	if asJSON {
 		tf := catalog.LoadTools(f.tools)
@@ -216,8 +238,12 @@ func checkCommand(args []string, stdout io.Writer) int {
 	if code >= 0 {
 		return code
 	}
+	sn, err := loadScript(f)
+	if err == nil {
+		f.adopt(sn) // the files the script names, as the server reads them
+	}
 	in := catalog.LintInput{ToolsFile: f.tools, Script: f.script}
-	if sn, err := loadScript(f); err != nil {
+	if err != nil {
 		in.LoadErr = err
 	} else {
 		in.Functions, in.LoadStdout = sn.Functions, sn.LoadStdout

@@ -89,19 +89,24 @@ func start(ctx context.Context, o options, p paths, scriptArgs []string, log *za
 		return nil, err
 	}
 	d := &daemon{name: p.given, log: log, sup: sup, met: metrics.New(), stopWatch: func() {}, served: make(chan error, 1)}
-	src := catalog.NewSource(catalog.Options{ToolsFile: p.tools, ConfigFile: p.config, ToolsDir: p.toolsDir, Lister: sup, Log: log.Named("catalog")})
-	// The watcher takes the files' stamps before the script loads, so an
-	// edit made while the daemon starts is a change.
-	watcher := mcp.NewWatcher(src, p.script, log.Named("reload"))
+	// The script's stamp is taken before it loads, so an edit made while
+	// the daemon starts is a change.
+	scriptStamp := catalog.StampOf(p.script)
 	if err = loadSnapshot(ctx, sup, o.snapshotFD, p.script == ""); err != nil {
 		log.Error("server script not loaded", zap.Error(err))
 		sup.Close()
 		return nil, err
 	}
-	log.Info("serving", zap.String("script", p.script), zap.String("tools", p.tools), zap.String("config", p.config), zap.String("version", version))
+	// Only now are the declarations known: the script may name them.
+	files := declare(o, p, sup.Current(), log)
+	src := catalog.NewSource(catalog.Options{ToolsFile: files.tools, ConfigFile: files.config, ConfigRequired: files.configNamed,
+		ToolsDir: p.toolsDir, Lister: sup, Log: log.Named("catalog")})
+	watcher := mcp.NewWatcher(src, p.script, scriptStamp, log.Named("reload"))
+	log.Info("serving", zap.String("script", p.script), zap.String("tools", files.tools), zap.String("config", files.config),
+		zap.Bool("config_named", files.configNamed), zap.String("version", version), settingsField(o))
 	d.srv = mcp.New(mcp.Options{
 		Catalog: src, Runner: sup, Snapshot: sup.Current, Metrics: d.met,
-		MaxConcurrent: o.maxConcurrent, DefaultTimeout: o.timeout,
+		MaxConcurrent: o.maxConcurrent, DefaultTimeout: o.timeout, Sequential: o.sequential,
 		Log: log.Named("mcp"),
 	})
 	if !o.noWatch && !o.oneshot {

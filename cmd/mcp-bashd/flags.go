@@ -8,6 +8,8 @@ import (
 	"os"
 	"runtime/debug"
 	"strings"
+
+	"go.uber.org/zap"
 )
 
 // parseArgs parses fs's flags wherever they stand before a "--": the other
@@ -109,4 +111,75 @@ func buildVersion() string {
 		v += " (commit " + rev + dirty + ")"
 	}
 	return v
+}
+
+// envSettings are the daemon flags each of which may also come from its
+// own MCP_BASHD_<NAME> variable (envKey): the ones a host that starts
+// ./server.sh itself has no other way to set.
+var envSettings = []string{"max-concurrency", "timeout", "grace", "drain", "sequential"}
+
+// envKey is the variable of a setting: max-concurrency → MCP_BASHD_MAX_CONCURRENCY.
+func envKey(name string) string {
+	return "MCP_BASHD_" + strings.ToUpper(strings.ReplaceAll(name, "-", "_"))
+}
+
+// envFlags applies the daemon settings the environment gives, once fs has
+// parsed the command line, for a server whose command line is not ours
+// (the host starts ./server.sh): first each MCP_BASHD_<NAME> of
+// envSettings, then MCP_BASHD_FLAGS, daemon flags separated by spaces (no
+// quoting: values hold no spaces). The command line wins over both, and
+// MCP_BASHD_FLAGS over a MCP_BASHD_<NAME>. A value that does not parse is
+// an error naming its variable.
+func envFlags(fs *flag.FlagSet) error {
+	onCommandLine := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { onCommandLine[f.Name] = true })
+	set := func(name, value, from string) error {
+		if onCommandLine[name] {
+			return nil
+		}
+		if err := fs.Set(name, value); err != nil {
+			return fmt.Errorf("%s: invalid value %q for --%s: %v", from, value, name, err)
+		}
+		return nil
+	}
+	for _, name := range envSettings {
+		key := envKey(name)
+		if v := strings.TrimSpace(os.Getenv(key)); v != "" {
+			if err := set(name, v, key); err != nil {
+				return err
+			}
+		}
+	}
+	words := strings.Fields(os.Getenv("MCP_BASHD_FLAGS"))
+	if len(words) == 0 {
+		return nil
+	}
+	var scratch options
+	efs := daemonFlags(&scratch)
+	efs.SetOutput(io.Discard)
+	efs.Usage = func() {}
+	if err := efs.Parse(words); err != nil {
+		return fmt.Errorf("MCP_BASHD_FLAGS: %v", err)
+	}
+	if efs.NArg() > 0 {
+		return fmt.Errorf("MCP_BASHD_FLAGS: only flags may stand there, not %q", efs.Arg(0))
+	}
+	var err error
+	efs.Visit(func(f *flag.Flag) {
+		switch {
+		case err != nil:
+		case strings.HasPrefix(f.Usage, "internal:"):
+			err = fmt.Errorf("MCP_BASHD_FLAGS: --%s is not a setting", f.Name)
+		default:
+			err = set(f.Name, f.Value.String(), "MCP_BASHD_FLAGS")
+		}
+	})
+	return err
+}
+
+// settingsField logs the serving settings in force, wherever they came
+// from (command line, environment, default).
+func settingsField(o options) zap.Field {
+	return zap.Dict("settings", zap.Int("max_concurrency", o.maxConcurrent), zap.Duration("timeout", o.timeout),
+		zap.Duration("grace", o.grace), zap.Duration("drain", o.drain), zap.Bool("sequential", o.sequential))
 }

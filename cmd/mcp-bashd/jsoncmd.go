@@ -100,7 +100,7 @@ func sdk2026Response(id json.RawMessage, stdin io.Reader, stdout io.Writer, fail
 	if cfg == "" {
 		cfg = "config.json"
 	}
-	res, err := mcp.SDK2026Result(in, catalog.LoadConfig(cfg).ServerInfo())
+	res, err := mcp.SDK2026Result(in, catalog.LoadConfig(cfg, false).ServerInfo())
 	if err != nil {
 		return fail("create_response: %v", err)
 	}

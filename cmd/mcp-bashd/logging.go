@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"sync"
 
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
@@ -43,10 +44,72 @@ func newLogger() (*zap.Logger, func(), error) {
 	if c := stderrCore(enc); c != nil {
 		cores = append(cores, c)
 	}
-	if len(cores) == 0 {
-		return zap.NewNop(), closeAll, nil
+	late := &lateFiles{level: zap.NewAtomicLevelAt(zapcore.InvalidLevel)}
+	cores = append(cores, zapcore.NewCore(zapcore.NewJSONEncoder(enc), late, late.level))
+	return zap.New(withLateFiles{zapcore.NewTee(cores...), late}), func() { closeAll(); late.close() }, nil
+}
+
+// lateFiles are log files named only once the server script is loaded
+// (the manifest form: the script sets MCP_LOG_FILE itself). Until one is
+// added its core is disabled, so nothing is encoded for nobody.
+type lateFiles struct {
+	level zap.AtomicLevel
+	mu    sync.Mutex
+	files []*os.File
+}
+
+// add opens path and logs every level to it from now on.
+func (l *lateFiles) add(path string) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
 	}
-	return zap.New(zapcore.NewTee(cores...)), closeAll, nil
+	l.mu.Lock()
+	l.files = append(l.files, f)
+	l.mu.Unlock()
+	l.level.SetLevel(zap.DebugLevel)
+	return nil
+}
+
+func (l *lateFiles) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, f := range l.files {
+		f.Write(p)
+	}
+	return len(p), nil
+}
+
+func (l *lateFiles) Sync() error { return nil }
+
+func (l *lateFiles) close() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, f := range l.files {
+		f.Close()
+	}
+	l.files = nil
+}
+
+// withLateFiles is the logger's core, carrying its lateFiles through With
+// so that any logger derived from it can add one (addLogFile).
+type withLateFiles struct {
+	zapcore.Core
+	late *lateFiles
+}
+
+func (c withLateFiles) With(fields []zapcore.Field) zapcore.Core {
+	return withLateFiles{c.Core.With(fields), c.late}
+}
+
+// addLogFile makes log (and every logger made from the same newLogger)
+// write to path too.
+func addLogFile(log *zap.Logger, path string) error {
+	c, ok := log.Core().(withLateFiles)
+	if !ok {
+		return nil // not one of ours (a test's nop logger)
+	}
+	return c.late.add(path)
 }
 
 // stderrCore is the stderr sink the environment asks for (nil for none).

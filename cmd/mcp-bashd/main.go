@@ -56,12 +56,21 @@ Flags:
 const examples = `
 Environment (flags win):
   MCP_TOOLS_LIST_FILE   tools list (default: tools.json beside SERVER.sh)
-  MCP_CONFIG_FILE       serverInfo, capabilities, instructions (default: config.json beside SERVER.sh; optional)
+  MCP_CONFIG_FILE       serverInfo, capabilities, instructions (default: config.json beside
+                        SERVER.sh, optional there; a file named here or by --config must exist)
   MCP_LOG_FILE          structured log file, every level (default: none)
+  (SERVER.sh may set these three itself, as for bash-mcp-sdk: the value its top level leaves,
+  a relative one meaning a file in the directory it was in, wins over the environment.)
   MCP_EXTRA_LOG_FILE    a second log file
   MCP_LOG_STDERR        stderr gets warnings and errors; 1: every level; 0: nothing
   MCP_LOG_FORMAT=json   JSON lines on stderr too
   TMPDIR                where per-call directories are made (default: /tmp)
+
+Settings from the environment (for a server the host starts as ./server.sh):
+  MCP_BASHD_MAX_CONCURRENCY, MCP_BASHD_TIMEOUT, MCP_BASHD_GRACE, MCP_BASHD_DRAIN,
+  MCP_BASHD_SEQUENTIAL  each the value of the flag of that name (MCP_BASHD_SEQUENTIAL=1)
+  MCP_BASHD_FLAGS       daemon flags separated by spaces, e.g. "--sequential --grace 5s"
+  Precedence: the command line, then MCP_BASHD_FLAGS, then MCP_BASHD_<NAME>, then the default.
 
 Examples:
   mcp-bashd ./examples/greeter/server.sh
@@ -77,6 +86,7 @@ type options struct {
 	grace, timeout      time.Duration
 	drain               time.Duration
 	drainSet            bool
+	sequential          bool
 	snapshotFD          int
 	serverPID, shellPID int // the drop-in form's (internal flags)
 	noWatch             bool
@@ -107,6 +117,14 @@ func run(args []string) int {
 	positional, rest, err := parseArgs(fs, args, func(w io.Writer) { usageOf(w, fs, usage, examples) })
 	if err != nil {
 		return parseFailed(err, "")
+	}
+	// The shim's one-shot process_request is an API call, not a server:
+	// the serving settings of the environment are not its own.
+	if !o.oneshot {
+		if err := envFlags(fs); err != nil {
+			fmt.Fprintln(os.Stderr, "mcp-bashd:", err)
+			return 2
+		}
 	}
 	fs.Visit(func(f *flag.Flag) {
 		if f.Name == "drain" {
@@ -187,6 +205,7 @@ func daemonFlags(o *options) *flag.FlagSet {
 	fs.DurationVar(&o.grace, "grace", 2*time.Second, "time between SIGTERM and SIGKILL when a call is stopped")
 	fs.DurationVar(&o.timeout, "timeout", 0, "default per-call timeout (0: none; tools.json x-mcp-bashd.timeout overrides)")
 	fs.DurationVar(&o.drain, "drain", 0, "on SIGINT/SIGTERM/SIGHUP, time in-flight calls get to finish before they are cancelled")
+	fs.BoolVar(&o.sequential, "sequential", false, "answer one request at a time, in the order they arrive, as bash-mcp-sdk did\n(a cancellation of the running call still cancels it; over HTTP, one request at a time server-wide)")
 	fs.StringVar(&o.toolsDir, "tools-dir", "", "also serve every executable in `DIR` that answers `EXE list` (one tool JSON per line); calls run `EXE NAME ARGS_JSON`")
 	fs.BoolVar(&o.oneshot, "oneshot", false, "internal: serve stdin once for the shim's process_request (no reload, the caller's EXIT trap not run)")
 	fs.BoolVar(&o.noWatch, "no-reload", false, "do not reload when the script, tools.json or config.json changes")
@@ -267,22 +286,20 @@ func serve(o options, script string, scriptArgs []string) int {
 	return 0
 }
 
-// paths are the files a server is made of, resolved once.
+// paths are the files a server is made of, resolved once. (tools.json
+// and config.json are picked once the script is loaded: declare.)
 type paths struct {
-	script, tools, config, toolsDir, bash string
-	given                                 string // the script or tools directory as named on the command line
+	script, toolsDir, bash string
+	given                  string // the script or tools directory as named on the command line
 }
 
 // resolvePaths makes the script and tools directory absolute (checking
-// they exist), finds bash, and picks tools.json and config.json: flag,
-// environment, or beside the script (beside the tools directory without
-// one).
+// they exist) and finds bash.
 func resolvePaths(o options, script string) (paths, error) {
 	p := paths{given: script}
 	if script == "" {
 		p.given = o.toolsDir
 	}
-	var home string
 	var err error
 	if script != "" {
 		p.script, err = scriptPath(script, o.shellPID)
@@ -292,7 +309,6 @@ func resolvePaths(o options, script string) (paths, error) {
 		if err != nil {
 			return p, fmt.Errorf("server script %s: %w", script, err)
 		}
-		home = filepath.Dir(p.script)
 	}
 	if o.toolsDir != "" {
 		if p.toolsDir, err = filepath.Abs(o.toolsDir); err == nil {
@@ -301,20 +317,12 @@ func resolvePaths(o options, script string) (paths, error) {
 		if err != nil {
 			return p, fmt.Errorf("tools directory: %w", err)
 		}
-		if home == "" {
-			home = p.toolsDir
-		}
 	}
 	if p.bash = o.bash; p.bash == "" {
 		if p.bash, err = exec.LookPath("bash"); err != nil {
 			return p, errors.New("bash not found on PATH (use --bash PATH)")
 		}
 	}
-	p.tools = pick(o.tools, os.Getenv("MCP_TOOLS_LIST_FILE"))
-	if p.tools == "" && p.script != "" {
-		p.tools = filepath.Join(home, "tools.json")
-	}
-	p.config = pick(o.config, os.Getenv("MCP_CONFIG_FILE"), filepath.Join(home, "config.json"))
 	return p, nil
 }
 

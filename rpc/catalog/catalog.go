@@ -107,9 +107,12 @@ func mergeList(list json.RawMessage, extra []json.RawMessage) json.RawMessage {
 type Options struct {
 	ToolsFile  string // "" only for a tools-directory server without a script
 	ConfigFile string
-	ToolsDir   string // "" for none
-	Lister     Lister // runs `EXE list`; required with ToolsDir
-	Log        *zap.Logger
+	// ConfigRequired: ConfigFile was named explicitly, so its absence is
+	// an error rather than defaults (LoadConfig).
+	ConfigRequired bool
+	ToolsDir       string // "" for none
+	Lister         Lister // runs `EXE list`; required with ToolsDir
+	Log            *zap.Logger
 }
 
 // Source keeps the current Catalog. Readers never wait for I/O they do not
@@ -148,7 +151,7 @@ func NewSource(opt Options) *Source {
 	c := &Catalog{hasToolsFile: opt.ToolsFile != ""}
 	c.st = s.stamp(true)
 	c.Tools = LoadTools(opt.ToolsFile)
-	c.Config = LoadConfig(opt.ConfigFile)
+	c.Config = LoadConfig(opt.ConfigFile, opt.ConfigRequired)
 	if opt.ToolsDir != "" {
 		r := s.listOnce(context.Background())
 		c.Dir, c.st.dirSelf, c.st.dirEntries = r.listing, r.self, r.entries
@@ -229,7 +232,7 @@ func (s *Source) publish(c *Catalog, st stamps, r *dirRun) *Catalog {
 		next.st.tools = st.tools
 	}
 	if st.config != c.st.config {
-		next.Config = keepGood(s.log, c.Config, LoadConfig(s.opt.ConfigFile), c.Config.Err, func(c *Config) error { return c.Err },
+		next.Config = keepGood(s.log, c.Config, LoadConfig(s.opt.ConfigFile, s.opt.ConfigRequired), c.Config.Err, func(c *Config) error { return c.Err },
 			"server configuration changed but is unusable; the last good one keeps serving", s.opt.ConfigFile)
 		next.st.config = st.config
 	}

@@ -14,21 +14,25 @@ import (
 // legacy-only.
 const ModernVersion = "2026-07-28"
 
-// Config is one parse of config.json (optional: a missing file means
-// defaults). Only the fields the server uses are read; each accessor
-// returns the value as written, or a default, never an error.
+// Config is one parse of config.json (optional at its default place: a
+// missing file means defaults). Only the fields the server uses are read;
+// each accessor returns the value as written, or a default, never an
+// error.
 type Config struct {
 	Path    string
-	Missing bool  // no file: defaults apply
-	Err     error // the file exists but does not hold one JSON object
+	Missing bool  // no file where none was required: defaults apply
+	Err     error // the file does not hold one JSON object, or is required and missing
 	fields  map[string]json.RawMessage
 }
 
-// LoadConfig reads config.json.
-func LoadConfig(path string) *Config {
+// LoadConfig reads config.json. required says the file was named
+// explicitly (a flag, MCP_CONFIG_FILE): then, as under the bash SDK, a
+// missing file is an error (initialize answers -32603); only the default
+// path may be absent.
+func LoadConfig(path string, required bool) *Config {
 	c := &Config{Path: path, fields: map[string]json.RawMessage{}}
 	ms, err := readObjectFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
+	if errors.Is(err, fs.ErrNotExist) && !required {
 		c.Missing = true
 		return c
 	}

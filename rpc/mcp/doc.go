@@ -11,7 +11,10 @@
 // it) and runs on its own goroutine, bounded by a server-wide semaphore. A
 // tools/list that needs the tools directory listed again runs on its own
 // goroutine too. The in-flight table is one state changed through one
-// function under one lock (conn.update).
+// function under one lock (conn.update). In sequential mode
+// (Options.Sequential) a connection's loop handles one request at a time
+// instead, and only a cancellation of the running call overtakes the
+// queue (sequential.go).
 //
 // A tool result is assembled as parts (body.go) and rendered only into the
 // line that answers the call: its output is held once as the tool wrote it

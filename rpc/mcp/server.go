@@ -30,8 +30,11 @@ type Options struct {
 	MaxConcurrent  int                         // tool calls running at once
 	MaxPending     int                         // tool calls running or waiting; beyond it a call is refused
 	DefaultTimeout time.Duration               // per call; 0: none
-	Metrics        *metrics.Metrics            // nil: counted privately
-	Log            *zap.Logger
+	// Sequential answers one request at a time, in arrival order, as
+	// bash-mcp-sdk did (sequential.go).
+	Sequential bool
+	Metrics    *metrics.Metrics // nil: counted privately
+	Log        *zap.Logger
 }
 
 // Server answers MCP requests on any number of connections.
@@ -41,6 +44,7 @@ type Server struct {
 	src     *catalog.Source
 	metrics *metrics.Metrics
 	sem     chan struct{}
+	turn    chan struct{} // Sequential: held by the one request being handled
 	pending atomic.Int64
 	// answering counts the calls writing their answer while holding a
 	// slot (slotStream).
@@ -76,6 +80,7 @@ func New(opt Options) *Server {
 	return &Server{
 		opt: opt, log: opt.Log, src: opt.Catalog, metrics: opt.Metrics,
 		sem:  make(chan struct{}, opt.MaxConcurrent),
+		turn: make(chan struct{}, 1),
 		base: base, cancel: cancel,
 		conns:   map[*conn]bool{},
 		stopped: make(chan struct{}),
@@ -110,7 +115,11 @@ func (s *Server) Serve(t transport.Connection) error {
 		s.mu.Unlock()
 	}()
 	readDone := make(chan error, 1)
-	go func() { readDone <- s.readLoop(c) }()
+	read := s.readLoop
+	if s.opt.Sequential {
+		read = s.readSequential
+	}
+	go func() { readDone <- read(c) }()
 	select {
 	case err := <-readDone:
 		c.calls.Wait()

@@ -34,12 +34,14 @@ type Watcher struct {
 	log         *zap.Logger
 }
 
-// NewWatcher takes the stamps of the server's files now: made before the
-// script is first loaded, an edit made while the daemon starts is a change.
-func NewWatcher(src *catalog.Source, script string, log *zap.Logger) *Watcher {
+// NewWatcher watches src's files and script, whose stamp scriptStamp was
+// taken before the script was first loaded, so that an edit made while the
+// daemon started is a change. (The declarations are read after the load:
+// the script may name them.)
+func NewWatcher(src *catalog.Source, script string, scriptStamp catalog.FileStamp, log *zap.Logger) *Watcher {
 	w := &Watcher{src: src, script: script, log: log}
 	if script != "" {
-		w.scriptStamp = catalog.StampOf(script)
+		w.scriptStamp = scriptStamp
 	}
 	w.cat = src.Current()
 	w.list, _ = w.cat.ToolsList()
