@@ -227,9 +227,14 @@ func ctStart(t *testing.T, o ctOpt) *ctSrv {
 		"MARKS="+s.marks,
 		"MCP_LOG_FILE="+s.log,
 		"MCP_TOOLS_LIST_FILE="+s.tools,
-		"MCP_CONFIG_FILE="+s.conf,
 		"MCPBASHD_TEST_MARK="+s.mark,
 	)
+	if o.config != "" {
+		// Named only when written: a config file named explicitly must
+		// exist (issue 11 item 8). Without it the default beside the
+		// script, the same file, applies.
+		cmd.Env = append(cmd.Env, "MCP_CONFIG_FILE="+s.conf)
+	}
 	cmd.Env = append(append(cmd.Env, o.env...), extra...)
 	if cred != nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
@@ -485,7 +490,9 @@ func TestCtArgumentsGate(t *testing.T) {
 
 // A schema that does not compile answers that tool's calls with an isError
 // naming the problem; the other tools keep working and tools/list still
-// lists every entry.
+// lists every entry. (A malformed keyword no longer makes a schema fail to
+// compile — it is left unenforced, issue 11 item 9 — so these are
+// references that cannot be resolved.)
 func TestCtSchemaThatDoesNotCompile(t *testing.T) {
 	s := ctStart(t, ctOpt{
 		script: `tool_good() { echo good; }
@@ -493,8 +500,8 @@ tool_bad() { : > "$MARKS/bad.ran"; }
 tool_late() { : > "$MARKS/late.ran"; }`,
 		tools: `{"tools":[
  {"name":"good","inputSchema":{"type":"object"}},
- {"name":"bad","inputSchema":{"type":"object","properties":{"a":{"type":5}}}},
- {"inputSchema":{"type":"object","properties":{"a":{"minimum":"zero"}}},"name":"late"}
+ {"name":"bad","inputSchema":{"type":"object","properties":{"a":{"$ref":"#/$defs/missing"}}}},
+ {"inputSchema":{"type":"object","properties":{"a":{"$ref":"https://example.com/elsewhere.json"}}},"name":"late"}
 ]}`,
 	})
 	s.roundTrip(initLine)
