@@ -7,6 +7,11 @@
 // a provider it does not need. It also holds the read-only inspections the
 // command line uses (InspectTools, Lint, ValidateArguments).
 //
+// config.json is optional at its default place (defaults apply) but, when
+// named explicitly (Options.ConfigRequired), a missing one is an error, as
+// under the bash SDK. A tools.json version's malformed inputSchema keywords
+// are logged once, when that version is read.
+//
 // It imports rpc/wire (JSON members), schema, sandbox (a tool's limits),
 // scripts (the shim's version, for Lint) and zap; never the server, the transports or the supervisor
 // (a Lister is passed in).
