@@ -145,6 +145,20 @@ func TestCfgNamedConfigMissing(t *testing.T) {
 	const defaults = `{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","serverInfo":{"name":"mcp-server","version":"1.0.0"},"capabilities":{"tools":{}}}}`
 	const discover = `{"jsonrpc":"2.0","id":5,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
 	missing := filepath.Join(t.TempDir(), "gone", "config.json")
+	// A shim vendored before it said whether MCP_CONFIG_FILE was named: it
+	// exported its default, which must still be optional.
+	shim, err := os.ReadFile(repoPath("scripts/mcpserver_core.sh"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	oldShim := filepath.Join(t.TempDir(), "mcpserver_core.sh")
+	before := strings.ReplaceAll(string(shim), `export __MCPBASHD_CONFIG_NAMED="${MCP_CONFIG_FILE:+1}" MCP_CONFIG_FILE=`, `export MCP_CONFIG_FILE=`)
+	if before == string(shim) {
+		t.Fatal("the shim's export line changed; update this test")
+	}
+	if err := os.WriteFile(oldShim, []byte(before), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct {
 		name string
 		args []string // nil: the drop-in form (./server.sh)
@@ -152,6 +166,7 @@ func TestCfgNamedConfigMissing(t *testing.T) {
 		want string // "" : the defaults
 	}{
 		{name: "drop-in default absent"},
+		{name: "drop-in default absent, older shim", env: []string{"SHIM=" + oldShim}},
 		{name: "drop-in environment names it", env: []string{"MCP_CONFIG_FILE=nope.json"}, want: "nope.json"},
 		{name: "drop-in script names it", env: []string{"CFG_SET_CONFIG=conf/missing.json"}, want: "conf/missing.json"},
 		{name: "manifest default absent", args: []string{}},

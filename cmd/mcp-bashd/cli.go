@@ -34,7 +34,7 @@ type cliFiles struct {
 // is loaded (sn nil: it is not, and the environment and the defaults
 // beside it decide).
 func (f *cliFiles) adopt(sn *supervisor.Snapshot) {
-	d := pickFiles(f.toolsFlag, f.configFlag, f.script, "", sn)
+	d := pickFiles(f.toolsFlag, f.configFlag, f.script, "", sn, false)
 	f.tools, f.config, f.configNamed = absPath(d.tools), absPath(d.config), d.configNamed
 }
 

@@ -22,15 +22,22 @@ type declFiles struct {
 	logs []string
 }
 
-// configDefaulted is the drop-in shim's word that MCP_CONFIG_FILE was not
-// set when run_mcp_server ran and it exported its own default: the shim
-// exports __MCPBASHD_CONFIG_NAMED as "" then (as "1" when it was set). The
-// daemon reads it once at start-up (the supervisor keeps __MCPBASHD_*
-// variables from every process it starts).
-var configDefaulted = func() bool {
-	v, ok := os.LookupEnv("__MCPBASHD_CONFIG_NAMED")
-	return ok && v != "1"
-}()
+// configMarker is the drop-in shim's word on MCP_CONFIG_FILE: it exports
+// __MCPBASHD_CONFIG_NAMED as "1" when the variable was set when
+// run_mcp_server ran, as "" when it exported its own default. The daemon
+// reads it once at start-up (the supervisor keeps __MCPBASHD_* variables
+// from every process it starts).
+var configMarker, configMarked = os.LookupEnv("__MCPBASHD_CONFIG_NAMED")
+
+// configDefaulted reports whether the drop-in shim, not the script, put
+// value in MCP_CONFIG_FILE. A shim vendored before the marker existed
+// exported its default, "config.json", without saying so.
+func configDefaulted(dropIn bool, value string) bool {
+	if configMarked {
+		return configMarker != "1"
+	}
+	return dropIn && value == "config.json"
+}
 
 // pickFiles picks tools.json and config.json: a flag wins; then the value
 // the server script's shell held when run_mcp_server ran (sn.Vars: what
@@ -38,8 +45,9 @@ var configDefaulted = func() bool {
 // relative one meaning a file in the directory that shell was in, as the
 // SDK opened it; then the environment (a server without a script); then
 // tools.json beside the script and config.json beside it (or beside the
-// tools directory). sn is nil when the script was not loaded.
-func pickFiles(flagTools, flagConfig, script, toolsDir string, sn *supervisor.Snapshot) declFiles {
+// tools directory). sn is nil when the script was not loaded; dropIn says
+// the drop-in shim started us.
+func pickFiles(flagTools, flagConfig, script, toolsDir string, sn *supervisor.Snapshot, dropIn bool) declFiles {
 	var d declFiles
 	home := toolsDir
 	if script != "" {
@@ -55,7 +63,7 @@ func pickFiles(flagTools, flagConfig, script, toolsDir string, sn *supervisor.Sn
 	d.config, d.configNamed = flagConfig, flagConfig != ""
 	if !d.configNamed {
 		d.config, d.configNamed = scriptValue("MCP_CONFIG_FILE", sn)
-		if configDefaulted {
+		if d.configNamed && configDefaulted(dropIn, d.config) {
 			d.configNamed = false
 		}
 	}
@@ -109,7 +117,7 @@ func sameFile(a, b string) bool {
 // declare picks the declaration files once the script is loaded (sn) and
 // has the logger write to the log files the script named.
 func declare(o options, p paths, sn *supervisor.Snapshot, log *zap.Logger) declFiles {
-	files := pickFiles(o.tools, o.config, p.script, p.toolsDir, sn)
+	files := pickFiles(o.tools, o.config, p.script, p.toolsDir, sn, o.snapshotFD >= 0)
 	for _, l := range files.logs {
 		if err := addLogFile(log, l); err != nil {
 			log.Warn("log file the server script names cannot be opened", zap.String("path", l), zap.Error(err))
