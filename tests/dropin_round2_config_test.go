@@ -225,7 +225,8 @@ const cfgMalformedTools = `{"tools":[
  {"name":"lenient","description":"malformed keywords the SDK left unenforced","inputSchema":{"type":"object","properties":{
    "empty":{"type":[]},"mixed":{"type":["string",7]},"bound":{"minimum":"3"},"d4":{"minimum":0,"exclusiveMinimum":true}}}},
  {"name":"guarded","description":"a pattern RE2 cannot compile","inputSchema":{"type":"object","properties":{
-   "name":{"type":"string","pattern":"^(?!-)[a-z-]+$"}}}}]}`
+   "name":{"type":"string","pattern":"^(?!-)[a-z-]+$"}}}},
+ {"name":"outer","description":"a nested dispatch","inputSchema":{"type":"object"}}]}`
 
 // A tool whose schema holds malformed keywords keeps working (they are not
 // enforced, as under the SDK) and each is logged once per version of
@@ -236,6 +237,7 @@ func TestCfgMalformedSchemasKeepWorking(t *testing.T) {
 source "$SHIM"
 tool_lenient() { printf 'ran %s' "$1"; }
 tool_guarded() { printf 'ran %s' "$1"; }
+tool_outer() { handle_tools_call 9 '{"name":"lenient","arguments":{"empty":"x"}}'; }
 run_mcp_server
 `})
 	srv := s.dropIn(t)
@@ -252,6 +254,11 @@ run_mcp_server
 	}
 	if got := srv.roundTrip(cfgCall(5, "guarded", `{}`)); !strings.Contains(got, `"text":"ran {}"`) {
 		t.Errorf("guarded without one: %s", got)
+	}
+	// A nested dispatch's output is its answer alone: the warnings (and the
+	// absent default config.json) are the serving daemon's to report.
+	if got := srv.roundTrip(cfgCall(8, "outer", `{}`)); got != `{"jsonrpc":"2.0","id":8,"result":{"content":[{"type":"text","text":"{\"jsonrpc\":\"2.0\",\"id\":9,\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"ran {\\\"empty\\\":\\\"x\\\"}\"}],\"isError\":false}}"}],"isError":false}}` {
+		t.Errorf("nested dispatch: %s", got)
 	}
 	const malformed = "inputSchema keyword is malformed and not enforced"
 	const pattern = "inputSchema pattern cannot be evaluated; strings it applies to are refused"

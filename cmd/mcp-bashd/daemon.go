@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 	"golang.org/x/sys/unix"
 
 	"github.com/mcp-bashd/mcp-bashd/rpc/catalog"
@@ -99,8 +100,15 @@ func start(ctx context.Context, o options, p paths, scriptArgs []string, log *za
 	}
 	// Only now are the declarations known: the script may name them.
 	files := declare(o, p, sup.Current(), log)
+	catLog := log.Named("catalog")
+	if o.oneshot {
+		// The shim's process_request: its stderr is its caller's (in a
+		// nested dispatch, the tool's output), and the serving daemon has
+		// reported the schemas' warnings already.
+		catLog = catLog.WithOptions(zap.IncreaseLevel(zapcore.ErrorLevel))
+	}
 	src := catalog.NewSource(catalog.Options{ToolsFile: files.tools, ConfigFile: files.config, ConfigRequired: files.configNamed,
-		ToolsDir: p.toolsDir, Lister: sup, Log: log.Named("catalog")})
+		ToolsDir: p.toolsDir, Lister: sup, Log: catLog})
 	watcher := mcp.NewWatcher(src, p.script, scriptStamp, log.Named("reload"))
 	log.Info("serving", zap.String("script", p.script), zap.String("tools", files.tools), zap.String("config", files.config),
 		zap.Bool("config_named", files.configNamed), zap.String("version", version), settingsField(o))

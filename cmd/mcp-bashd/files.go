@@ -30,8 +30,11 @@ type declFiles struct {
 var configMarker, configMarked = os.LookupEnv("__MCPBASHD_CONFIG_NAMED")
 
 // configDefaulted reports whether the drop-in shim, not the script, put
-// value in MCP_CONFIG_FILE. A shim vendored before the marker existed
-// exported its default, "config.json", without saying so.
+// value in MCP_CONFIG_FILE. Without the marker — the shim's one-shot
+// process_request (also in a nested dispatch, whose environment holds the
+// serving shim's export), or a shim vendored before the marker existed —
+// its default, "config.json", is taken as the default: a file named so
+// explicitly is then optional too.
 func configDefaulted(dropIn bool, value string) bool {
 	if configMarked {
 		return configMarker != "1"
