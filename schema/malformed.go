@@ -30,6 +30,8 @@ import (
 //   - a malformed member of a map of subschemas (properties,
 //     patternProperties, $defs, definitions, dependentSchemas,
 //     dependencies) becomes `true`: the name stays declared, unconstrained;
+//   - under `not`, `oneOf` or `if`, where a looser subschema can make the
+//     whole stricter, the outermost of those keywords is left out instead;
 //   - a patternProperties name that is not a regular expression is removed;
 //   - a list of names given twice (`required`, a `type` list) is kept, each
 //     name once: the SDK enforced it as it was.
@@ -295,16 +297,27 @@ type fixAction struct {
 
 // locate follows a violation's location (a path into the schema document)
 // and says what to leave out: the keyword it is in, or the subschema it
-// names (see the rules at the top of this file). false when it points at
-// the root or at nothing (already removed this round).
+// names (see the rules at the top of this file) — unless that lies under
+// `not`, `oneOf` or `if`, where leaving something out of a subschema can
+// make the whole stricter (`not: {}` refuses everything; a `oneOf` member
+// grown looser may now match beside another): then the outermost of those
+// keywords is left out. false when it points at the root or at nothing
+// (already removed this round).
 func locate(doc any, tokens []string) (fixAction, bool) {
+	var guard *fixAction
+	found := func(a fixAction, ok bool) (fixAction, bool) {
+		if ok && guard != nil {
+			return *guard, true
+		}
+		return a, ok
+	}
 	node := doc
 	for i := 0; ; {
 		obj, ok := node.(map[string]any)
 		if !ok || i == len(tokens) {
 			// A subschema that is itself malformed: only a map member
 			// gets here (see below), and becomes true.
-			return fixAction{at: tokens[:i]}, i > 0
+			return found(fixAction{at: tokens[:i]}, i > 0)
 		}
 		kw := tokens[i]
 		val, ok := obj[kw]
@@ -312,40 +325,58 @@ func locate(doc any, tokens []string) (fixAction, bool) {
 			return fixAction{}, false
 		}
 		keyword := fixAction{at: tokens[:i+1], drop: true}
-		rest := tokens[i+1:]
-		switch v := val.(type) {
-		case map[string]any:
-			switch {
-			case schemaMaps[kw] && len(rest) > 0:
-				member, ok := v[rest[0]]
-				if !ok {
-					return fixAction{}, false
-				}
-				if _, isObj := member.(map[string]any); !isObj && kw == "dependencies" {
-					if _, isBool := member.(bool); !isBool {
-						return keyword, true // a list of names gone wrong
-					}
-				}
-				node, i = member, i+2
-				continue
-			case (schemaSingles[kw] || kw == "items") && len(rest) > 0:
-				node, i = v, i+1
-				continue
+		next, step := descend(kw, val, tokens[i+1:])
+		switch {
+		case step < 0:
+			return fixAction{}, false
+		case step == 0:
+			return found(keyword, true)
+		}
+		if guard == nil && inverting[kw] {
+			guard = &keyword
+		}
+		node, i = next, i+step
+	}
+}
+
+// inverting are the keywords under which a looser subschema can make the
+// schema stricter.
+var inverting = map[string]bool{"not": true, "oneOf": true, "if": true}
+
+// descend steps from keyword kw, whose value is val, into the subschema
+// the rest of the path names: it returns that subschema and how many path
+// tokens the step took; 0 when the path ends in kw's value (kw itself is to
+// be left out); -1 when the path names nothing there.
+func descend(kw string, val any, rest []string) (any, int) {
+	switch v := val.(type) {
+	case map[string]any:
+		switch {
+		case schemaMaps[kw] && len(rest) > 0:
+			member, ok := v[rest[0]]
+			if !ok {
+				return nil, -1
 			}
-		case []any:
-			if (schemaLists[kw] || kw == "items") && len(rest) > 1 {
-				idx, err := strconv.Atoi(rest[0])
-				if err != nil || idx < 0 || idx >= len(v) {
-					return fixAction{}, false
+			if _, isObj := member.(map[string]any); !isObj && kw == "dependencies" {
+				if _, isBool := member.(bool); !isBool {
+					return nil, 0 // a list of names gone wrong
 				}
-				if _, isObj := v[idx].(map[string]any); isObj {
-					node, i = v[idx], i+2
-					continue
-				}
+			}
+			return member, 2
+		case (schemaSingles[kw] || kw == "items") && len(rest) > 0:
+			return v, 1
+		}
+	case []any:
+		if (schemaLists[kw] || kw == "items") && len(rest) > 1 {
+			idx, err := strconv.Atoi(rest[0])
+			if err != nil || idx < 0 || idx >= len(v) {
+				return nil, -1
+			}
+			if _, isObj := v[idx].(map[string]any); isObj {
+				return v[idx], 2
 			}
 		}
-		return keyword, true
 	}
+	return nil, 0
 }
 
 // apply makes the change; false when its place is gone already.

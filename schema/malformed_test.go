@@ -31,6 +31,11 @@ func TestMalformedKeywordsAreLeftOut(t *testing.T) {
 				`{"n":1.5}`:     "Invalid type(s): n expected integer, got number (non-integer) (1.5)."}},
 		{name: "a list with a malformed member is left out whole", src: `{"type":"object","properties":{"a":{"anyOf":[5,{"type":"string"}]},"b":{"not":5}}}`,
 			ignored: []string{"/properties/a/anyOf", "/properties/b/not"}, valid: []string{`{"a":1,"b":1}`}},
+		{name: "under not, oneOf and if the applicator is left out", src: `{"type":"object","properties":{
+			"n":{"not":{"type":[]}},"o":{"oneOf":[{"type":"string"},{"type":"string","minLength":"2"}]},
+			"i":{"if":{"type":"string","pattern":null},"then":{"minLength":3}},"deep":{"allOf":[{"not":{"properties":{"x":{"type":[]}}}}]}}}`,
+			ignored: []string{"/properties/deep/allOf/0/not", "/properties/i/if", "/properties/n/not", "/properties/o/oneOf"},
+			valid:   []string{`{"n":1,"o":"s","i":"ab","deep":{"x":1}}`}},
 		{name: "draft-04 exclusiveMinimum without its minimum", src: `{"$schema":"http://json-schema.org/draft-04/schema#","type":"object","properties":{"a":{"exclusiveMinimum":true,"maximum":3}}}`,
 			ignored: []string{"/properties/a/exclusiveMinimum"}, valid: []string{`{"a":-100}`},
 			invalid: map[string]string{`{"a":4}`: "Out-of-range value(s): a=4 above maximum 3."}},
