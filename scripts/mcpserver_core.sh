@@ -448,3 +448,30 @@ validate_tool_arguments() {
 # fix, rather than at the first call.
 # (Not when a call's stub loads the helpers: the call is already served.)
 [ -n "${__mcpbashd_lazy:-}" ] || __mcpbashd_bin >/dev/null || return 127 2>/dev/null || exit 127
+
+# Whether the script was written for the 2026 SDK (mcp-server-bash-sdk),
+# whose file sets no shell options: its config (MCP_CONFIG_FILE, set before
+# sourcing as that SDK asks, or that SDK's default beside its file)
+# declares supportedVersions, which a bash-mcp-sdk config never does (the
+# daemon tells the two dialects apart the same way).
+__mcpbashd_sdk2026() {
+    local __f="${MCP_CONFIG_FILE:-${BASH_SOURCE[0]%/*}/assets/mcpserverconfig.json}" __c=
+    { [ -f "$__f" ] && [ -r "$__f" ]; } || return 1
+    IFS= read -r -d '' __c <"$__f" || :
+    case $__c in *'"supportedVersions"'*) return 0 ;; esac
+    return 1
+}
+
+# Sourcing bash-mcp-sdk's file left `set -euo pipefail` on in the server's
+# shell, and scripts and their tools were written against that: an unset
+# variable or a failed stage of a pipeline fails a tool. The same here,
+# after the check above (a refused source leaves the caller's options
+# alone), so the snapshot records what the SDK would have left, and a
+# script that turns an option off afterwards keeps it off. Calls turn
+# errexit off (worker.sh). Not when a call's stub loads the helpers (the
+# call's options are set), nor when the daemon loads the shim ahead of a
+# script (supervisor/load.go: the script's own source of the shim does it,
+# as it did the SDK's), nor for a 2026 SDK server.
+if [ -z "${__mcpbashd_lazy:-}" ] && [ -z "${__mcpbashd_preload:-}" ] && ! __mcpbashd_sdk2026; then
+    set -euo pipefail
+fi

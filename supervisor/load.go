@@ -73,8 +73,11 @@ func (e *LoadError) Error() string {
 // shim, the script's top level (as `. SCRIPT ARGS…`, $0 the script), then
 // the shim's run_mcp_server, which writes the snapshot and exits. The
 // prelude returns rather than sourcing these itself so the script sees the
-// shell (BASH_SOURCE, FUNCNAME) it would see without the daemon.
-const loadThen = `; . "$__MCPBASHD_SHIM"; . "$0" "$@"; run_mcp_server`
+// shell (BASH_SOURCE, FUNCNAME) it would see without the daemon. The shim
+// loaded here leaves the shell options alone (__mcpbashd_preload): only a
+// script that sources the shim itself gets the SDK's `set -euo pipefail`,
+// from that line on, as it did from the SDK's file.
+const loadThen = `; __mcpbashd_preload=1; . "$__MCPBASHD_SHIM"; unset __mcpbashd_preload; . "$0" "$@"; run_mcp_server`
 
 // Load runs the server script once (its top level, then the shim's
 // run_mcp_server, which writes the snapshot and exits). Used in manifest

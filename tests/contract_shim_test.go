@@ -59,8 +59,9 @@ func ctBash(t *testing.T, env []string, script string) (string, string, int) {
 	return out.String(), errb.String(), code
 }
 
-// Sourcing the shim prints nothing, succeeds, leaves the caller's shell
-// options alone, can be repeated, and sources no other file.
+// Sourcing the shim prints nothing, succeeds, leaves the caller's shopt
+// options alone and turns on errexit, nounset and pipefail as the SDK's
+// file did (issue 11 item 2), can be repeated, and sources no other file.
 func TestCtShimSourcing(t *testing.T) {
 	out, errOut, code := ctBash(t, ctShimEnv(), `set -euo pipefail; shopt -s nullglob
 source "$SHIM"
@@ -73,6 +74,10 @@ for f in log create_response create_error_response read_json_file run_mcp_server
 done`)
 	if code != 0 || out != "status=0\nopts-kept\nshopt-kept\n" || errOut != "" {
 		t.Errorf("status %d\nstdout %q\nstderr %q", code, out, errOut)
+	}
+	out, errOut, code = ctBash(t, ctShimEnv(), `source "$SHIM"; [[ -o errexit && -o nounset && -o pipefail ]] && echo sdk-options`)
+	if code != 0 || out != "sdk-options\n" || errOut != "" {
+		t.Errorf("sourcing in a shell without options: status %d stdout %q stderr %q", code, out, errOut)
 	}
 	body, err := os.ReadFile(repoPath("scripts/mcpserver_core.sh"))
 	if err != nil {
@@ -267,7 +272,9 @@ func TestCtShimReadJSONFile(t *testing.T) {
 }
 
 // Without the binary, sourcing says so on stderr with how to install it,
-// fails, and prints nothing on stdout; with set -e the script stops there.
+// fails, prints nothing on stdout and leaves the shell options alone (the
+// SDK's preflight came before its set -euo pipefail); with set -e the
+// script stops there.
 func TestCtShimWithoutBinary(t *testing.T) {
 	bash, err := exec.LookPath("bash")
 	if err != nil {
@@ -295,12 +302,12 @@ func TestCtShimWithoutBinary(t *testing.T) {
 		{"not executable", base("MCP_BASHD=" + ctNonExecutable(t))},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			cmd := exec.Command(bash, "--noprofile", "--norc", "-c", `source "$SHIM"; echo "after=$?"`)
+			cmd := exec.Command(bash, "--noprofile", "--norc", "-c", `source "$SHIM"; echo "after=$?"; [[ -o nounset || -o pipefail || -o errexit ]] && echo "options changed"`)
 			cmd.Env = c.env
 			var out, errb bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &out, &errb
 			cmd.Run()
-			if !strings.HasPrefix(out.String(), "after=") || out.String() == "after=0\n" {
+			if !strings.HasPrefix(out.String(), "after=") || out.String() == "after=0\n" || strings.Contains(out.String(), "options changed") {
 				t.Errorf("sourcing succeeded or printed: stdout %q", out.String())
 			}
 			msg := errb.String()
