@@ -87,17 +87,24 @@ func (s *Supervisor) Call(ctx context.Context, req Request) Outcome {
 	o := s.call(ctx, req, log)
 	o.Duration = time.Since(start)
 	fields := []zap.Field{zap.Duration("duration", o.Duration), zap.Int("exit", o.ExitCode)}
+	// The events the SDK logged are logged with its sentences, which
+	// operators grep for; their variable parts are fields as well.
 	switch {
 	case o.SetupErr != nil:
-		log.Error("call not run", zap.Error(o.SetupErr))
+		s.logNotRun(log, req.Tool, o.SetupErr)
 	case o.Phase == phaseRefused:
-		log.Warn("before-tool hook refused the call", zap.Int("status", o.HookStatus))
+		log.Error(fmt.Sprintf("before-tool hook refused tool %s (status %d)", req.Tool, o.HookStatus), zap.Int("status", o.HookStatus))
 	case o.Phase == phaseHook && o.Signal != 0:
-		log.Error("before-tool hook killed by a signal; tool not run", zap.String("signal", unix.SignalName(o.Signal)))
+		log.Error(fmt.Sprintf("Before-tool hook mcp_before_tool_call for tool %s was killed (status %d)", req.Tool, o.ExitCode),
+			zap.Int("status", o.ExitCode), zap.String("signal", unix.SignalName(o.Signal)))
 	case o.Phase == phaseHook:
-		log.Error("before-tool hook ended the call instead of returning; tool not run", zap.Int("exit", o.ExitCode))
+		log.Error(fmt.Sprintf("Before-tool hook mcp_before_tool_call for tool %s ended the call (status %d)", req.Tool, o.ExitCode),
+			zap.Int("status", o.ExitCode))
+	case o.Cancelled && errors.Is(context.Cause(ctx), ErrShutdown):
+		// stop logged "Stopped in-flight tool …", the SDK's line.
 	case o.Cancelled:
-		log.Info("call cancelled", fields...)
+		// After the call's directory is gone, as the SDK logged it.
+		log.Info(fmt.Sprintf("Cancelled tools/call %s (%s)", req.ID, req.Tool), fields...)
 	case o.TimedOut:
 		log.Warn("call timed out", append(fields, zap.Duration("timeout", o.Timeout))...)
 	case o.Signal != 0:
@@ -112,6 +119,22 @@ func (s *Supervisor) Call(ctx context.Context, req Request) Outcome {
 	return o
 }
 
+// logNotRun logs why a call never ran: for its directory, with the SDK's
+// sentences (CONTRACT 18).
+func (s *Supervisor) logNotRun(log *zap.Logger, tool string, err error) {
+	var re *rootError
+	switch {
+	case errors.As(err, &re) && re.tmp:
+		log.Error(fmt.Sprintf("Tool %s not run: cannot create MCP_CALL_TMPDIR %s: %v", tool, re.path, re.err),
+			zap.String("path", re.path), zap.Error(re.err))
+	case errors.As(err, &re):
+		log.Error(fmt.Sprintf("Tool %s not run: cannot create its call directory in %s: %v", tool, re.path, re.err),
+			zap.String("path", re.path), zap.Error(re.err))
+	default:
+		log.Error(fmt.Sprintf("Tool %s not run: %v", tool, err), zap.Error(err))
+	}
+}
+
 func (s *Supervisor) call(ctx context.Context, req Request, log *zap.Logger) Outcome {
 	root, err := s.newRoot(req.Args, log)
 	if err != nil {
@@ -120,7 +143,7 @@ func (s *Supervisor) call(ctx context.Context, req Request, log *zap.Logger) Out
 	defer s.removeRoot(root, log)
 	out, err := openAppend(root.Out())
 	if err != nil {
-		return Outcome{SetupErr: fmt.Errorf("create output file: %w", err), SetupDir: true}
+		return Outcome{SetupErr: &rootError{path: s.base, err: fmt.Errorf("create output file: %w", err)}, SetupDir: true}
 	}
 	mode, errOut := modeCall, out
 	if req.Exe != "" {
@@ -173,18 +196,30 @@ func (s *Supervisor) await(ctx context.Context, req Request, root callRoot, pid 
 	case ei = <-done:
 	case <-ctx.Done():
 		o.Cancelled = true
-		cause := context.Cause(ctx)
-		if errors.Is(cause, ErrCancelled) {
+		why := stopCancel
+		switch cause := context.Cause(ctx); {
+		case errors.Is(cause, ErrShutdown):
+			why = stopShutdown
+		case errors.Is(cause, ErrCancelled):
 			s.stats.Cancelled.Add(1)
 		}
-		ei = s.stop(req, root, pid, done, errors.Is(cause, ErrShutdown), log)
+		ei = s.stop(req, root, pid, done, why, log)
 	case <-timeout:
 		o.TimedOut, o.Timeout = true, req.Timeout
 		s.stats.TimedOut.Add(1)
-		ei = s.stop(req, root, pid, done, false, log)
+		ei = s.stop(req, root, pid, done, stopTimeout, log)
 	}
 	return ei, o
 }
+
+// Why a running call is stopped.
+type stopCause int
+
+const (
+	stopCancel   stopCause = iota // the client cancelled it (or went away)
+	stopShutdown                  // the daemon is going down
+	stopTimeout                   // its timeout passed
+)
 
 // outcome reads what a finished call left in its root.
 func (s *Supervisor) outcome(o Outcome, ei exitInfo, req Request, root callRoot, log *zap.Logger) Outcome {
@@ -230,13 +265,22 @@ func readOutput(path string, max int64, log *zap.Logger) ([]byte, int64) {
 }
 
 // stop is the cancel path: the tool's cancel hook first (own group, its
-// budget), then SIGTERM+SIGCONT to the call's group, then SIGKILL after
-// the grace. A group whose leader dies on SIGTERM is reported at once.
-func (s *Supervisor) stop(req Request, root callRoot, pid int, done <-chan exitInfo, shutdown bool, log *zap.Logger) exitInfo {
-	log.Info("cancelling call")
+// budget), then SIGTERM+SIGCONT to the call's group, then the grace: until
+// no member of the group but its sentinel is alive — not only the tool's
+// shell: a child that cleans up on TERM gets its time too — or the grace
+// has passed. Then SIGKILL to whatever is left (logged when something
+// other than the sentinel was). A group that dies on SIGTERM is reaped at
+// once.
+func (s *Supervisor) stop(req Request, root callRoot, pid int, done <-chan exitInfo, why stopCause, log *zap.Logger) exitInfo {
+	switch why {
+	case stopCancel:
+		log.Info(fmt.Sprintf("Cancelling in-flight tools/call %s (%s)", req.ID, req.Tool))
+	case stopTimeout:
+		log.Info("stopping the call: its timeout passed", zap.Duration("timeout", req.Timeout))
+	}
 	if req.Snapshot.HasFunction("tool_" + req.Tool + "_cancel") {
 		hookReq := req
-		if shutdown {
+		if why == stopShutdown {
 			// The seed: "A signal that tears the server down passes an
 			// empty string instead".
 			hookReq.Args = nil
@@ -249,21 +293,64 @@ func (s *Supervisor) stop(req Request, root callRoot, pid int, done <-chan exitI
 		return ei // finished while the hook ran
 	default:
 	}
+	// The sentinel is found before the TERM: once the leader is gone it
+	// pins the group (reaper.hold) and is the one member not waited for.
+	sentinel := s.sentinelOf(pid)
+	exited, ok := s.reaper.hold(pid, sentinel)
+	if !ok {
+		return <-done
+	}
 	s.reaper.signalGroup(pid, unix.SIGTERM)
 	// A stopped group cannot act on SIGTERM until continued.
 	s.reaper.signalGroup(pid, unix.SIGCONT)
+	survivors := s.graceWait(pid, sentinel, exited)
+	if s.reaper.signalGroup(pid, unix.SIGKILL) && survivors {
+		s.stats.Killed.Add(1)
+		log.Warn(fmt.Sprintf("Tool %s ignored SIGTERM; process group killed", req.Tool), zap.Duration("grace", s.cfg.Grace), zap.Int("pgid", pid))
+	}
+	ei := <-done
+	if why == stopShutdown {
+		log.Info(fmt.Sprintf("Stopped in-flight tool %s (group %d) on shutdown", req.Tool, pid))
+	}
+	return ei
+}
+
+// graceMaxPoll bounds the wait between two looks at a group whose leader
+// has exited while other members live on (the SDK looked every 100 ms).
+const graceMaxPoll = 50 * time.Millisecond
+
+// graceWait waits, for at most the grace, until no member of group pgid
+// but its sentinel is alive, and reports whether one still is. While the
+// leader runs the group is not empty, so it waits for the leader's exit
+// (exited) first, then looks at the group's members.
+func (s *Supervisor) graceWait(pgid, sentinel int, exited <-chan struct{}) bool {
 	grace := time.NewTimer(s.cfg.Grace)
 	defer grace.Stop()
 	select {
-	case ei := <-done:
-		return ei
+	case <-exited:
 	case <-grace.C:
+		return s.survivors(pgid, sentinel)
 	}
-	if s.reaper.signalGroup(pid, unix.SIGKILL) {
-		s.stats.Killed.Add(1)
-		log.Warn("tool ignored SIGTERM; process group killed", zap.Duration("grace", s.cfg.Grace))
+	for delay := time.Millisecond; s.survivors(pgid, sentinel); delay = min(2*delay, graceMaxPoll) {
+		tick := time.NewTimer(delay)
+		select {
+		case <-grace.C:
+			tick.Stop()
+			return s.survivors(pgid, sentinel)
+		case <-tick.C:
+		}
 	}
-	return <-done
+	return false
+}
+
+// survivors reports whether group pgid, still registered, has a live
+// member other than sentinel; a scan that fails counts as yes.
+func (s *Supervisor) survivors(pgid, sentinel int) bool {
+	if !s.reaper.registered(pgid) {
+		return false // contained when its leader exited: nothing is left
+	}
+	live, err := liveMember(pgid, sentinel)
+	return live || err != nil
 }
 
 // RunExitTrap runs the EXIT trap the server script had installed when it

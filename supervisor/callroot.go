@@ -188,24 +188,41 @@ func (r callRoot) readPhase() (phase string, hookStatus int) {
 	return phaseTool, 0
 }
 
+// rootError is a root that could not be made: in path (TMPDIR), or its
+// tmp/ directory at path (MCP_CALL_TMPDIR).
+type rootError struct {
+	path string
+	tmp  bool
+	err  error
+}
+
+func (e *rootError) Error() string {
+	if e.tmp {
+		return fmt.Sprintf("create MCP_CALL_TMPDIR %s: %v", e.path, e.err)
+	}
+	return fmt.Sprintf("create call directory in %s: %v", e.path, e.err)
+}
+
+func (e *rootError) Unwrap() error { return e.err }
+
 // newRoot creates a root with its tmp/ directory and args file. Its errors
-// are the root's creation failing (the SDK's "call directory" result); the
-// root is removed again when any step fails.
+// (*rootError) are the root's creation failing (the SDK's "call
+// directory" result); the root is removed again when any step fails.
 func (s *Supervisor) newRoot(args []byte, log *zap.Logger) (callRoot, error) {
 	dir, err := tmpdir.Create(s.base, tmpdir.CallPrefix, s.owner)
 	if err != nil {
-		return "", fmt.Errorf("create call directory: %w", err)
+		return "", &rootError{path: s.base, err: err}
 	}
 	root := callRoot(dir)
 	if err := os.Mkdir(root.Tmp(), 0o700); err != nil {
 		s.removeRoot(root, log)
-		return "", fmt.Errorf("create MCP_CALL_TMPDIR: %w", err)
+		return "", &rootError{path: root.Tmp(), tmp: true, err: err}
 	}
 	// Writing the root's files is part of creating it: a full TMPDIR fails
 	// here as often as at mkdir.
 	if err := os.WriteFile(root.Args(), args, 0o600); err != nil {
 		s.removeRoot(root, log)
-		return "", fmt.Errorf("write arguments: %w", err)
+		return "", &rootError{path: s.base, err: fmt.Errorf("write arguments: %w", err)}
 	}
 	return root, nil
 }
@@ -215,7 +232,7 @@ func (s *Supervisor) newRoot(args []byte, log *zap.Logger) (callRoot, error) {
 // Close, so it is not left behind until the next daemon's sweep.
 func (s *Supervisor) removeRoot(root callRoot, log *zap.Logger) {
 	if err := tmpdir.Remove(string(root)); err != nil {
-		log.Warn("call directory not removed; will retry", zap.String("path", string(root)), zap.Error(err))
+		log.Warn(fmt.Sprintf("Cannot remove call directory %s: %v", root, err), zap.String("path", string(root)), zap.Error(err), zap.Bool("will_retry", true))
 		s.leftMu.Lock()
 		s.leftovers = append(s.leftovers, string(root))
 		s.leftMu.Unlock()

@@ -23,13 +23,17 @@
 //     zombie when the rest of its group is SIGKILLed: the process group id
 //     can never be signalled after the kernel could reuse it.
 //   - A group is signalled only while its leader is registered (alive or an
-//     unreaped zombie); every signal is sent under the reaper's lock.
+//     unreaped zombie) or, in a cancellation's grace, while its sentinel —
+//     then the daemon's child — pins it; every signal is sent under the
+//     reaper's lock.
 //   - Every process is spawned under the reaper's lock, so the reaper can
 //     never mistake a just-forked leader for an orphan.
 //   - The daemon is a child subreaper: detached grandchildren (setsid, set -m
 //     jobs, orphaned double forks) are reparented to it and reaped when they exit.
 //   - When a group's leader exits, everything left in its group is killed
-//     (containment) before the exit is reported.
+//     (containment) before the exit is reported — but for a call being
+//     cancelled, whose members get the grace (until only the sentinel is
+//     alive, read from /proc) before the SIGKILL.
 //   - The daemon reads a root's files only as regular files, opened without
 //     following a symlink and without blocking, and never more of them
 //     than a bound (the output cap; MessageCap per notification): a tool

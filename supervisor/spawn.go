@@ -136,22 +136,37 @@ func (s *Supervisor) waitBounded(ctx context.Context, pid int, done <-chan exitI
 }
 
 // runBounded runs a hook-like mode (cancel hook, EXIT trap) in its own
-// process group, kills the group after the hook budget, and logs failures;
-// it never fails anything.
+// process group, kills the group after the hook budget, and logs failures
+// with the SDK's sentences (CONTRACT 20, 25); it never fails anything.
 func (s *Supervisor) runBounded(mode string, req Request, root callRoot, stdout, stderr *os.File, log *zap.Logger) {
+	// What the SDK called it in its log lines.
+	what := "Chained caller EXIT trap"
+	if mode == modeCancel {
+		what = fmt.Sprintf("Cancel hook tool_%s_cancel for %s", req.Tool, req.Tool)
+	}
 	pid, done, err := s.startServerCode(mode, req, root, stdout, stderr, nil)
 	if err != nil {
-		log.Error("hook not started", zap.String("mode", mode), zap.Error(err))
+		log.Error(what+" not started", zap.String("mode", mode), zap.Error(err))
 		return
 	}
 	ei, err := s.waitBounded(context.Background(), pid, done, s.cfg.HookBudget)
 	if err != nil {
-		log.Warn("hook killed after its budget", zap.String("mode", mode), zap.Duration("budget", s.cfg.HookBudget))
+		log.Warn(fmt.Sprintf("%s did not finish within %s; killed", what, s.cfg.HookBudget), zap.String("mode", mode), zap.Duration("budget", s.cfg.HookBudget))
 		return
 	}
+	// A death by signal N is status 128+N, as bash's wait reported it.
+	st, fields := ei.status.ExitStatus(), []zap.Field{zap.String("mode", mode)}
 	if ei.status.Signaled() {
-		log.Warn("hook killed by signal", zap.String("mode", mode), zap.String("signal", unix.SignalName(ei.status.Signal())))
-	} else if st := ei.status.ExitStatus(); st != 0 {
-		log.Warn("hook failed", zap.String("mode", mode), zap.Int("exit", st))
+		st = 128 + int(ei.status.Signal())
+		fields = append(fields, zap.String("signal", unix.SignalName(ei.status.Signal())))
+	}
+	if st == 0 {
+		return
+	}
+	fields = append(fields, zap.Int("status", st))
+	if mode == modeCancel {
+		log.Warn(fmt.Sprintf("%s exited with status %d", what, st), fields...)
+	} else {
+		log.Warn(fmt.Sprintf("%s failed with status %d", what, st), fields...)
 	}
 }

@@ -86,6 +86,7 @@ type Supervisor struct {
 	worker  string // path of the worker prelude
 	shim    string // path of the shim (sourced before a script in manifest mode)
 	life    *lifeline.Lifeline
+	lifeID  fileID // the lifeline FIFO, as a sentinel's fd 3 names it (sentinelOf)
 	reaper  *reaper
 	devnull *os.File
 	env     []string // base environment of every child
@@ -176,6 +177,7 @@ func New(cfg Config) (*Supervisor, error) {
 	if s.life, err = lifeline.New(s.runtime); err != nil {
 		return fail(err)
 	}
+	s.lifeID, _ = statID(s.life.Path())
 	if s.reaper, err = newReaper(s.log.Named("reaper")); err != nil {
 		return fail(err)
 	}

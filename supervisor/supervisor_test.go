@@ -91,6 +91,57 @@ tool_stubborn() { trap '' TERM; echo started > "$MCP_CALL_TMPDIR/../ready"; whil
 	}
 }
 
+// A cancellation's grace covers the whole group: the tool's shell dies on
+// TERM, its child finishes the cleanup it does on TERM (it waits for a file
+// the test writes once the shell is gone), and the call then ends at once,
+// with the shell's status, long before its hour of grace.
+func TestCancelGraceCoversChildren(t *testing.T) {
+	s, sn := newTestSupervisor(t, `
+tool_tidy() {
+  ( trap 'until [ -e "$D/go" ]; do sleep 0.01; done; echo cleaned > "$D/child"; exit 0' TERM
+    while :; do sleep 0.05; done ) &
+  echo "$$" > "$D/shell"
+  wait
+}
+`)
+	s.cfg.Grace = time.Hour
+	d := t.TempDir()
+	s.env = append(s.env, "D="+d) // the calls' environment
+	ctx, cancel := context.WithCancelCause(context.Background())
+	go func() {
+		shell := waitFile(t, filepath.Join(d, "shell"))
+		cancel(ErrCancelled)
+		// The shell is reaped during the grace while its child cleans up.
+		for {
+			if _, err := os.Stat("/proc/" + strings.TrimSpace(shell)); err != nil {
+				break
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		if _, err := os.Stat(filepath.Join(d, "child")); err == nil {
+			t.Errorf("the child finished before it was let go")
+		}
+		os.WriteFile(filepath.Join(d, "go"), nil, 0o600)
+	}()
+	o := s.Call(ctx, Request{ID: "1", Tool: "tidy", Args: []byte(`{}`), Snapshot: sn})
+	if !o.Cancelled || o.ExitCode != 143 {
+		t.Fatalf("outcome %+v", o)
+	}
+	if b, err := os.ReadFile(filepath.Join(d, "child")); err != nil || string(b) != "cleaned\n" {
+		t.Fatalf("the child's cleanup: %q %v", b, err)
+	}
+}
+
+// waitFile waits for path to hold a line and returns it.
+func waitFile(t *testing.T, path string) string {
+	for {
+		if b, err := os.ReadFile(path); err == nil && strings.HasSuffix(string(b), "\n") {
+			return string(b)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
 // The supervisor owns the current snapshot: a request without one runs with
 // Current(); Reload swaps a new one in only when the load succeeds.
 func TestReloadSwapsOnlyOnSuccess(t *testing.T) {

@@ -13,7 +13,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
+
+	"github.com/mcp-bashd/mcp-bashd/tests/internal/proctest"
 )
 
 // d2sServer is a server directory: server.sh (sourcing a copy of the shim
@@ -240,4 +244,278 @@ run_mcp_server
 	if b, _ := os.ReadFile(log); strings.Contains(string(b), "unbound variable") {
 		t.Errorf("unbound variable in the log:\n%s", b)
 	}
+}
+
+// d2sAlive reports whether pid is a live (not zombie) process.
+func d2sAlive(pid int) bool {
+	p, ok := rfProcOK(pid)
+	return ok && p.State != 'Z' && p.State != 'X'
+}
+
+// rfProcOK is rfProc without failing when the process is gone.
+func rfProcOK(pid int) (proctest.Proc, bool) {
+	ps, err := proctest.Scan()
+	if err != nil {
+		return proctest.Proc{}, false
+	}
+	for _, p := range ps {
+		if p.PID == pid {
+			return p, true
+		}
+	}
+	return proctest.Proc{}, false
+}
+
+// d2sGraceTool: the tool's shell dies on SIGTERM at once; its child traps
+// SIGTERM, notes it, and cleans up until the test lets it finish (gate
+// cleanup.go) — or, as the stubborn variant, ignores SIGTERM for good.
+const d2sGraceTool = `
+tool_tidy() {
+  ( trap 'echo term >> "$RF_DIR/child.log"; rf_gate cleanup.go; echo cleaned >> "$RF_DIR/child.log"; exit 0' TERM
+    echo "$BASHPID" > "$RF_DIR/child.pid"
+    while :; do sleep 0.05; done ) &
+  rf_gate child.pid
+  rf_note shell.pid
+  wait
+}
+tool_stubborn() {
+  ( trap '' TERM; echo "$BASHPID" > "$RF_DIR/child.pid"; while :; do sleep 0.05; done ) &
+  rf_gate child.pid
+  rf_note shell.pid
+  wait
+}
+`
+
+// Item 4: after a cancellation's SIGTERM every member of the call's group
+// gets the grace, not only the tool's shell: a child that cleans up on
+// TERM outlives the shell and finishes its cleanup; once it has exited the
+// group is reaped at once (the grace here is an hour: waiting it out would
+// hang the test), with no escalation logged. The same for a sandboxed
+// call (its own network namespace and cgroup), when the kernel allows one.
+func TestD2SupGraceCoversTheWholeGroup(t *testing.T) {
+	t.Run("plain", func(t *testing.T) { d2sGraceCleanup(t, "") })
+	t.Run("sandboxed", func(t *testing.T) { d2sGraceCleanup(t, `{"network":false,"limits":{"processes":64}}`) })
+}
+
+func d2sGraceCleanup(t *testing.T, sandbox string) {
+	logFile := filepath.Join(t.TempDir(), "daemon.log")
+	dir := writeServer(t, map[string]string{"server.sh": rfLib + d2sGraceTool + "tool_probe() { echo ok; }\n",
+		"tools.json": sbToolsJSON(sbTool{"tidy", sandbox}, sbTool{"probe", sandbox})})
+	d := rfStartIn(t, dir, t.TempDir(), []string{"--grace", "1h"}, "MCP_LOG_FILE="+logFile)
+	if text, isErr := d.sbCall(t, 9, "probe", `{}`); isErr || text != "ok" {
+		t.Skipf("this daemon cannot run the call so: %s", text)
+	}
+	d.send(rfCall("1", "tidy", `{}`))
+	shell, child := rfInt(t, d.dir, "shell.pid"), rfInt(t, d.dir, "child.pid")
+	d.send(rfCancel("1"))
+	if got := rfLine(t, d.dir, "child.log"); got != "term" {
+		t.Fatalf("child.log %q, want the child's TERM handler running", got)
+	}
+	// The shell dies on TERM and is reaped; its child lives on, cleaning up.
+	proctest.WaitUntil(t, deadline(t), "the tool's shell to be gone", func() (bool, string) {
+		_, ok := rfProcOK(shell)
+		return !ok, ""
+	})
+	if !d2sAlive(child) {
+		t.Fatalf("the child was killed when the tool's shell exited; it should get the grace to clean up")
+	}
+	rfTouch(t, d.dir, "cleanup.go")
+	rfGroupGone(t, shell, deadline(t))
+	if b, _ := os.ReadFile(filepath.Join(d.dir, "child.log")); string(b) != "term\ncleaned\n" {
+		t.Errorf("child.log %q, want its cleanup finished", b)
+	}
+	// Answered in order after the teardown; nothing for the cancelled id.
+	if got := d.roundTrip(`{"jsonrpc":"2.0","id":2,"method":"ping"}`); got != `{"jsonrpc":"2.0","id":2,"result":{}}` {
+		t.Fatalf("after the cancel: %s", got)
+	}
+	d.stdin.Close()
+	if lines := d.drain(t); len(lines) != 0 {
+		t.Fatalf("lines after the cancel: %q", lines)
+	}
+	d.waitExit(t)
+	b, _ := os.ReadFile(logFile)
+	if strings.Contains(string(b), "ignored SIGTERM") {
+		t.Errorf("escalation logged for a group that exited on TERM:\n%s", b)
+	}
+	if !strings.Contains(string(b), `"msg":"Cancelled tools/call 1 (tidy)"`) {
+		t.Errorf("no Cancelled line in the log:\n%s", b)
+	}
+}
+
+// Item 4: a child that ignores SIGTERM keeps the group for the whole grace
+// after the tool's shell is gone, then the group gets SIGKILL and the
+// escalation is logged with the SDK's sentence.
+func TestD2SupGraceSurvivorKilledAndLogged(t *testing.T) {
+	const grace = 500 * time.Millisecond
+	logFile := filepath.Join(t.TempDir(), "daemon.log")
+	d := rfStart(t, d2sGraceTool, []string{"stubborn"}, []string{"--grace", grace.String()}, "MCP_LOG_FILE="+logFile)
+	d.send(rfCall("1", "stubborn", `{}`))
+	shell, child := rfInt(t, d.dir, "shell.pid"), rfInt(t, d.dir, "child.pid")
+	cancelled := time.Now()
+	d.send(rfCancel("1"))
+	proctest.WaitUntil(t, deadline(t), "the tool's shell to be gone", func() (bool, string) {
+		_, ok := rfProcOK(shell)
+		return !ok, ""
+	})
+	if !d2sAlive(child) {
+		t.Fatalf("the TERM-ignoring child was killed with the tool's shell, before the %v grace", grace)
+	}
+	gone := rfGroupGone(t, shell, cancelled.Add(grace+time.Second+rfScanSlack)).Sub(cancelled)
+	if gone < grace-100*time.Millisecond {
+		t.Fatalf("group gone %v after the cancel, before the %v grace", gone, grace)
+	}
+	if got := d.roundTrip(`{"jsonrpc":"2.0","id":2,"method":"ping"}`); got != `{"jsonrpc":"2.0","id":2,"result":{}}` {
+		t.Fatalf("after the cancel: %s", got)
+	}
+	d.stdin.Close()
+	d.drain(t)
+	d.waitExit(t)
+	d2sWantLog(t, logFile, "Tool stubborn ignored SIGTERM; process group killed", map[string]any{"tool": "stubborn", "call_id": "1"})
+}
+
+// d2sLogLines reads the daemon's JSON log lines.
+func d2sLogLines(t *testing.T, logFile string) []map[string]any {
+	t.Helper()
+	b, err := os.ReadFile(logFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []map[string]any
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var m map[string]any
+		if json.Unmarshal([]byte(line), &m) != nil {
+			t.Fatalf("log line is not JSON: %q", line)
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// d2sWantLog fails unless a log line's message is msg and it carries the
+// given fields (values compared as text).
+func d2sWantLog(t *testing.T, logFile, msg string, fields map[string]any) {
+	t.Helper()
+	lines := d2sLogLines(t, logFile)
+	for _, m := range lines {
+		if m["msg"] != msg {
+			continue
+		}
+		for k, v := range fields {
+			if fmt.Sprint(m[k]) != fmt.Sprint(v) {
+				t.Errorf("log line %q: field %s is %v, want %v\n%v", msg, k, m[k], v, m)
+			}
+		}
+		return
+	}
+	var msgs []string
+	for _, m := range lines {
+		msgs = append(msgs, fmt.Sprint(m["msg"]))
+	}
+	t.Errorf("no log line %q; messages:\n  %s", msg, strings.Join(msgs, "\n  "))
+}
+
+// Item 7: the events the SDK logged are logged with its sentences (the
+// variable parts filled in, and also given as fields), in the daemon's
+// JSON lines: the before-tool hook's refusal, exit and death (CONTRACT
+// 17), the cancellation's three lines (21), the cancel hook's failure and
+// budget (20), a cancellation matching nothing (19), the in-flight tool
+// stopped on shutdown (24), and the script's EXIT handler failing (25).
+func TestD2SupLogSentences(t *testing.T) {
+	logFile := filepath.Join(t.TempDir(), "daemon.log")
+	body := d2sGraceTool + `
+mcp_before_tool_call() {
+  case $1 in
+  refuse) echo "not today"; return 3 ;;
+  hookexit) exit 4 ;;
+  hookkill) kill -KILL "$BASHPID" ;;
+  esac
+  return 0
+}
+tool_refuse() { :; }
+tool_hookexit() { :; }
+tool_hookkill() { :; }
+tool_hooked() { rf_note hooked.ready; sleep 1000; }
+tool_hooked_cancel() { return 5; }
+tool_slowhook() { rf_note slowhook.pid; sleep 1000; }
+tool_slowhook_cancel() { sleep 1000; }
+tool_nap() { rf_note nap.pid; sleep 1000; }
+trap 'exit 3' EXIT
+`
+	d := rfStart(t, body, []string{"stubborn", "refuse", "hookexit", "hookkill", "hooked", "slowhook", "nap"},
+		[]string{"--grace", "300ms"}, "MCP_LOG_FILE="+logFile)
+	d.send(rfCall("1", "refuse", `{}`))
+	d.expect(t, "1", "Error executing refuse: not today", true)
+	d.send(rfCall("2", "hookexit", `{}`))
+	d.expect(t, "2", "mcp_before_tool_call ended the call instead of returning; tool hookexit did not run.", true)
+	d.send(rfCall("3", "hookkill", `{}`))
+	d.expect(t, "3", "mcp_before_tool_call was killed by signal 9; tool hookkill did not run.", true)
+
+	d.send(rfCall(`"s"`, "stubborn", `{}`))
+	stubborn := rfInt(t, d.dir, "shell.pid")
+	d.send(rfCancel(`"s"`))
+	rfGroupGone(t, stubborn, deadline(t))
+	d.send(rfCall("5", "hooked", `{}`))
+	rfLine(t, d.dir, "hooked.ready")
+	d.send(rfCancel("5"))
+	d.send(rfCall("6", "slowhook", `{}`))
+	slow := rfInt(t, d.dir, "slowhook.pid")
+	d.send(rfCancel("6"))
+	d.send(rfCancel("999"))
+	if got := d.roundTrip(`{"jsonrpc":"2.0","id":7,"method":"ping"}`); got != `{"jsonrpc":"2.0","id":7,"result":{}}` {
+		t.Fatalf("ping: %s", got)
+	}
+	// The slow cancel hook's 2 s budget passes before its call's group goes.
+	rfGroupGone(t, slow, deadline(t))
+
+	d.send(rfCall("8", "nap", `{}`))
+	nap := rfInt(t, d.dir, "nap.pid")
+	if err := d.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	d.drain(t)
+	d.waitExit(t)
+
+	for _, c := range []struct {
+		msg    string
+		fields map[string]any
+	}{
+		{"before-tool hook refused tool refuse (status 3)", map[string]any{"tool": "refuse", "status": 3, "level": "error"}},
+		{"Before-tool hook mcp_before_tool_call for tool hookexit ended the call (status 4)", map[string]any{"tool": "hookexit", "status": 4}},
+		{"Before-tool hook mcp_before_tool_call for tool hookkill was killed (status 137)", map[string]any{"tool": "hookkill", "status": 137, "signal": "SIGKILL"}},
+		{`Cancelling in-flight tools/call "s" (stubborn)`, map[string]any{"call_id": `"s"`, "tool": "stubborn"}},
+		{"Tool stubborn ignored SIGTERM; process group killed", map[string]any{"tool": "stubborn", "level": "warn"}},
+		{`Cancelled tools/call "s" (stubborn)`, map[string]any{"call_id": `"s"`, "tool": "stubborn"}},
+		{"Cancel hook tool_hooked_cancel for hooked exited with status 5", map[string]any{"tool": "hooked", "status": 5}},
+		{"Cancel hook tool_slowhook_cancel for slowhook did not finish within 2s; killed", map[string]any{"tool": "slowhook"}},
+		{"Cancellation received with nothing in flight; dropped", map[string]any{"request_id": "999"}},
+		{fmt.Sprintf("Stopped in-flight tool nap (group %d) on shutdown", nap), map[string]any{"tool": "nap", "pgid": nap}},
+		{"Chained caller EXIT trap failed with status 3", map[string]any{"status": 3}},
+	} {
+		d2sWantLog(t, logFile, c.msg, c.fields)
+	}
+}
+
+// Item 7, CONTRACT 18: a call whose directory cannot be created is logged
+// with the SDK's sentence, naming the tool and where it was to be made.
+func TestD2SupLogSentenceCallDirectory(t *testing.T) {
+	logFile := filepath.Join(t.TempDir(), "daemon.log")
+	dir := writeServer(t, map[string]string{"server.sh": rfLib + `tool_quick() { echo hi; }`, "tools.json": toolsJSON("quick")})
+	tmp := filepath.Join(t.TempDir(), "no-such-dir")
+	d := rfStartIn(t, dir, tmp, nil, "MCP_LOG_FILE="+logFile)
+	d.send(rfCall("1", "quick", `{}`))
+	d.expect(t, "1", "Cannot run quick: its call directory could not be created.", true)
+	d.stdin.Close()
+	d.drain(t)
+	d.waitExit(t)
+	prefix := "Tool quick not run: cannot create its call directory in " + tmp + ": "
+	for _, m := range d2sLogLines(t, logFile) {
+		if msg, _ := m["msg"].(string); strings.HasPrefix(msg, prefix) {
+			if m["tool"] != "quick" || m["path"] != tmp || m["level"] != "error" {
+				t.Errorf("fields of %q: %v", msg, m)
+			}
+			return
+		}
+	}
+	b, _ := os.ReadFile(logFile)
+	t.Errorf("no log line starting %q:\n%s", prefix, b)
 }

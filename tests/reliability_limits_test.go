@@ -407,7 +407,7 @@ func TestRLFullTMPDIR(t *testing.T) {
 	log, _ := os.ReadFile(logFile)
 	var notRun []string
 	for _, l := range strings.Split(string(log), "\n") {
-		if strings.Contains(l, `"msg":"call not run"`) {
+		if strings.Contains(l, `"msg":"Tool quick not run: cannot create its call directory in `) {
 			var e struct{ Error string }
 			json.Unmarshal([]byte(l), &e)
 			notRun = append(notRun, e.Error)

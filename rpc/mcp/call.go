@@ -3,6 +3,7 @@ package mcp
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/big"
 	"unicode/utf8"
@@ -263,6 +264,12 @@ func (s *Server) run(ctx context.Context, tc toolCall, cfg *catalog.Config, t *c
 	select {
 	case s.sem <- struct{}{}:
 	case <-ctx.Done():
+		if errors.Is(context.Cause(ctx), supervisor.ErrCancelled) {
+			// Cancelled while it waited for a slot: it never started, so
+			// only the SDK's closing line applies.
+			id := string(tc.req.Msg.ID)
+			s.log.Info(fmt.Sprintf("Cancelled tools/call %s (%s)", id, t.Name), zap.String("call_id", id), zap.String("tool", t.Name), zap.Bool("started", false))
+		}
 		return nil
 	}
 	if tc.held != nil {

@@ -106,8 +106,11 @@ func (s *Server) notification(c *conn, req *transport.Request) {
 		var p struct {
 			RequestID json.RawMessage `json:"requestId"`
 		}
+		// The SDK's sentence for every cancellation that stops nothing
+		// (it reached each such line between calls).
+		const dropped = "Cancellation received with nothing in flight; dropped"
 		if json.Unmarshal(req.Msg.Params, &p) != nil || p.RequestID == nil {
-			s.log.Info("cancellation names no request; dropped")
+			s.log.Info(dropped, zap.String("reason", "names no request"))
 			return
 		}
 		key, ok := idKey(p.RequestID)
@@ -118,7 +121,7 @@ func (s *Server) notification(c *conn, req *transport.Request) {
 			}
 		})
 		if cancel == nil {
-			s.log.Info("cancellation for a request not in flight; dropped", zap.ByteString("request_id", p.RequestID))
+			s.log.Info(dropped, zap.String("reason", "the request is not in flight"), zap.ByteString("request_id", p.RequestID))
 			return
 		}
 		cancel(supervisor.ErrCancelled)

@@ -1,0 +1,124 @@
+package supervisor
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+
+	"golang.org/x/sys/unix"
+)
+
+// The members of a call's process group, read from /proc. A cancellation's
+// grace lasts until no member but the lifeline sentinel is alive (the
+// SDK's rule, CONTRACT 21): the sentinel ignores TERM and waits for the
+// daemon's death, so counting it would hold every cancellation for the
+// whole grace. A zombie is not alive: it can no longer act on anything,
+// and the reaper collects the ones that are ours.
+
+// procInfo is what /proc/PID/stat says of one process.
+type procInfo struct {
+	state byte
+	ppid  int
+	pgrp  int
+}
+
+// readStat reads /proc/PID/stat. The command name is in parentheses and
+// may hold anything, spaces and parentheses included, so the fields are
+// read after its last ")".
+func readStat(pid int) (procInfo, error) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return procInfo{}, err
+	}
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return procInfo{}, errors.New("unreadable stat")
+	}
+	f := bytes.Fields(b[i+1:])
+	if len(f) < 3 || len(f[0]) != 1 {
+		return procInfo{}, errors.New("unreadable stat")
+	}
+	st := procInfo{state: f[0][0]}
+	if st.ppid, err = strconv.Atoi(string(f[1])); err != nil {
+		return procInfo{}, err
+	}
+	if st.pgrp, err = strconv.Atoi(string(f[2])); err != nil {
+		return procInfo{}, err
+	}
+	return st, nil
+}
+
+// eachProcess calls fn for every process in /proc until fn returns false.
+func eachProcess(fn func(pid int) bool) error {
+	d, err := os.Open("/proc")
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	names, err := d.Readdirnames(-1)
+	if err != nil {
+		return err
+	}
+	for _, n := range names {
+		if pid, err := strconv.Atoi(n); err == nil && pid > 0 && !fn(pid) {
+			return nil
+		}
+	}
+	return nil
+}
+
+// liveMember reports whether group pgid has a live member other than
+// except. A process that vanishes while it is looked at is not one; a
+// scan that cannot list /proc is an error (the caller counts it as alive:
+// a grace cut short would skip the SIGKILL of a tool that ignores TERM).
+func liveMember(pgid, except int) (bool, error) {
+	live := false
+	err := eachProcess(func(pid int) bool {
+		if pid == except {
+			return true
+		}
+		st, err := readStat(pid)
+		live = err == nil && st.pgrp == pgid && st.state != 'Z' && st.state != 'X'
+		return !live
+	})
+	if err != nil {
+		return true, fmt.Errorf("scan processes: %w", err)
+	}
+	return live, nil
+}
+
+// fileID names a file by device and inode.
+type fileID struct{ dev, ino uint64 }
+
+func statID(path string) (fileID, bool) {
+	var st unix.Stat_t
+	if unix.Stat(path, &st) != nil {
+		return fileID{}, false
+	}
+	return fileID{uint64(st.Dev), st.Ino}, true
+}
+
+// sentinelOf finds the lifeline sentinel of group pgid: the member other
+// than the leader holding the lifeline FIFO on fd 3. The prelude forks the
+// sentinel with fd 3 and closes fd 3 in the leader before it runs any code
+// of the server's, so no other process of the call has it. 0: none (the
+// prelude has not forked it yet, or a tool killed it).
+func (s *Supervisor) sentinelOf(pgid int) int {
+	found := 0
+	eachProcess(func(pid int) bool {
+		if pid == pgid {
+			return true
+		}
+		if st, err := readStat(pid); err != nil || st.pgrp != pgid {
+			return true
+		}
+		if id, ok := statID("/proc/" + strconv.Itoa(pid) + "/fd/3"); ok && id == s.lifeID {
+			found = pid
+			return false
+		}
+		return true
+	})
+	return found
+}
