@@ -308,9 +308,6 @@ func d2sGraceCleanup(t *testing.T, sandbox string) {
 	d.send(rfCall("1", "tidy", `{}`))
 	shell, child := rfInt(t, d.dir, "shell.pid"), rfInt(t, d.dir, "child.pid")
 	d.send(rfCancel("1"))
-	if got := rfLine(t, d.dir, "child.log"); got != "term" {
-		t.Fatalf("child.log %q, want the child's TERM handler running", got)
-	}
 	// The shell dies on TERM and is reaped; its child lives on, cleaning up.
 	proctest.WaitUntil(t, deadline(t), "the tool's shell to be gone", func() (bool, string) {
 		_, ok := rfProcOK(shell)
@@ -318,6 +315,9 @@ func d2sGraceCleanup(t *testing.T, sandbox string) {
 	})
 	if !d2sAlive(child) {
 		t.Fatalf("the child was killed when the tool's shell exited; it should get the grace to clean up")
+	}
+	if got := rfLine(t, d.dir, "child.log"); got != "term" {
+		t.Fatalf("child.log %q, want the child's TERM handler running", got)
 	}
 	rfTouch(t, d.dir, "cleanup.go")
 	rfGroupGone(t, shell, deadline(t))
