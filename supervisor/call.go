@@ -110,9 +110,13 @@ func (s *Supervisor) Call(ctx context.Context, req Request) Outcome {
 	case o.Signal != 0:
 		// The result text stays the SDK's ("Error executing x: ", which
 		// users' tests compare); the person reading stderr learns why.
-		log.Warn("tool killed by a signal", append(fields, zap.String("signal", unix.SignalName(o.Signal)))...)
+		log.Warn(failed(req.Tool, o.ExitCode), append(fields, zap.String("signal", unix.SignalName(o.Signal)))...)
 	case o.ExitCode != 0 && len(bytes.TrimSpace(o.Output)) == 0 && len(bytes.TrimSpace(o.Stderr)) == 0:
-		log.Warn("tool failed without output", fields...)
+		// Nothing in the result says why: worth a line on stderr.
+		log.Warn(failed(req.Tool, o.ExitCode), append(fields, zap.Bool("no_output", true))...)
+	case o.ExitCode != 0:
+		// The result carries the output; the log file keeps the SDK's line.
+		log.Info(failed(req.Tool, o.ExitCode), fields...)
 	default:
 		log.Info("call finished", fields...)
 	}
@@ -376,4 +380,10 @@ func (s *Supervisor) RunExitTrap(sn *Snapshot) {
 	}
 	defer s.removeRoot(root, s.log)
 	s.runBounded(modeExit, Request{ID: "exit", Tool: "_", Snapshot: sn}, root, os.Stderr, os.Stderr, s.log)
+}
+
+// failed is the SDK's sentence for a tool that did not succeed; a tool
+// killed by signal N reads 128+N, as the SDK's $? did.
+func failed(tool string, exit int) string {
+	return fmt.Sprintf("Tool %s failed with exit code %d", tool, exit)
 }

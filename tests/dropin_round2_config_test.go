@@ -105,6 +105,7 @@ func (s *cfgServer) logLines(t *testing.T, msg string) []map[string]any {
 	return cfgLogLines(t, s.log, msg)
 }
 
+// cfgLogLines returns the log file's JSON lines whose message is msg (all of them for "").
 func cfgLogLines(t *testing.T, path, msg string) []map[string]any {
 	t.Helper()
 	b, err := os.ReadFile(path)
@@ -114,7 +115,7 @@ func cfgLogLines(t *testing.T, path, msg string) []map[string]any {
 	var out []map[string]any
 	for _, line := range strings.Split(string(b), "\n") {
 		var m map[string]any
-		if json.Unmarshal([]byte(line), &m) == nil && m["msg"] == msg {
+		if json.Unmarshal([]byte(line), &m) == nil && (msg == "" || m["msg"] == msg) {
 			out = append(out, m)
 		}
 	}
@@ -206,10 +207,12 @@ func TestCfgNamedConfigMissing(t *testing.T) {
 			}
 			// The log says which file and why.
 			found := false
-			for _, l := range s.logLines(t, "server configuration unreadable") {
+			for _, l := range s.logLines(t, "") {
+				// The SDK's sentence, with the path and reason as fields too.
+				m, _ := l["msg"].(string)
 				p, _ := l["path"].(string)
 				e, _ := l["error"].(string)
-				found = found || (strings.HasSuffix(p, c.want) && strings.Contains(e, "no such file or directory"))
+				found = found || (m == "File not found: "+p && strings.HasSuffix(p, c.want) && strings.Contains(e, "no such file or directory"))
 			}
 			if !found {
 				b, _ := os.ReadFile(s.log)

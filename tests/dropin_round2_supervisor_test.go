@@ -519,3 +519,85 @@ func TestD2SupLogSentenceCallDirectory(t *testing.T) {
 	b, _ := os.ReadFile(logFile)
 	t.Errorf("no log line starting %q:\n%s", prefix, b)
 }
+
+// Item 7, beyond CONTRACT's list: the other SDK lines operators grep are
+// the messages of the same events here too — a tool's failure with its
+// exit code (128+N for a signal), refused arguments, each request gate's
+// refusal, an unusable declaration file, and input ending while a call
+// runs (the call still finishes and is answered).
+func TestD2SupLogSentencesOutsideContract(t *testing.T) {
+	logFile := filepath.Join(t.TempDir(), "daemon.log")
+	d := rfStart(t, `
+tool_fail() { echo "bad input"; return 3; }
+tool_silent() { return 4; }
+tool_killed() { kill -KILL "$BASHPID"; }
+tool_slow() { rf_note slow.started; rf_gate slow.go; echo done; }
+`, []string{"fail", "silent", "killed", "slow"}, nil, "MCP_LOG_FILE="+logFile)
+	d.send(rfCall("1", "fail", `{}`))
+	d.expect(t, "1", "Error executing fail: bad input", true)
+	d.send(rfCall("2", "silent", `{}`))
+	d.expect(t, "2", "Error executing silent: ", true)
+	d.send(rfCall("3", "killed", `{}`))
+	d.expect(t, "3", "Error executing killed: ", true)
+	d.send(rfCall("4", "fail", `5`))
+	d.expect(t, "4", "Invalid arguments: expected a JSON object, got number.", true)
+	for _, line := range []string{`not json`, `{"a":1} {"b":2}`, `[1,2]`,
+		`{"jsonrpc":"1.0","id":5,"method":"ping"}`, `{"jsonrpc":"2.0","id":1.5,"method":"ping"}`} {
+		if got := d.roundTrip(line); !strings.Contains(got, `"error"`) {
+			t.Fatalf("%s: %s", line, got)
+		}
+	}
+	d.send(rfCall("6", "slow", `{}`))
+	// The call is in flight once its tool has started; the gate file lets
+	// it finish only after stdin is closed.
+	rfLine(t, d.dir, "slow.started")
+	d.stdin.Close()
+	d2sWaitLog(t, logFile, func(m map[string]any) bool {
+		return m["msg"] == "Client closed stdin during an in-flight call; shutting down"
+	})
+	rfTouch(t, d.dir, "slow.go")
+	d.expect(t, "6", "done", false)
+	d.waitExit(t)
+
+	for _, c := range []struct {
+		msg    string
+		fields map[string]any
+	}{
+		{"Tool fail failed with exit code 3", map[string]any{"tool": "fail", "exit": 3}},
+		{"Tool silent failed with exit code 4", map[string]any{"tool": "silent", "level": "warn"}},
+		{"Tool killed failed with exit code 137", map[string]any{"tool": "killed", "signal": "SIGKILL"}},
+		{"Tool fail argument validation failed: Invalid arguments: expected a JSON object, got number.", map[string]any{"tool": "fail"}},
+		{"Invalid JSON received", map[string]any{"code": -32700}},
+		{"Received a line holding 2 JSON documents; expected exactly one", map[string]any{"code": -32700}},
+		{"JSON-RPC request is not a JSON object", map[string]any{"code": -32600}},
+		{"Invalid JSON-RPC version: 1.0", map[string]any{"code": -32600}},
+		{"Request id must be a string or an integer", map[string]any{"code": -32600}},
+		{"Client closed stdin during an in-flight call; shutting down", map[string]any{"in_flight": 1}},
+	} {
+		d2sWantLog(t, logFile, c.msg, c.fields)
+	}
+}
+
+// An unusable declaration file is logged with the SDK's sentences.
+func TestD2SupLogSentencesFiles(t *testing.T) {
+	logFile := filepath.Join(t.TempDir(), "daemon.log")
+	dir := writeServer(t, map[string]string{"server.sh": rfLib, "tools.json": `{"tools":[]} {}`})
+	cfg := filepath.Join(dir, "absent.json")
+	d := rfStartIn(t, dir, t.TempDir(), []string{"--config", cfg}, "MCP_LOG_FILE="+logFile)
+	d.closeAndWait()
+	d2sWantLog(t, logFile, "Not exactly one parseable JSON object: "+filepath.Join(dir, "tools.json"), map[string]any{"what": "tools list"})
+	d2sWantLog(t, logFile, "File not found: "+cfg, map[string]any{"path": cfg, "what": "server configuration"})
+}
+
+// d2sWaitLog waits until a line of the log file satisfies ok.
+func d2sWaitLog(t *testing.T, logFile string, ok func(map[string]any) bool) {
+	t.Helper()
+	proctest.WaitUntil(t, deadline(t), "a log line", func() (bool, string) {
+		for _, m := range d2sLogLines(t, logFile) {
+			if ok(m) {
+				return true, ""
+			}
+		}
+		return false, logFile
+	})
+}

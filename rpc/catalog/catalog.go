@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
@@ -160,11 +163,11 @@ func NewSource(opt Options) *Source {
 		}
 	}
 	if c.Tools.Err != nil && c.hasToolsFile {
-		s.log.Error("tools list unreadable", zap.String("path", opt.ToolsFile), zap.Error(c.Tools.Err))
+		s.log.Error(unreadable(opt.ToolsFile, c.Tools.Err), zap.String("path", opt.ToolsFile), zap.String("what", "tools list"), zap.Error(c.Tools.Err))
 	}
 	logSchemas(s.log, c.Tools)
 	if c.Config.Err != nil {
-		s.log.Error("server configuration unreadable", zap.String("path", opt.ConfigFile), zap.Error(c.Config.Err))
+		s.log.Error(unreadable(opt.ConfigFile, c.Config.Err), zap.String("path", opt.ConfigFile), zap.String("what", "server configuration"), zap.Error(c.Config.Err))
 	}
 	s.cur.Store(c)
 	return s
@@ -327,4 +330,13 @@ func (s *Source) stamp(deep bool) stamps {
 		}
 	}
 	return st
+}
+
+// unreadable is the SDK's log sentence for a declaration file it could not
+// use: missing (or not a regular file), or not exactly one JSON object.
+func unreadable(path string, err error) string {
+	if fi, serr := os.Stat(path); errors.Is(err, fs.ErrNotExist) || serr != nil || !fi.Mode().IsRegular() {
+		return "File not found: " + path
+	}
+	return "Not exactly one parseable JSON object: " + path
 }

@@ -218,7 +218,7 @@ func (s *Server) runCall(ctx context.Context, tc toolCall) (*Result, *wire.Error
 	}
 	cannot := func(why string) (*Result, *wire.Error) {
 		msg := "Cannot validate arguments for " + name + ": " + why
-		s.log.Error("tool call rejected", zap.String("tool", name), zap.String("reason", msg))
+		s.log.Error(validationFailed(name, msg), zap.String("tool", name), zap.String("reason", msg))
 		return errorResult(msg), nil
 	}
 	cat := s.src.Fresh(ctx)
@@ -246,12 +246,12 @@ func (s *Server) runCall(ctx context.Context, tc toolCall) (*Result, *wire.Error
 	}
 	if t.SchemaErr != nil {
 		// schema.Compile's error is already the whole user-facing text.
-		s.log.Error("tool call rejected", zap.String("tool", name), zap.Error(t.SchemaErr))
+		s.log.Error(validationFailed(name, t.SchemaErr.Error()), zap.String("tool", name), zap.Error(t.SchemaErr))
 		return errorResult(t.SchemaErr.Error()), nil
 	}
 	if err := t.Schema.Validate(cp.args); err != nil {
 		s.metrics.Rejected(name)
-		s.log.Info("tool arguments rejected", zap.String("tool", name), zap.String("reason", err.Error()))
+		s.log.Info(validationFailed(name, err.Error()), zap.String("tool", name), zap.String("reason", err.Error()))
 		return errorResult(err.Error()), nil
 	}
 	return s.run(ctx, tc, cat.Config, t, snap, cp.args), nil
@@ -420,4 +420,10 @@ func missingCaps(required, have json.RawMessage) json.RawMessage {
 		return nil
 	}
 	return wire.Marshal(missing)
+}
+
+// validationFailed is the SDK's log sentence for arguments refused before
+// the tool ran (operators grep it); the reason is also a field.
+func validationFailed(tool, reason string) string {
+	return "Tool " + tool + " argument validation failed: " + reason
 }

@@ -133,6 +133,7 @@ func (s *Server) readLoop(c *conn) error {
 	for {
 		req, err := c.t.Read()
 		if errors.Is(err, io.EOF) {
+			s.logEOF(c)
 			return nil
 		}
 		if err != nil {
@@ -270,4 +271,14 @@ func (s *Server) connections() []*conn {
 		conns = append(conns, c)
 	}
 	return conns
+}
+
+// logEOF says, in the SDK's sentence, that input ended while calls were
+// still running: they finish and are answered before the server exits.
+func (s *Server) logEOF(c *conn) {
+	var n int
+	c.update(func(st *connState) { n = len(st.inflight) })
+	if n > 0 {
+		s.log.Info("Client closed stdin during an in-flight call; shutting down", zap.Int("in_flight", n))
+	}
 }

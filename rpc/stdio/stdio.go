@@ -110,7 +110,7 @@ func (c *Conn) Read() (*transport.Request, error) {
 		}
 		msg, gerr := wire.Parse(line)
 		if gerr != nil {
-			c.opt.Log.Warn("request rejected", zap.Int("code", gerr.Code), zap.String("message", gerr.Message))
+			c.opt.Log.Warn(gerr.Sentence, zap.Int("code", gerr.Code), zap.String("message", gerr.Message))
 			c.write(gerr.Line())
 			continue
 		}

@@ -156,6 +156,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	msg, gerr := wire.Parse(body)
 	release()
 	if gerr != nil {
+		h.opt.Log.Info(gerr.Sentence, zap.Int("code", gerr.Code), zap.String("message", gerr.Message))
 		writeJSON(w, http.StatusBadRequest, gerr.Line())
 		return
 	}

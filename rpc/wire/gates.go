@@ -73,6 +73,8 @@ type GateError struct {
 	ID      json.RawMessage // "null" or the echoed id
 	Code    int
 	Message string
+	// Sentence is what the SDK logged for this refusal; operators grep it.
+	Sentence string
 }
 
 func (e *GateError) Error() string { return e.Message }
@@ -139,13 +141,14 @@ func Parse(line []byte) (*Message, *GateError) {
 
 	count, doc, ok := jq.Scan(data)
 	if !ok {
-		return nil, gateError(nil, gateCodeParse, gateInvalidJSON)
+		return nil, logged(gateError(nil, gateCodeParse, gateInvalidJSON), "Invalid JSON received")
 	}
 	if count != 1 {
-		return nil, gateError(nil, gateCodeParse, gateNotOneDoc)
+		return nil, logged(gateError(nil, gateCodeParse, gateNotOneDoc),
+			"Received a line holding "+strconv.Itoa(count)+" JSON documents; expected exactly one")
 	}
 	if data[doc] != '{' {
-		return nil, gateError(nil, gateCodeInvalid, gateNotObject)
+		return nil, logged(gateError(nil, gateCodeInvalid, gateNotObject), "JSON-RPC request is not a JSON object")
 	}
 	f := objectFields(data, doc)
 
@@ -155,10 +158,11 @@ func Parse(line []byte) (*Message, *GateError) {
 	}
 	idOK := f.id.present && validID(id)
 	if !versionOK(data, f.jsonrpc) {
+		sentence := "Invalid JSON-RPC version: " + jqRawField(data, f.jsonrpc)
 		if idOK {
-			return nil, gateError(id, gateCodeInvalid, gateBadVersion)
+			return nil, logged(gateError(id, gateCodeInvalid, gateBadVersion), sentence)
 		}
-		return nil, gateError(nil, gateCodeInvalid, gateBadVersion)
+		return nil, logged(gateError(nil, gateCodeInvalid, gateBadVersion), sentence)
 	}
 
 	msg := &Message{ID: id, HasID: f.id.present, Method: jqRawField(data, f.method)}
@@ -173,7 +177,7 @@ func Parse(line []byte) (*Message, *GateError) {
 		return msg, nil
 	}
 	if !idOK {
-		return nil, gateError(nil, gateCodeInvalid, gateBadIDType)
+		return nil, logged(gateError(nil, gateCodeInvalid, gateBadIDType), "Request id must be a string or an integer")
 	}
 	return msg, nil
 }
@@ -199,6 +203,11 @@ func gateError(id json.RawMessage, code int, text string) *GateError {
 		id = json.RawMessage(jsonNull)
 	}
 	return &GateError{ID: id, Code: code, Message: text}
+}
+
+func logged(e *GateError, sentence string) *GateError {
+	e.Sentence = sentence
+	return e
 }
 
 // --- the SDK's view of a line -----------------------------------------------
