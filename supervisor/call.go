@@ -39,6 +39,11 @@ type Request struct {
 	// Exe, when set, is a --tools-dir executable run as `EXE TOOL ARGS`
 	// instead of the bash function tool_TOOL.
 	Exe string
+	// Func, when set, is the bash function to run instead of tool_TOOL: a
+	// resource, prompt or completion function (funcs.go), called with Argv
+	// as its positional arguments. Tool is then Func, for logs and ps.
+	Func string
+	Argv []string
 }
 
 // Outcome is how a call ended.
@@ -106,7 +111,7 @@ func (s *Supervisor) Call(ctx context.Context, req Request) Outcome {
 }
 
 func (s *Supervisor) call(ctx context.Context, req Request, log *zap.Logger) Outcome {
-	root, err := s.newRoot(req.Args, log)
+	root, err := s.newRoot(req.argsFile(), log)
 	if err != nil {
 		return Outcome{SetupErr: err, SetupDir: true}
 	}
@@ -117,9 +122,9 @@ func (s *Supervisor) call(ctx context.Context, req Request, log *zap.Logger) Out
 	}
 	mode, errOut := modeCall, out
 	if req.Exe != "" {
-		// A tools-directory executable prints its result on stdout; its
-		// stderr is diagnostics (logged), as in the system it comes from.
 		mode = modeExec
+	}
+	if req.splitsStderr() {
 		if errOut, err = openAppend(root.Stderr()); err != nil {
 			out.Close()
 			return Outcome{SetupErr: fmt.Errorf("create stderr file: %w", err)}
@@ -174,7 +179,7 @@ func (s *Supervisor) await(ctx context.Context, req Request, root callRoot, pid 
 func (s *Supervisor) outcome(o Outcome, ei exitInfo, req Request, root callRoot, log *zap.Logger) Outcome {
 	o.Output, o.Truncated = readOutput(root.Out(), s.cfg.OutputCap, log)
 	o.OutputCap = s.cfg.OutputCap
-	if req.Exe != "" {
+	if req.splitsStderr() {
 		o.Stderr, _ = readOutput(root.Stderr(), 64<<10, log)
 		if len(o.Stderr) > 0 {
 			log.Info("tool stderr", zap.ByteString("stderr", o.Stderr))
@@ -218,7 +223,7 @@ func readOutput(path string, max int64, log *zap.Logger) ([]byte, int64) {
 // the grace. A group whose leader dies on SIGTERM is reported at once.
 func (s *Supervisor) stop(req Request, root callRoot, pid int, done <-chan exitInfo, shutdown bool, log *zap.Logger) exitInfo {
 	log.Info("cancelling call")
-	if req.Snapshot.HasFunction("tool_" + req.Tool + "_cancel") {
+	if req.Snapshot.HasFunction(req.cancelHook()) {
 		hookReq := req
 		if shutdown {
 			// The seed: "A signal that tears the server down passes an

@@ -80,6 +80,7 @@ type Supervisor struct {
 	worker  string // path of the worker prelude
 	shim    string // path of the shim (sourced before a script in manifest mode)
 	life    *lifeline.Lifeline
+	notify  *notifier // MCP_BASHD_NOTIFY (notify.go)
 	reaper  *reaper
 	devnull *os.File
 	env     []string // base environment of every child
@@ -172,7 +173,10 @@ func New(cfg Config) (*Supervisor, error) {
 	if s.reaper, err = newReaper(s.log.Named("reaper")); err != nil {
 		return fail(err)
 	}
-	s.env = childEnv(os.Environ(), cfg.Self)
+	if s.notify, err = newNotifier(s.runtime, s.log.Named("notify")); err != nil {
+		return fail(err)
+	}
+	s.env = append(childEnv(os.Environ(), cfg.Self), envNotify+"="+s.notify.path)
 	return s, nil
 }
 
@@ -182,7 +186,8 @@ func childEnv(env []string, self string) []string {
 	out := make([]string, 0, len(env)+1)
 	for _, kv := range env {
 		if strings.HasPrefix(kv, "__MCPBASHD_") || strings.HasPrefix(kv, envCallTmp+"=") || strings.HasPrefix(kv, "MCP_BASHD=") ||
-			strings.HasPrefix(kv, envEvents+"=") || strings.HasPrefix(kv, envContent+"=") || strings.HasPrefix(kv, envCap+"=") {
+			strings.HasPrefix(kv, envEvents+"=") || strings.HasPrefix(kv, envContent+"=") || strings.HasPrefix(kv, envCap+"=") ||
+			strings.HasPrefix(kv, envNotify+"=") {
 			continue
 		}
 		out = append(out, kv)
@@ -215,6 +220,9 @@ func (s *Supervisor) Close() error {
 		s.retryLeftovers()
 		if s.life != nil {
 			err = errors.Join(err, s.life.Close())
+		}
+		if s.notify != nil {
+			s.notify.close()
 		}
 		if s.reaper != nil {
 			s.reaper.close()

@@ -89,7 +89,8 @@ func start(ctx context.Context, o options, p paths, scriptArgs []string, log *za
 		return nil, err
 	}
 	d := &daemon{name: p.given, log: log, sup: sup, met: metrics.New(), stopWatch: func() {}, served: make(chan error, 1)}
-	src := catalog.NewSource(catalog.Options{ToolsFile: p.tools, ConfigFile: p.config, ToolsDir: p.toolsDir, Lister: sup, Log: log.Named("catalog")})
+	src := catalog.NewSource(catalog.Options{ToolsFile: p.tools, ConfigFile: p.config, ToolsDir: p.toolsDir, Lister: sup, Log: log.Named("catalog"),
+		ResourcesFile: p.resources, PromptsFile: p.prompts})
 	// The watcher takes the files' stamps before the script loads, so an
 	// edit made while the daemon starts is a change.
 	watcher := mcp.NewWatcher(src, p.script, log.Named("reload"))
@@ -109,6 +110,11 @@ func start(ctx context.Context, o options, p paths, scriptArgs []string, log *za
 		d.stopWatch = cancel
 		go watcher.Run(ctx, d.srv, sup)
 	}
+	// mcp_resource_updated, from any process, to the subscribed clients.
+	fwd, stopFwd := context.WithCancel(context.Background())
+	go d.srv.ForwardResourceUpdates(fwd, sup.ResourceUpdates())
+	stopWatch := d.stopWatch
+	d.stopWatch = func() { stopWatch(); stopFwd() }
 	return d, nil
 }
 

@@ -53,6 +53,8 @@ const examples = `
 Environment (flags win):
   MCP_TOOLS_LIST_FILE   tools list (default: tools.json beside SERVER.sh)
   MCP_CONFIG_FILE       serverInfo, capabilities, instructions (default: config.json beside SERVER.sh; optional)
+  MCP_RESOURCES_FILE    resources and resource templates (default: resources.json beside tools.json; optional)
+  MCP_PROMPTS_FILE      prompts (default: prompts.json beside tools.json; optional)
   MCP_LOG_FILE          structured log file, every level (default: none)
   MCP_EXTRA_LOG_FILE    a second log file
   MCP_LOG_STDERR        stderr gets warnings and errors; 1: every level; 0: nothing
@@ -67,6 +69,7 @@ Examples:
 
 type options struct {
 	tools, config, bash string
+	resources, prompts  string
 	maxConcurrent       int
 	maxLine             int
 	outputCap           int64
@@ -168,6 +171,8 @@ func daemonFlags(o *options) *flag.FlagSet {
 	fs := flag.NewFlagSet("mcp-bashd", flag.ContinueOnError)
 	fs.StringVar(&o.tools, "tools", "", "tools list `file` (overrides MCP_TOOLS_LIST_FILE)")
 	fs.StringVar(&o.config, "config", "", "server configuration `file` (overrides MCP_CONFIG_FILE)")
+	fs.StringVar(&o.resources, "resources", "", "resources list `file` (overrides MCP_RESOURCES_FILE)")
+	fs.StringVar(&o.prompts, "prompts", "", "prompts list `file` (overrides MCP_PROMPTS_FILE)")
 	fs.StringVar(&o.bash, "bash", "", "`path` of the bash that runs tools (default: bash on PATH)")
 	fs.IntVar(&o.maxConcurrent, "max-concurrency", 16, "tool calls running at once")
 	fs.IntVar(&o.maxLine, "max-line", 16<<20, "longest request line in `bytes`")
@@ -244,6 +249,7 @@ func serve(o options, script string, scriptArgs []string) int {
 // paths are the files a server is made of, resolved once.
 type paths struct {
 	script, tools, config, toolsDir, bash string
+	resources, prompts                    string
 	given                                 string // the script or tools directory as named on the command line
 }
 
@@ -289,6 +295,7 @@ func resolvePaths(o options, script string) (paths, error) {
 		p.tools = filepath.Join(home, "tools.json")
 	}
 	p.config = pick(o.config, os.Getenv("MCP_CONFIG_FILE"), filepath.Join(home, "config.json"))
+	p.resources, p.prompts = declarationPaths(o.resources, o.prompts, p.tools, home)
 	return p, nil
 }
 
@@ -333,6 +340,18 @@ func loadSnapshot(ctx context.Context, sup *supervisor.Supervisor, fd int, noScr
 	}
 	sup.Use(sn)
 	return nil
+}
+
+// declarationPaths picks resources.json and prompts.json: flag,
+// environment, or beside tools.json (which, in the drop-in form, the
+// script's MCP_TOOLS_LIST_FILE may have put elsewhere than the script).
+func declarationPaths(resources, prompts, tools, home string) (string, string) {
+	dir := home
+	if tools != "" {
+		dir = filepath.Dir(tools)
+	}
+	return pick(resources, os.Getenv("MCP_RESOURCES_FILE"), filepath.Join(dir, "resources.json")),
+		pick(prompts, os.Getenv("MCP_PROMPTS_FILE"), filepath.Join(dir, "prompts.json"))
 }
 
 func envOr(k, def string) string {
