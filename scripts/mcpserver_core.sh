@@ -229,7 +229,8 @@ mcp_blob() { __mcpbashd_binary blob "${1:-}" "${2:-}"; }
 
 # mcp_resource_updated URI — tells clients subscribed to URI that it
 # changed (notifications/resources/updated). Works from any process the
-# daemon started: a tool, a hook, a child or a detached process. <>: the
+# daemon started: a tool, a hook, a child or a detached process (export -f
+# mcp_resource_updated __mcpbashd_esc to a bash it starts). <>: the
 # daemon's FIFO is opened read-write, so the open never waits, even when
 # the daemon is gone.
 mcp_resource_updated() {
@@ -239,7 +240,9 @@ mcp_resource_updated() {
         printf 'mcp_resource_updated: URI longer than 3072 bytes; not sent\n' >&2
         return 1
     fi
-    printf 'updated\t%s\n' "$__mcpbashd_e" 1<>"$MCP_BASHD_NOTIFY"
+    # Through fd 4, not 1<>: bash prints "1<>F" back as "<> F" (stdin) in
+    # declare -f, so a function exported to a child would lose its fd.
+    printf 'updated\t%s\n' "$__mcpbashd_e" 4<>"$MCP_BASHD_NOTIFY" >&4
 }
 
 # The shell's state as a file the daemon sources into every call. Variables

@@ -251,3 +251,46 @@ func TestResourceReadTimeout(t *testing.T) {
 		`{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"resource_stuck timed out after 300ms and was stopped."}}`)
 	rfGroupGone(t, rfInt(t, d.dir, "stuck.pid"), deadline(t))
 }
+
+// completion/complete runs complete_NAME ARGUMENT VALUE CONTEXT_JSON for
+// the prompt or template the ref names; each non-empty line is a value, at
+// most 100 are returned, total counts them all.
+func TestCompletion(t *testing.T) {
+	files := map[string]string{
+		"server.sh": `
+prompt_greet() { :; }
+complete_greet() { printf '%s\n' "$1=$2" "ctx=$3"; printf 'ann\r\nbob\n\n'; }
+resource_note() { :; }
+complete_note() { local i; for ((i = 1; i <= 150; i++)); do echo "$2$i"; done; }
+`,
+		"tools.json":     toolsJSON(),
+		"prompts.json":   `{"prompts":[{"name":"greet","arguments":[{"name":"who"}]},{"name":"plain"}]}`,
+		"resources.json": `{"resourceTemplates":[{"uriTemplate":"notes://note/{id}","name":"note"}]}`,
+	}
+	d := rsStart(t, files)
+	rsWant(t, d.server, "a prompt argument, with the context's arguments",
+		`{"jsonrpc":"2.0","id":1,"method":"completion/complete","params":{"ref":{"type":"ref/prompt","name":"greet"},"argument":{"name":"who","value":"a"},"context":{"arguments":{"tone":"warm"}}}}`,
+		`{"jsonrpc":"2.0","id":1,"result":{"completion":{"values":["who=a","ctx={\"tone\":\"warm\"}","ann","bob"],"total":4,"hasMore":false}}}`)
+	var many []string
+	for i := 1; i <= 100; i++ {
+		many = append(many, fmt.Sprintf(`"n%d"`, i))
+	}
+	rsWant(t, d.server, "a template argument: 100 of 150 values",
+		`{"jsonrpc":"2.0","id":2,"method":"completion/complete","params":{"ref":{"type":"ref/resource","uri":"notes://note/{id}"},"argument":{"name":"id","value":"n"}}}`,
+		`{"jsonrpc":"2.0","id":2,"result":{"completion":{"values":[`+strings.Join(many, ",")+`],"total":150,"hasMore":true}}}`)
+	rsWant(t, d.server, "no complete_ function: no values",
+		`{"jsonrpc":"2.0","id":3,"method":"completion/complete","params":{"ref":{"type":"ref/prompt","name":"plain"},"argument":{"name":"x","value":""}}}`,
+		`{"jsonrpc":"2.0","id":3,"result":{"completion":{"values":[],"total":0,"hasMore":false}}}`)
+	rsWant(t, d.server, "an undeclared prompt",
+		`{"jsonrpc":"2.0","id":4,"method":"completion/complete","params":{"ref":{"type":"ref/prompt","name":"nope"},"argument":{"name":"x","value":""}}}`,
+		`{"jsonrpc":"2.0","id":4,"error":{"code":-32602,"message":"Prompt not found: nope"}}`)
+	rsWant(t, d.server, "an undeclared template",
+		`{"jsonrpc":"2.0","id":5,"method":"completion/complete","params":{"ref":{"type":"ref/resource","uri":"notes://{x}"},"argument":{"name":"x","value":""}}}`,
+		`{"jsonrpc":"2.0","id":5,"error":{"code":-32602,"message":"Resource template not found: notes://{x}"}}`)
+
+	s := d.server
+	s.revision = "2026-07-28"
+	rsWant(t, s, "2026-07-28",
+		`{"jsonrpc":"2.0","id":6,"method":"completion/complete","params":{`+rsMeta+`,"ref":{"type":"ref/prompt","name":"greet"},"argument":{"name":"who","value":"b"}}}`,
+		`{"jsonrpc":"2.0","id":6,"result":{"completion":{"values":["who=b","ctx={}","ann","bob"],"total":4,"hasMore":false},"resultType":"complete","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"mcp-server","version":"1.0.0"}}}}`)
+}

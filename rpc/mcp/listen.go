@@ -99,7 +99,7 @@ func (s *Server) listen(c *conn, req *transport.Request, cat *catalog.Catalog) {
 		return
 	}
 	agreed := filter{Tools: l.tools, Prompts: l.prompts, Resources: l.resources, URIs: l.uris}
-	ack := object(field{"_meta", object(field{metaSubscription, id})}, field{"notifications", agreedJSON(agreed)})
+	ack := object(field{"notifications", agreedJSON(agreed)}, field{"_meta", object(field{metaSubscription, id})})
 	s.subs.mu.Lock()
 	if s.Stopping() {
 		s.subs.mu.Unlock()

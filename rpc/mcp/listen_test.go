@@ -1,0 +1,123 @@
+package mcp_test
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/zap/zaptest"
+
+	"github.com/mcp-bashd/mcp-bashd/rpc/catalog"
+	"github.com/mcp-bashd/mcp-bashd/rpc/mcp"
+	"github.com/mcp-bashd/mcp-bashd/rpc/streamhttp"
+	"github.com/mcp-bashd/mcp-bashd/supervisor"
+)
+
+// Listen streams opened, fed and dropped concurrently, then torn down by
+// Stop: every stream gets its acknowledgment first and ends (its client
+// gone, or with a result at Stop), and nothing races (go test -race).
+func TestListenStreamsUnderLoad(t *testing.T) {
+	dir := t.TempDir()
+	script := filepath.Join(dir, "server.sh")
+	must(t, os.WriteFile(script, []byte(`tool_touch() { mcp_resource_updated notes://a; echo ok; }
+resource_a() { echo a; }
+`), 0o755))
+	must(t, os.WriteFile(filepath.Join(dir, "tools.json"), []byte(`{"tools":[{"name":"touch","inputSchema":{"type":"object"}}]}`), 0o644))
+	must(t, os.WriteFile(filepath.Join(dir, "resources.json"), []byte(`{"resources":[{"uri":"notes://a","name":"a"}]}`), 0o644))
+	t.Setenv("TMPDIR", dir)
+	bash, err := exec.LookPath("bash")
+	must(t, err)
+	sup, err := supervisor.New(supervisor.Config{Bash: bash, Script: script, Log: zaptest.NewLogger(t)})
+	must(t, err)
+	t.Cleanup(func() { sup.Close() })
+	snap, err := sup.Load(context.Background())
+	must(t, err)
+	src := catalog.NewSource(catalog.Options{ToolsFile: filepath.Join(dir, "tools.json"), ConfigFile: filepath.Join(dir, "config.json"),
+		ResourcesFile: filepath.Join(dir, "resources.json")})
+	srv := mcp.New(mcp.Options{Catalog: src, Runner: sup, Snapshot: func() *supervisor.Snapshot { return snap }, Log: zaptest.NewLogger(t)})
+	fwd, stopFwd := context.WithCancel(context.Background())
+	defer stopFwd()
+	go srv.ForwardResourceUpdates(fwd, sup.ResourceUpdates())
+	ts := httptest.NewServer(streamhttp.New(streamhttp.Options{Path: "/mcp", Loopback: true, ModernEnabled: srv.ModernEnabled,
+		Stopping: srv.Stopping, Serve: srv.Serve, LegacyVersions: mcp.LegacyVersions()}))
+	defer ts.Close()
+	post := func(ctx context.Context, method, name, body string) (*http.Response, error) {
+		req, _ := http.NewRequestWithContext(ctx, "POST", ts.URL+"/mcp", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		for k, v := range modernHeaders(method, name) {
+			req.Header.Set(k, v)
+		}
+		return http.DefaultClient.Do(req)
+	}
+
+	const streams = 8
+	var wg sync.WaitGroup
+	results := make(chan string, streams)
+	for i := 0; i < streams; i++ {
+		ctx, drop := context.WithCancel(context.Background())
+		resp, err := post(ctx, "subscriptions/listen", "", fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"subscriptions/listen","params":{%s,"notifications":{"resourceSubscriptions":["notes://a"]}}}`, i, modernMeta))
+		must(t, err)
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			defer drop()
+			defer resp.Body.Close()
+			sc := bufio.NewScanner(resp.Body)
+			first, updates, last := "", 0, ""
+			for sc.Scan() {
+				data, ok := strings.CutPrefix(sc.Text(), "data: ")
+				if !ok {
+					continue
+				}
+				if first == "" {
+					first = data
+				}
+				if strings.Contains(data, "resources/updated") {
+					updates++
+				}
+				last = data
+				if i%2 == 1 && updates == 2 {
+					drop() // this client goes away mid-stream
+				}
+			}
+			switch {
+			case !strings.Contains(first, "notifications/subscriptions/acknowledged"):
+				results <- fmt.Sprintf("stream %d: first event %s", i, first)
+			case i%2 == 0 && !strings.Contains(last, `"result"`):
+				results <- fmt.Sprintf("stream %d: ended without its result: %s", i, last)
+			default:
+				results <- ""
+			}
+		}(i)
+	}
+	var calls sync.WaitGroup
+	for i := 0; i < 12; i++ {
+		calls.Add(1)
+		go func(i int) {
+			defer calls.Done()
+			resp, err := post(context.Background(), "tools/call", "touch", fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"touch",%s}}`, 100+i, modernMeta))
+			if err == nil {
+				resp.Body.Close()
+			}
+		}(i)
+	}
+	calls.Wait()
+	srv.Stop(time.Second)
+	wg.Wait()
+	close(results)
+	for r := range results {
+		if r != "" {
+			t.Error(r)
+		}
+	}
+}
