@@ -227,6 +227,14 @@ mcp_message() {
 # mimeType.
 mcp_blob() { __mcpbashd_binary blob "${1:-}" "${2:-}"; }
 
+# mcp_resource_not_found — in a resource_NAME function: the URI (which
+# matched a template) names nothing, so the client gets the protocol's
+# resource-not-found error instead of the function's output.
+mcp_resource_not_found() {
+    [ -n "${MCP_BASHD_CONTENT:-}" ] || return 0
+    printf 'notfound\n' >>"$MCP_BASHD_CONTENT"
+}
+
 # mcp_resource_updated URI — tells clients subscribed to URI that it
 # changed (notifications/resources/updated). Works from any process the
 # daemon started: a tool, a hook, a child or a detached process (export -f

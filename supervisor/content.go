@@ -21,6 +21,7 @@ import (
 //	result      JSON
 //	blob        MIME  COPY  STATUS  SOURCE    (mcp_blob: a resource's binary contents)
 //	role        ROLE                          (mcp_message: the role of the one item after it)
+//	notfound                                  (mcp_resource_not_found)
 //
 // An image or audio record names the copy the shim made in the root
 // (content.N, see callRoot), cat's exit status while copying, and the path
@@ -30,7 +31,7 @@ import (
 // Item is one content item of a tool's result (or of a resource's
 // contents, or a prompt's messages).
 type Item struct {
-	Kind string // "text", "image", "audio", "resource", "blob"
+	Kind string // "text", "image", "audio", "resource", "blob", "notfound"
 	Text string
 	MIME string
 	Data []byte // image/audio/blob bytes
@@ -85,6 +86,8 @@ func readContent(root callRoot, budget int64) (items []Item, structured, result 
 			if len(rec) >= 2 {
 				role = unescapeInPlace(rec[1])
 			}
+		case "notfound":
+			items = append(items, Item{Kind: "notfound"})
 		case "image", "audio", "blob":
 			it, err := readCopy(root, rec, budget >= 0, &left)
 			if errors.Is(err, errOverBudget) {

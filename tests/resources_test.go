@@ -25,6 +25,7 @@ resource_note() { printf 'note %s\n' "$2"; }
 resource_logo() { printf '\x89PNG\r\n\x00\xff'; }
 resource_packed() { printf 'abc' >"$MCP_CALL_TMPDIR/p"; mcp_blob "$MCP_CALL_TMPDIR/p"; mcp_resource notes://index text/csv 'a,b'; }
 resource_broken() { echo 'partial'; echo 'disk on fire' >&2; return 4; }
+resource_gone() { echo 'not this'; mcp_resource_not_found; }
 prompt_greet() { local re='"who":"([^"]*)"'; [[ $1 =~ $re ]]; printf 'Say hello to %s.\n\n' "${BASH_REMATCH[1]}"; }
 prompt_chat() {
 	printf '\x89PNG\r\n' >"$MCP_CALL_TMPDIR/i.png"
@@ -43,7 +44,7 @@ complete_greet() { printf '%s\n' "$1=$2" "ctx=$3"; printf 'ann\nbob\n\n'; }
 		{"uri":"notes://packed","name":"packed"},
 		{"uri":"notes://broken","name":"broken"},
 		{"uri":"notes://undefined","name":"undefined"}],
-	 "resourceTemplates":[{"uriTemplate":"notes://note/{id}/text{.fmt}","name":"note","mimeType":"text/markdown"}]}`,
+	 "resourceTemplates":[{"uriTemplate":"notes://note/{id}/text{.fmt}","name":"note","mimeType":"text/markdown"},{"uriTemplate":"notes://gone/{id}","name":"gone"}]}`,
 	"prompts.json": `{"prompts":[
 		{"name":"greet","description":"Greets someone","arguments":[{"name":"who","description":"whom","required":true},{"name":"tone"}]},
 		{"name":"chat"},{"name":"failing"},{"name":"missing"}]}`,
@@ -72,7 +73,7 @@ func TestResourcesSessionEra(t *testing.T) {
 		`{"jsonrpc":"2.0","id":2,"result":{"resources":[{"uri":"notes://readme","name":"readme","description":"The readme","mimeType":"text/plain"},{"uri":"notes://logo","name":"logo","mimeType":"image/png"},{"uri":"notes://packed","name":"packed"},{"uri":"notes://broken","name":"broken"},{"uri":"notes://undefined","name":"undefined"}]}}`)
 	rsWant(t, d.server, "resources/templates/list",
 		`{"jsonrpc":"2.0","id":3,"method":"resources/templates/list"}`,
-		`{"jsonrpc":"2.0","id":3,"result":{"resourceTemplates":[{"uriTemplate":"notes://note/{id}/text{.fmt}","name":"note","mimeType":"text/markdown"}]}}`)
+		`{"jsonrpc":"2.0","id":3,"result":{"resourceTemplates":[{"uriTemplate":"notes://note/{id}/text{.fmt}","name":"note","mimeType":"text/markdown"},{"uriTemplate":"notes://gone/{id}","name":"gone"}]}}`)
 	rsWant(t, d.server, "a static resource: $1 the URI, $2 {}, stdout exactly as written, stderr left out",
 		`{"jsonrpc":"2.0","id":4,"method":"resources/read","params":{"uri":"notes://readme"}}`,
 		`{"jsonrpc":"2.0","id":4,"result":{"contents":[{"uri":"notes://readme","mimeType":"text/plain","text":"Read me: notes://readme {}\n"}]}}`)
@@ -89,6 +90,9 @@ func TestResourcesSessionEra(t *testing.T) {
 	rsWant(t, d.server, "an unknown URI: resource not found (-32002 before 2026) with the URI in data",
 		`{"jsonrpc":"2.0","id":8,"method":"resources/read","params":{"uri":"notes://nope/extra"}}`,
 		`{"jsonrpc":"2.0","id":8,"error":{"code":-32002,"message":"Resource not found: notes://nope/extra","data":{"uri":"notes://nope/extra"}}}`)
+	rsWant(t, d.server, "mcp_resource_not_found: a URI a template matches but that names nothing",
+		`{"jsonrpc":"2.0","id":12,"method":"resources/read","params":{"uri":"notes://gone/7"}}`,
+		`{"jsonrpc":"2.0","id":12,"error":{"code":-32002,"message":"Resource not found: notes://gone/7","data":{"uri":"notes://gone/7"}}}`)
 	rsWant(t, d.server, "a failing function: -32603 with its output and stderr",
 		`{"jsonrpc":"2.0","id":9,"method":"resources/read","params":{"uri":"notes://broken"}}`,
 		`{"jsonrpc":"2.0","id":9,"error":{"code":-32603,"message":"Error executing resource_broken: partial\ndisk on fire"}}`)
@@ -144,7 +148,7 @@ func TestResourcesModernEra(t *testing.T) {
 		`{"jsonrpc":"2.0","id":2,"result":{"resources":[{"uri":"notes://readme","name":"readme","description":"The readme","mimeType":"text/plain"},{"uri":"notes://logo","name":"logo","mimeType":"image/png"},{"uri":"notes://packed","name":"packed"},{"uri":"notes://broken","name":"broken"},{"uri":"notes://undefined","name":"undefined"}],"resultType":"complete","ttlMs":60000,"cacheScope":"public",`+info+`}}`)
 	rsWant(t, s, "resources/templates/list",
 		`{"jsonrpc":"2.0","id":3,"method":"resources/templates/list","params":{`+rsMeta+`}}`,
-		`{"jsonrpc":"2.0","id":3,"result":{"resourceTemplates":[{"uriTemplate":"notes://note/{id}/text{.fmt}","name":"note","mimeType":"text/markdown"}],"resultType":"complete","ttlMs":60000,"cacheScope":"public",`+info+`}}`)
+		`{"jsonrpc":"2.0","id":3,"result":{"resourceTemplates":[{"uriTemplate":"notes://note/{id}/text{.fmt}","name":"note","mimeType":"text/markdown"},{"uriTemplate":"notes://gone/{id}","name":"gone"}],"resultType":"complete","ttlMs":60000,"cacheScope":"public",`+info+`}}`)
 	rsWant(t, s, "prompts/list",
 		`{"jsonrpc":"2.0","id":4,"method":"prompts/list","params":{`+rsMeta+`}}`,
 		`{"jsonrpc":"2.0","id":4,"result":{"prompts":[{"name":"greet","description":"Greets someone","arguments":[{"name":"who","description":"whom","required":true},{"name":"tone"}]},{"name":"chat"},{"name":"failing"},{"name":"missing"}],"resultType":"complete","ttlMs":60000,"cacheScope":"public",`+info+`}}`)
@@ -154,6 +158,9 @@ func TestResourcesModernEra(t *testing.T) {
 	rsWant(t, s, "SEP-2164: an unknown URI is -32602 with the URI in data",
 		`{"jsonrpc":"2.0","id":6,"method":"resources/read","params":{`+rsMeta+`,"uri":"test://nonexistent"}}`,
 		`{"jsonrpc":"2.0","id":6,"error":{"code":-32602,"message":"Resource not found: test://nonexistent","data":{"uri":"test://nonexistent"}}}`)
+	rsWant(t, s, "mcp_resource_not_found in 2026-07-28",
+		`{"jsonrpc":"2.0","id":9,"method":"resources/read","params":{`+rsMeta+`,"uri":"notes://gone/1"}}`,
+		`{"jsonrpc":"2.0","id":9,"error":{"code":-32602,"message":"Resource not found: notes://gone/1","data":{"uri":"notes://gone/1"}}}`)
 	rsWant(t, s, "prompts/get",
 		`{"jsonrpc":"2.0","id":7,"method":"prompts/get","params":{`+rsMeta+`,"name":"greet","arguments":{"who":"Bob"}}}`,
 		`{"jsonrpc":"2.0","id":7,"result":{"description":"Greets someone","messages":[{"role":"user","content":{"type":"text","text":"Say hello to Bob."}}],"resultType":"complete",`+info+`}}`)

@@ -70,6 +70,11 @@ func (s *Server) readResource(c *conn, req *transport.Request, cat *catalog.Cata
 	}
 	cfg := cat.Config
 	s.startFunc(c, req, cfg, funcCall{fn: fn, argv: []string{uri, string(vars)}, timeout: t.Timeout}, func(oc supervisor.Outcome) transport.Response {
+		for _, it := range oc.Items {
+			if it.Kind == "notfound" && !oc.TimedOut && oc.SetupErr == nil {
+				return transport.Response{ID: id, Err: resourceNotFound(uri, req.Era)}
+			}
+		}
 		if failed(oc) {
 			return funcFailed(id, fn, oc)
 		}

@@ -113,6 +113,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	switch r.Method {
 	case http.MethodPost:
+	case http.MethodGet:
+		h.serveGET(w, r) // a session's notifications (getstream.go)
+		return
 	case http.MethodDelete:
 		if id := r.Header.Get("Mcp-Session-Id"); id != "" && h.endSession(id) {
 			w.WriteHeader(http.StatusNoContent)
@@ -120,7 +123,6 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		fallthrough
 	default:
-		// No GET stream: the server never sends unsolicited messages.
 		w.Header().Set("Allow", "POST")
 		reject(w, http.StatusMethodNotAllowed, "Method Not Allowed")
 		return
