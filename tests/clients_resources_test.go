@@ -271,7 +271,9 @@ type crTSResults struct {
 			Message string
 		}
 	}
-	Prompts   struct{ Result struct{ Prompts []struct{ Name string } } }
+	Prompts struct {
+		Result struct{ Prompts []struct{ Name string } }
+	}
 	Summarize struct {
 		Result struct{ Messages []crTSMessage }
 		Error  *struct{ Message string }
@@ -500,7 +502,9 @@ func crInspector(t *testing.T, in cmInspector, overHTTP bool) {
 	if b := run("resources/templates/list"); json.Unmarshal(b, &tmpl) != nil || len(tmpl.ResourceTemplates) != 1 {
 		t.Errorf("resources/templates/list printed %s", b)
 	}
-	var read struct{ Contents []struct{ URI, Text, Blob string } }
+	var read struct {
+		Contents []struct{ URI, Text, Blob string }
+	}
 	if b := run("resources/read", "--uri", "notes://note/groceries"); json.Unmarshal(b, &read) != nil || len(read.Contents) != 1 || read.Contents[0].Text != "- milk\n" {
 		t.Errorf("resources/read of the template printed %s", b)
 	}
