@@ -25,6 +25,7 @@ import (
 
 type cliFiles struct {
 	script, tools, config, bash string
+	resources, prompts          string
 }
 
 // bashPath is --bash, or bash on PATH.
@@ -47,6 +48,8 @@ func cliFlags(name, usage string, args []string, extra func(*flag.FlagSet), scri
 	fs.StringVar(&f.tools, "tools", "", "tools list `file` (default: MCP_TOOLS_LIST_FILE, or tools.json beside SERVER)")
 	fs.StringVar(&f.config, "config", "", "configuration `file` (default: MCP_CONFIG_FILE, or config.json beside SERVER)")
 	fs.StringVar(&f.bash, "bash", "", "`path` of the bash that runs the script and its tools (default: bash on PATH)")
+	fs.StringVar(&f.resources, "resources", "", "resources list `file` (default: MCP_RESOURCES_FILE, or resources.json beside the tools list)")
+	fs.StringVar(&f.prompts, "prompts", "", "prompts list `file` (default: MCP_PROMPTS_FILE, or prompts.json beside the tools list)")
 	if extra != nil {
 		extra(fs)
 	}
@@ -77,6 +80,8 @@ func cliFlags(name, usage string, args []string, extra func(*flag.FlagSet), scri
 	f.script = abs
 	f.tools = absPath(pick(f.tools, os.Getenv("MCP_TOOLS_LIST_FILE"), filepath.Join(filepath.Dir(abs), "tools.json")))
 	f.config = absPath(pick(f.config, os.Getenv("MCP_CONFIG_FILE"), filepath.Join(filepath.Dir(abs), "config.json")))
+	r, p := declarationPaths(f.resources, f.prompts, f.tools, filepath.Dir(abs))
+	f.resources, f.prompts = absPath(r), absPath(p)
 	return f, append(positional[1:], rest...), -1
 }
 
@@ -96,7 +101,10 @@ const toolsUsage = `Usage: mcp-bashd tools [flags] SERVER.sh
 
 Lists the tools SERVER.sh's tools.json declares: name, description and
 arguments as name:type ({a|b} lists an enum's values, * marks a required
-one). --json prints the tools/list result as a client receives it.
+one). --json prints the tools/list result as a client receives it. When
+resources.json or prompts.json is there too, the resources (a template's
+URI is its uriTemplate) and the prompts (* marks a required argument)
+follow.
 
 Example:
   mcp-bashd tools examples/greeter/server.sh
@@ -146,7 +154,7 @@ func toolsCommand(args []string, stdout io.Writer) int {
 		fmt.Fprintf(w, "%s\t%s\t%s\n", oneLine(t.Name, 40), oneLine(t.Description, 60), strings.Join(as, " "))
 	}
 	w.Flush()
-	return 0
+	return declarationsTable(f, stdout)
 }
 
 // oneLine fits text in one table cell: whitespace runs (newlines, tabs)
@@ -199,7 +207,11 @@ const checkUsage = `Usage: mcp-bashd check [flags] SERVER.sh
 Lints a server without serving it: tools.json parses and holds usable
 entries, names are valid and unique, every inputSchema compiles, every
 declared tool has a tool_<name> function and every tool_ function is
-declared, and a vendored mcpserver_core.sh is this version's shim.
+declared, and a vendored mcpserver_core.sh is this version's shim. So do
+resources.json and prompts.json when they exist: templates are RFC 6570
+levels 1-3, mimeTypes are media types, every resource and prompt has its
+resource_<name> or prompt_<name> function, and every resource_, prompt_
+and complete_ function is declared.
 Problems are printed as FILE:LINE: message; the exit status is 1 if any.
 
 Example:
@@ -220,13 +232,15 @@ func checkCommand(args []string, stdout io.Writer) int {
 		in.Functions, in.LoadStdout = sn.Functions, sn.LoadStdout
 	}
 	problems, n := catalog.Lint(in)
+	decl, counts := catalog.LintDeclarations(catalog.DeclInput{ResourcesFile: f.resources, PromptsFile: f.prompts, Script: f.script, Functions: in.Functions})
+	problems = append(problems, decl...)
 	for _, p := range problems {
 		fmt.Fprintln(stdout, p)
 	}
 	if len(problems) > 0 {
 		return 1
 	}
-	fmt.Fprintf(stdout, "%s: ok (%d tools)\n", f.script, n)
+	fmt.Fprintf(stdout, "%s: ok (%d tools%s)\n", f.script, n, declaredCounts(counts))
 	return 0
 }
 
