@@ -211,6 +211,59 @@ mcp_result() {
     printf 'result\t%s\n' "$__mcpbashd_e" >>"$MCP_BASHD_CONTENT"
 }
 
+# Resources, prompts and resource updates (mcp-bashd's own; the SDK has
+# none). A resource_NAME function's stdout is the resource's text; a
+# prompt_NAME function's stdout is one user message.
+
+# mcp_message ROLE TEXT — one prompt message of ROLE (user or assistant).
+# Other contents: mcp_message ROLE --image FILE [MIME],
+# mcp_message ROLE --audio FILE [MIME],
+# mcp_message ROLE --resource URI MIME TEXT, and mcp_message ROLE -- TEXT
+# for a TEXT that starts with --.
+mcp_message() {
+    [ -n "${MCP_BASHD_CONTENT:-}" ] || return 0
+    __mcpbashd_esc "${1:-user}"
+    printf 'role\t%s\n' "$__mcpbashd_e" >>"$MCP_BASHD_CONTENT"
+    case ${2:-} in
+    --image) mcp_image "${3:-}" "${4:-image/png}" ;;
+    --audio) mcp_audio "${3:-}" "${4:-audio/wav}" ;;
+    --resource) mcp_resource "${3:-}" "${4:-text/plain}" "${5:-}" ;;
+    --) mcp_text "${3:-}" ;;
+    *) mcp_text "${2:-}" ;;
+    esac
+}
+
+# mcp_blob FILE [MIME] — binary contents for the resource being read
+# (base64-encoded by the daemon); MIME defaults to the resource's declared
+# mimeType.
+mcp_blob() { __mcpbashd_binary blob "${1:-}" "${2:-}"; }
+
+# mcp_resource_not_found — in a resource_NAME function: the URI (which
+# matched a template) names nothing, so the client gets the protocol's
+# resource-not-found error instead of the function's output.
+mcp_resource_not_found() {
+    [ -n "${MCP_BASHD_CONTENT:-}" ] || return 0
+    printf 'notfound\n' >>"$MCP_BASHD_CONTENT"
+}
+
+# mcp_resource_updated URI — tells clients subscribed to URI that it
+# changed (notifications/resources/updated). Works from any process the
+# daemon started: a tool, a hook, a child or a detached process (export -f
+# mcp_resource_updated __mcpbashd_esc to a bash it starts). <>: the
+# daemon's FIFO is opened read-write, so the open never waits, even when
+# the daemon is gone.
+mcp_resource_updated() {
+    [ -n "${MCP_BASHD_NOTIFY:-}" ] && [ -p "$MCP_BASHD_NOTIFY" ] || return 0
+    __mcpbashd_esc "${1:-}"
+    if [ "${#__mcpbashd_e}" -gt 3072 ]; then
+        printf 'mcp_resource_updated: URI longer than 3072 bytes; not sent\n' >&2
+        return 1
+    fi
+    # Through fd 4, not 1<>: bash prints "1<>F" back as "<> F" (stdin) in
+    # declare -f, so a function exported to a child would lose its fd.
+    printf 'updated\t%s\n' "$__mcpbashd_e" 4<>"$MCP_BASHD_NOTIFY" >&4
+}
+
 # The shell's state as a file the daemon sources into every call. Variables
 # first (bash's own special and read-only ones skipped; the daemon silences
 # errors while restoring), then functions, then options, the EXIT trap and

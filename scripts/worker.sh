@@ -57,11 +57,20 @@ __mcpbashd_tool=$__MCPBASHD_TOOL
 __mcpbashd_mode=$__MCPBASHD_MODE
 __mcpbashd_snapshot=$__MCPBASHD_SNAPSHOT
 __mcpbashd_exe=${__MCPBASHD_EXE:-}
+# A resource, prompt or completion function (resource_NAME, …): its
+# arguments are NUL-terminated in the args file (supervisor/funcs.go).
+__mcpbashd_func=${__MCPBASHD_FUNC:-}
 # The shim, for the snapshot's stubs of its helpers (loaded on first use).
 __mcpbashd_shim_file=${__MCPBASHD_SHIM:-}
 __mcpbashd_args=
 IFS= builtin read -r -d '' __mcpbashd_args <"$__mcpbashd_root/args"
-builtin unset __MCPBASHD_ROOT __MCPBASHD_TOOL __MCPBASHD_MODE __MCPBASHD_SNAPSHOT __MCPBASHD_WORKER __MCPBASHD_EXE __MCPBASHD_SHIM
+__mcpbashd_argv=()
+if builtin test -n "$__mcpbashd_func"; then
+    while IFS= builtin read -r -d '' __mcpbashd_a; do
+        __mcpbashd_argv[${#__mcpbashd_argv[@]}]=$__mcpbashd_a
+    done <"$__mcpbashd_root/args"
+fi
+builtin unset __MCPBASHD_ROOT __MCPBASHD_TOOL __MCPBASHD_MODE __MCPBASHD_SNAPSHOT __MCPBASHD_WORKER __MCPBASHD_EXE __MCPBASHD_SHIM __MCPBASHD_FUNC
 
 builtin . "$__mcpbashd_snapshot"
 { __mcpbashd_options; } 2>/dev/null
@@ -86,14 +95,22 @@ call)
         fi
         builtin printf tool >|"$__mcpbashd_root/phase"
     fi
-    "tool_$__mcpbashd_tool" "$__mcpbashd_args"
+    if builtin test -n "$__mcpbashd_func"; then
+        "$__mcpbashd_func" ${__mcpbashd_argv[@]+"${__mcpbashd_argv[@]}"}
+    else
+        "tool_$__mcpbashd_tool" "$__mcpbashd_args"
+    fi
     ;;
 exec)
     # A --tools-dir executable: EXE NAME ARGS_JSON, as that system ran it.
     "$__mcpbashd_exe" "$__mcpbashd_tool" "$__mcpbashd_args"
     ;;
 cancel)
-    if builtin declare -F "tool_${__mcpbashd_tool}_cancel" >/dev/null; then
+    if builtin test -n "$__mcpbashd_func"; then
+        if builtin declare -F "${__mcpbashd_func}_cancel" >/dev/null; then
+            "${__mcpbashd_func}_cancel" ${__mcpbashd_argv[@]+"${__mcpbashd_argv[@]}"}
+        fi
+    elif builtin declare -F "tool_${__mcpbashd_tool}_cancel" >/dev/null; then
         "tool_${__mcpbashd_tool}_cancel" "$__mcpbashd_args"
     fi
     ;;

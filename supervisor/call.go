@@ -43,6 +43,11 @@ type Request struct {
 	Exe string
 	// Limits are the tool's own sandbox (over Config.Limits); nil: none.
 	Limits *sandbox.Spec
+	// Func, when set, is the bash function to run instead of tool_TOOL: a
+	// resource, prompt or completion function (funcs.go), called with Argv
+	// as its positional arguments. Tool is then Func, for logs and ps.
+	Func string
+	Argv []string
 }
 
 // Outcome is how a call ended.
@@ -140,7 +145,7 @@ func (s *Supervisor) logNotRun(log *zap.Logger, tool string, err error) {
 }
 
 func (s *Supervisor) call(ctx context.Context, req Request, log *zap.Logger) Outcome {
-	root, err := s.newRoot(req.Args, log)
+	root, err := s.newRoot(req.argsFile(), log)
 	if err != nil {
 		return Outcome{SetupErr: err, SetupDir: true}
 	}
@@ -151,9 +156,9 @@ func (s *Supervisor) call(ctx context.Context, req Request, log *zap.Logger) Out
 	}
 	mode, errOut := modeCall, out
 	if req.Exe != "" {
-		// A tools-directory executable prints its result on stdout; its
-		// stderr is diagnostics (logged), as in the system it comes from.
 		mode = modeExec
+	}
+	if req.splitsStderr() {
 		if errOut, err = openAppend(root.Stderr()); err != nil {
 			out.Close()
 			return Outcome{SetupErr: fmt.Errorf("create stderr file: %w", err)}
@@ -229,7 +234,7 @@ const (
 func (s *Supervisor) outcome(o Outcome, ei exitInfo, req Request, root callRoot, log *zap.Logger) Outcome {
 	o.Output, o.Truncated = readOutput(root.Out(), s.cfg.OutputCap, log)
 	o.OutputCap = s.cfg.OutputCap
-	if req.Exe != "" {
+	if req.splitsStderr() {
 		o.Stderr, _ = readOutput(root.Stderr(), 64<<10, log)
 		if len(o.Stderr) > 0 {
 			log.Info("tool stderr", zap.ByteString("stderr", o.Stderr))
@@ -282,7 +287,7 @@ func (s *Supervisor) stop(req Request, root callRoot, pid int, done <-chan exitI
 	case stopTimeout:
 		log.Info("stopping the call: its timeout passed", zap.Duration("timeout", req.Timeout))
 	}
-	if req.Snapshot.HasFunction("tool_" + req.Tool + "_cancel") {
+	if req.Snapshot.HasFunction(req.cancelHook()) {
 		hookReq := req
 		if why == stopShutdown {
 			// The seed: "A signal that tears the server down passes an

@@ -19,19 +19,24 @@ import (
 //	resource    URI   MIME  TEXT
 //	structured  JSON
 //	result      JSON
+//	blob        MIME  COPY  STATUS  SOURCE    (mcp_blob: a resource's binary contents)
+//	role        ROLE                          (mcp_message: the role of the one item after it)
+//	notfound                                  (mcp_resource_not_found)
 //
 // An image or audio record names the copy the shim made in the root
 // (content.N, see callRoot), cat's exit status while copying, and the path
 // the tool gave (for messages only: the daemon never opens it — it may be
 // /dev/stdin, a FIFO, or relative to the tool's directory).
 
-// Item is one content item of a tool's result.
+// Item is one content item of a tool's result (or of a resource's
+// contents, or a prompt's messages).
 type Item struct {
-	Kind string // "text", "image", "audio", "resource"
+	Kind string // "text", "image", "audio", "resource", "blob", "notfound"
 	Text string
 	MIME string
-	Data []byte // image/audio bytes
+	Data []byte // image/audio/blob bytes
 	URI  string
+	Role string // the role record right before it ("" when none): a prompt message's role
 }
 
 // errOverBudget is content past the result's budget.
@@ -56,6 +61,7 @@ func readContent(root callRoot, budget int64) (items []Item, structured, result 
 		problems = append(problems, errOverBudget.Error())
 	}
 	left := budget - int64(len(data))
+	role := ""
 	for len(data) > 0 {
 		line := data
 		if i := bytes.IndexByte(data, '\n'); i >= 0 {
@@ -66,12 +72,23 @@ func readContent(root callRoot, budget int64) (items []Item, structured, result 
 		// Text fields are unescaped where they lie and kept as strings over
 		// the one buffer read: a record's text is never copied.
 		rec := strings.Split(unsafe.String(unsafe.SliceData(line), len(line)), "\t")
+		// A role record gives its role to the one item after it.
+		itemRole := role
+		if rec[0] != "role" {
+			role = ""
+		}
 		switch rec[0] {
 		case "text":
 			if len(rec) >= 2 {
-				items = append(items, Item{Kind: "text", Text: unescapeInPlace(rec[1])})
+				items = append(items, Item{Kind: "text", Text: unescapeInPlace(rec[1]), Role: itemRole})
 			}
-		case "image", "audio":
+		case "role":
+			if len(rec) >= 2 {
+				role = unescapeInPlace(rec[1])
+			}
+		case "notfound":
+			items = append(items, Item{Kind: "notfound"})
+		case "image", "audio", "blob":
 			it, err := readCopy(root, rec, budget >= 0, &left)
 			if errors.Is(err, errOverBudget) {
 				return items, structured, result, append(problems, err.Error())
@@ -80,10 +97,11 @@ func readContent(root callRoot, budget int64) (items []Item, structured, result 
 				problems = append(problems, err.Error())
 				continue
 			}
+			it.Role = itemRole
 			items = append(items, it)
 		case "resource":
 			if len(rec) >= 4 {
-				items = append(items, Item{Kind: "resource", URI: rec[1], MIME: rec[2], Text: unescapeInPlace(rec[3])})
+				items = append(items, Item{Kind: "resource", URI: rec[1], MIME: rec[2], Text: unescapeInPlace(rec[3]), Role: itemRole})
 			}
 		case "structured":
 			if len(rec) >= 2 {

@@ -94,6 +94,7 @@ func (s *Supervisor) startServerCode(mode string, req Request, root callRoot, st
 		"__MCPBASHD_TOOL="+req.Tool,
 		"__MCPBASHD_SNAPSHOT="+req.Snapshot.Path,
 		"__MCPBASHD_EXE="+req.Exe,
+		"__MCPBASHD_FUNC="+req.Func,
 		"__MCPBASHD_SHIM="+s.shim,
 	)
 	return s.start(proc{mode: mode, tool: req.Tool, zero: zero, args: s.cfg.ScriptArgs,

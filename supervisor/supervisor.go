@@ -87,6 +87,7 @@ type Supervisor struct {
 	shim    string // path of the shim (sourced before a script in manifest mode)
 	life    *lifeline.Lifeline
 	lifeID  fileID // the lifeline FIFO, as a sentinel's fd 3 names it (sentinelOf)
+	notify  *notifier // MCP_BASHD_NOTIFY (notify.go)
 	reaper  *reaper
 	devnull *os.File
 	env     []string // base environment of every child
@@ -181,8 +182,11 @@ func New(cfg Config) (*Supervisor, error) {
 	if s.reaper, err = newReaper(s.log.Named("reaper")); err != nil {
 		return fail(err)
 	}
-	s.env = childEnv(os.Environ(), cfg.Self, cfg.ServerPID)
 	s.box = sandbox.New(sandbox.Options{Self: cfg.Self, Defaults: cfg.Limits, Log: s.log.Named("sandbox")})
+	if s.notify, err = newNotifier(s.runtime, s.log.Named("notify")); err != nil {
+		return fail(err)
+	}
+	s.env = append(childEnv(os.Environ(), cfg.Self, cfg.ServerPID), envNotify+"="+s.notify.path)
 	return s, nil
 }
 
@@ -199,7 +203,7 @@ func childEnv(env []string, self string, server int) []string {
 	for _, kv := range env {
 		if strings.HasPrefix(kv, "__MCPBASHD_") || strings.HasPrefix(kv, envCallTmp+"=") || strings.HasPrefix(kv, "MCP_BASHD=") ||
 			strings.HasPrefix(kv, envEvents+"=") || strings.HasPrefix(kv, envContent+"=") || strings.HasPrefix(kv, envCap+"=") ||
-			strings.HasPrefix(kv, envServerPID+"=") {
+			strings.HasPrefix(kv, envServerPID+"=") || strings.HasPrefix(kv, envNotify+"=") {
 			continue
 		}
 		out = append(out, kv)
@@ -239,6 +243,9 @@ func (s *Supervisor) Close() error {
 		s.retryLeftovers()
 		if s.life != nil {
 			err = errors.Join(err, s.life.Close())
+		}
+		if s.notify != nil {
+			s.notify.close()
 		}
 		if s.reaper != nil {
 			s.reaper.close()

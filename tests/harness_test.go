@@ -197,6 +197,8 @@ func isKnownMethod(m string) bool {
 	switch m {
 	case "initialize", "ping", "tools/list", "tools/call", "resources/list", "resources/templates/list", "prompts/list":
 		return true
+	case "resources/read", "resources/subscribe", "resources/unsubscribe", "prompts/get", "completion/complete", "subscriptions/listen":
+		return true
 	}
 	return false
 }

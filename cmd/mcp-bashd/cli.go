@@ -28,14 +28,17 @@ type cliFiles struct {
 	script, tools, config, bash string
 	toolsFlag, configFlag       string // as given on the command line
 	configNamed                 bool   // a missing config file is an error
+	resources, prompts          string
+	resourcesFlag, promptsFlag  string
 }
 
 // adopt picks tools.json and config.json as the server would once SERVER
 // is loaded (sn nil: it is not, and the environment and the defaults
-// beside it decide).
+// beside it decide); resources.json and prompts.json follow the tools list.
 func (f *cliFiles) adopt(sn *supervisor.Snapshot) {
-	d := pickFiles(f.toolsFlag, f.configFlag, f.script, "", sn, false)
+	d := pickFiles(fileFlags{f.toolsFlag, f.configFlag, f.resourcesFlag, f.promptsFlag}, f.script, "", sn, false)
 	f.tools, f.config, f.configNamed = absPath(d.tools), absPath(d.config), d.configNamed
+	f.resources, f.prompts = absPath(d.resources), absPath(d.prompts)
 }
 
 // bashPath is --bash, or bash on PATH.
@@ -58,6 +61,8 @@ func cliFlags(name, usage string, args []string, extra func(*flag.FlagSet), scri
 	fs.StringVar(&f.tools, "tools", "", "tools list `file` (default: MCP_TOOLS_LIST_FILE as SERVER's top level leaves it, or tools.json beside SERVER)")
 	fs.StringVar(&f.config, "config", "", "configuration `file` (default: MCP_CONFIG_FILE as SERVER's top level leaves it, or config.json beside SERVER)")
 	fs.StringVar(&f.bash, "bash", "", "`path` of the bash that runs the script and its tools (default: bash on PATH)")
+	fs.StringVar(&f.resources, "resources", "", "resources list `file` (default: MCP_RESOURCES_FILE, or resources.json beside the tools list)")
+	fs.StringVar(&f.prompts, "prompts", "", "prompts list `file` (default: MCP_PROMPTS_FILE, or prompts.json beside the tools list)")
 	if extra != nil {
 		extra(fs)
 	}
@@ -87,6 +92,7 @@ func cliFlags(name, usage string, args []string, extra func(*flag.FlagSet), scri
 	}
 	f.script = abs
 	f.toolsFlag, f.configFlag = f.tools, f.config
+	f.resourcesFlag, f.promptsFlag = f.resources, f.prompts
 	f.adopt(nil) // until the script is loaded
 	return f, append(positional[1:], rest...), -1
 }
@@ -107,9 +113,12 @@ const toolsUsage = `Usage: mcp-bashd tools [flags] SERVER.sh
 
 Lists the tools SERVER.sh's tools.json declares: name, description and
 arguments as name:type ({a|b} lists an enum's values, * marks a required
-one). --json prints the tools/list result as a client receives it.
-Without --tools, SERVER.sh's top level runs once (as the server runs it)
-to learn whether it names its tools list itself (MCP_TOOLS_LIST_FILE).
+one). --json prints the tools/list result as a client receives it. When
+resources.json or prompts.json is there too, the resources (a template's
+URI is its uriTemplate) and the prompts (* marks a required argument)
+follow. Without --tools, SERVER.sh's top level runs once (as the server
+runs it) to learn whether it names its tools list itself
+(MCP_TOOLS_LIST_FILE).
 
 Example:
   mcp-bashd tools examples/greeter/server.sh
@@ -168,7 +177,7 @@ func toolsCommand(args []string, stdout io.Writer) int {
 		fmt.Fprintf(w, "%s\t%s\t%s\n", oneLine(t.Name, 40), oneLine(t.Description, 60), strings.Join(as, " "))
 	}
 	w.Flush()
-	return 0
+	return declarationsTable(f, stdout)
 }
 
 // oneLine fits text in one table cell: whitespace runs (newlines, tabs)
@@ -221,7 +230,11 @@ const checkUsage = `Usage: mcp-bashd check [flags] SERVER.sh
 Lints a server without serving it: tools.json parses and holds usable
 entries, names are valid and unique, every inputSchema compiles, every
 declared tool has a tool_<name> function and every tool_ function is
-declared, and a vendored mcpserver_core.sh is this version's shim.
+declared, and a vendored mcpserver_core.sh is this version's shim. So do
+resources.json and prompts.json when they exist: templates are RFC 6570
+levels 1-3, mimeTypes are media types, every resource and prompt has its
+resource_<name> or prompt_<name> function, and every resource_, prompt_
+and complete_ function is declared.
 Problems are printed as FILE:LINE: message; the exit status is 1 if any.
 An inputSchema keyword whose value is not JSON Schema is a warning
 (FILE:LINE: warning: ...): the server leaves it unenforced, as bash-mcp-sdk
@@ -249,6 +262,8 @@ func checkCommand(args []string, stdout io.Writer) int {
 		in.Functions, in.LoadStdout = sn.Functions, sn.LoadStdout
 	}
 	problems, n := catalog.Lint(in)
+	decl, counts := catalog.LintDeclarations(catalog.DeclInput{ResourcesFile: f.resources, PromptsFile: f.prompts, Script: f.script, Functions: in.Functions})
+	problems = append(problems, decl...)
 	failed, warnings := 0, 0
 	for _, p := range problems {
 		fmt.Fprintln(stdout, p)
@@ -262,9 +277,9 @@ func checkCommand(args []string, stdout io.Writer) int {
 	case failed > 0:
 		return 1
 	case warnings > 0:
-		fmt.Fprintf(stdout, "%s: ok (%d tools, %d %s)\n", f.script, n, warnings, plural(warnings, "warning"))
+		fmt.Fprintf(stdout, "%s: ok (%d tools%s, %d %s)\n", f.script, n, declaredCounts(counts), warnings, plural(warnings, "warning"))
 	default:
-		fmt.Fprintf(stdout, "%s: ok (%d tools)\n", f.script, n)
+		fmt.Fprintf(stdout, "%s: ok (%d tools%s)\n", f.script, n, declaredCounts(counts))
 	}
 	return 0
 }

@@ -108,7 +108,7 @@ func start(ctx context.Context, o options, p paths, scriptArgs []string, log *za
 		catLog = catLog.WithOptions(zap.IncreaseLevel(zapcore.ErrorLevel))
 	}
 	src := catalog.NewSource(catalog.Options{ToolsFile: files.tools, ConfigFile: files.config, ConfigRequired: files.configNamed,
-		ToolsDir: p.toolsDir, Lister: sup, Log: catLog})
+		ToolsDir: p.toolsDir, Lister: sup, Log: catLog, ResourcesFile: files.resources, PromptsFile: files.prompts})
 	watcher := mcp.NewWatcher(src, p.script, scriptStamp, log.Named("reload"))
 	log.Info("serving", zap.String("script", p.script), zap.String("tools", files.tools), zap.String("config", files.config),
 		zap.Bool("config_named", files.configNamed), zap.String("version", version), settingsField(o))
@@ -122,6 +122,11 @@ func start(ctx context.Context, o options, p paths, scriptArgs []string, log *za
 		d.stopWatch = cancel
 		go watcher.Run(ctx, d.srv, sup)
 	}
+	// mcp_resource_updated, from any process, to the subscribed clients.
+	fwd, stopFwd := context.WithCancel(context.Background())
+	go d.srv.ForwardResourceUpdates(fwd, sup.ResourceUpdates())
+	stopWatch := d.stopWatch
+	d.stopWatch = func() { stopWatch(); stopFwd() }
 	return d, nil
 }
 

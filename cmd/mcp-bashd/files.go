@@ -12,7 +12,8 @@ import (
 // declFiles are the files a server declares itself with, picked as the
 // bash SDK opened them (pickFiles).
 type declFiles struct {
-	tools, config string
+	tools, config      string
+	resources, prompts string // beside the tools list unless named
 	// configNamed: the configuration file was named (a flag, the
 	// environment, the script), so a missing one is an error; only the
 	// default beside the script may be absent (defaults apply).
@@ -50,7 +51,8 @@ func configDefaulted(dropIn bool, value string) bool {
 // tools.json beside the script and config.json beside it (or beside the
 // tools directory). sn is nil when the script was not loaded; dropIn says
 // the drop-in shim started us.
-func pickFiles(flagTools, flagConfig, script, toolsDir string, sn *supervisor.Snapshot, dropIn bool) declFiles {
+func pickFiles(flags fileFlags, script, toolsDir string, sn *supervisor.Snapshot, dropIn bool) declFiles {
+	flagTools, flagConfig := flags.tools, flags.config
 	var d declFiles
 	home := toolsDir
 	if script != "" {
@@ -73,6 +75,7 @@ func pickFiles(flagTools, flagConfig, script, toolsDir string, sn *supervisor.Sn
 	if d.config == "" && home != "" {
 		d.config = filepath.Join(home, "config.json")
 	}
+	d.resources, d.prompts = declarationPaths(flags, d.tools, home, sn)
 	for _, key := range []string{"MCP_LOG_FILE", "MCP_EXTRA_LOG_FILE"} {
 		if v, ok := scriptValue(key, sn); ok && v != os.DevNull && !sameFile(v, os.Getenv(key)) {
 			d.logs = append(d.logs, v)
@@ -120,11 +123,33 @@ func sameFile(a, b string) bool {
 // declare picks the declaration files once the script is loaded (sn) and
 // has the logger write to the log files the script named.
 func declare(o options, p paths, sn *supervisor.Snapshot, log *zap.Logger) declFiles {
-	files := pickFiles(o.tools, o.config, p.script, p.toolsDir, sn, o.snapshotFD >= 0)
+	files := pickFiles(fileFlags{o.tools, o.config, o.resources, o.prompts}, p.script, p.toolsDir, sn, o.snapshotFD >= 0)
 	for _, l := range files.logs {
 		if err := addLogFile(log, l); err != nil {
 			log.Warn("log file the server script names cannot be opened", zap.String("path", l), zap.Error(err))
 		}
 	}
 	return files
+}
+
+// fileFlags are the declaration files named on the command line.
+type fileFlags struct{ tools, config, resources, prompts string }
+
+// declarationPaths are resources.json and prompts.json: a flag, else what
+// the script (or the environment) names, else beside the tools list.
+func declarationPaths(flags fileFlags, tools, home string, sn *supervisor.Snapshot) (string, string) {
+	dir := home
+	if tools != "" {
+		dir = filepath.Dir(tools)
+	}
+	named := func(flag, key, base string) string {
+		if flag != "" {
+			return flag
+		}
+		if v, _ := scriptValue(key, sn); v != "" {
+			return v
+		}
+		return filepath.Join(dir, base)
+	}
+	return named(flags.resources, "MCP_RESOURCES_FILE", "resources.json"), named(flags.prompts, "MCP_PROMPTS_FILE", "prompts.json")
 }

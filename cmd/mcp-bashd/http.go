@@ -61,6 +61,8 @@ func startHTTP(o options, srv *mcp.Server, log *zap.Logger) (*httpServer, error)
 		mcp:  handler,
 		errc: make(chan error, 1),
 	}
+	// Sessions' GET streams never end by themselves: Shutdown ends them.
+	hs.srv.RegisterOnShutdown(handler.EndStreams)
 	scheme := "http"
 	if o.tlsCert != "" {
 		scheme = "https"

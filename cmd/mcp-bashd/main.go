@@ -58,6 +58,8 @@ Environment (flags win):
   MCP_TOOLS_LIST_FILE   tools list (default: tools.json beside SERVER.sh)
   MCP_CONFIG_FILE       serverInfo, capabilities, instructions (default: config.json beside
                         SERVER.sh, optional there; a file named here or by --config must exist)
+  MCP_RESOURCES_FILE    resources and resource templates (default: resources.json beside tools.json; optional)
+  MCP_PROMPTS_FILE      prompts (default: prompts.json beside tools.json; optional)
   MCP_LOG_FILE          structured log file, every level (default: none)
   (SERVER.sh may set these three itself, as for bash-mcp-sdk: the value its top level leaves,
   a relative one meaning a file in the directory it was in, wins over the environment.)
@@ -80,6 +82,7 @@ Examples:
 
 type options struct {
 	tools, config, bash string
+	resources, prompts  string
 	maxConcurrent       int
 	maxLine             int
 	outputCap           int64
@@ -198,6 +201,8 @@ func daemonFlags(o *options) *flag.FlagSet {
 	fs := flag.NewFlagSet("mcp-bashd", flag.ContinueOnError)
 	fs.StringVar(&o.tools, "tools", "", "tools list `file` (overrides MCP_TOOLS_LIST_FILE)")
 	fs.StringVar(&o.config, "config", "", "server configuration `file` (overrides MCP_CONFIG_FILE)")
+	fs.StringVar(&o.resources, "resources", "", "resources list `file` (overrides MCP_RESOURCES_FILE)")
+	fs.StringVar(&o.prompts, "prompts", "", "prompts list `file` (overrides MCP_PROMPTS_FILE)")
 	fs.StringVar(&o.bash, "bash", "", "`path` of the bash that runs tools (default: bash on PATH)")
 	fs.IntVar(&o.maxConcurrent, "max-concurrency", 16, "tool calls running at once")
 	fs.IntVar(&o.maxLine, "max-line", 16<<20, "longest request line in `bytes`")
@@ -369,6 +374,9 @@ func loadSnapshot(ctx context.Context, sup *supervisor.Supervisor, fd int, noScr
 	return nil
 }
 
+// declarationPaths picks resources.json and prompts.json: flag,
+// environment, or beside tools.json (which, in the drop-in form, the
+// script's MCP_TOOLS_LIST_FILE may have put elsewhere than the script).
 func envOr(k, def string) string {
 	if v := os.Getenv(k); v != "" {
 		return v

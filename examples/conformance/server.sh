@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# The tools the official MCP conformance suite
-# (@modelcontextprotocol/conformance) looks for, written as plain bash
-# functions. Serve it over Streamable HTTP:
+# The tools, resources, prompts and completions the official MCP
+# conformance suite (@modelcontextprotocol/conformance) looks for, written
+# as plain bash functions (declared in tools.json, resources.json and
+# prompts.json). Serve it over Streamable HTTP:
 #
 #   mcp-bashd --http examples/conformance/server.sh
 #
@@ -123,4 +124,95 @@ tool_json_schema_2020_12_tool() {
 tool_test_header_param() {
     local re='"region"[[:space:]]*:[[:space:]]*"([^"]*)"'
     [[ $1 =~ $re ]] && printf 'region: %s\n' "${BASH_REMATCH[1]}"
+}
+
+# ---- resources, prompts and completion (resources.json, prompts.json) ----
+# A resource_NAME function prints the resource's text (or bytes: output that
+# is not UTF-8 is sent as a blob); $1 is the URI, $2 a template's variables
+# as a JSON object. A prompt_NAME function prints one user message; $1 holds
+# its arguments as a JSON object, and mcp_message adds messages of any role.
+
+# conformance_field NAME JSON — the string value of a flat JSON member.
+conformance_field() {
+    local re="\"$1\"[[:space:]]*:[[:space:]]*\"([^\"]*)\""
+    [[ $2 =~ $re ]] && printf '%s' "${BASH_REMATCH[1]}"
+}
+
+resource_static_text() {
+    printf 'This is the content of the static text resource.'
+}
+
+resource_static_binary() {
+    conformance_png
+}
+
+resource_watched_resource() {
+    printf 'Watched resource content.'
+}
+
+resource_template_data() {
+    local id
+    id=$(conformance_field id "$2")
+    printf '{"id":"%s","templateTest":true,"data":"Data for ID: %s"}' "$id" "$id"
+}
+
+tool_test_update_watched_resource() {
+    mcp_resource_updated test://watched-resource
+    printf 'Subscribers of test://watched-resource were told it changed.\n'
+}
+
+prompt_test_simple_prompt() {
+    printf 'This is a simple prompt for testing.\n'
+}
+
+prompt_test_prompt_with_arguments() {
+    printf "Prompt with arguments: arg1='%s', arg2='%s'\n" "$(conformance_field arg1 "$1")" "$(conformance_field arg2 "$1")"
+}
+
+prompt_test_prompt_with_embedded_resource() {
+    mcp_message user --resource "$(conformance_field resourceUri "$1")" text/plain 'Embedded resource content for testing.'
+    printf 'Please process the embedded resource above.\n'
+}
+
+prompt_test_prompt_with_image() {
+    local png="$MCP_CALL_TMPDIR/red.png"
+    conformance_png >"$png"
+    mcp_message user --image "$png" image/png
+    printf 'Please analyze the image above.\n'
+}
+
+# complete_NAME ARGUMENT VALUE CONTEXT_JSON — one candidate per line.
+complete_test_prompt_with_arguments() {
+    local v
+    for v in paris park party testValue1 testValue2; do
+        case $v in "$2"*) printf '%s\n' "$v" ;; esac
+    done
+}
+
+complete_template_data() {
+    local v
+    for v in 123 456 789; do
+        case $v in "$2"*) printf '%s\n' "$v" ;; esac
+    done
+}
+
+# The 2026-07-28 suite asks for a change of the prompt list while it
+# listens (subscriptions/listen with promptsListChanged). This adds or
+# removes a prompt in MCP_PROMPTS_FILE, which must be a copy of
+# prompts.json (tests/conformance/run.sh makes one); mcp-bashd sees the
+# edit and tells the listening clients.
+tool_test_trigger_prompt_change() {
+    local f=${MCP_PROMPTS_FILE:-} json
+    local entry='{ "name": "test_dynamic_prompt", "description": "Added and removed by test_trigger_prompt_change." },'
+    if [ -z "$f" ] || [ "$f" -ef "$(dirname "$0")/prompts.json" ]; then
+        printf 'Set MCP_PROMPTS_FILE to a copy of prompts.json: this tool edits it.\n'
+        return 1
+    fi
+    json=$(<"$f")
+    case $json in
+    *"$entry"*) json=${json/"$entry"/} ;;
+    *) json='{ "prompts": ['"$entry${json#*'"prompts": ['}" ;;
+    esac
+    printf '%s\n' "$json" >"$f.new" && mv -f "$f.new" "$f"
+    printf 'The prompt list changed.\n'
 }

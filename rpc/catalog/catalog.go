@@ -22,6 +22,10 @@ type Catalog struct {
 	Tools  *ToolsFile
 	Config *Config
 	Dir    *DirTools // nil without a tools directory
+	// Resources and Prompts are resources.json and prompts.json (each
+	// Missing when the server has none).
+	Resources *ResourcesFile
+	Prompts   *PromptsFile
 	// hasToolsFile is false for a tools-directory server without a script,
 	// which has no tools.json: its missing file is then not an error.
 	hasToolsFile bool
@@ -116,6 +120,10 @@ type Options struct {
 	ToolsDir       string // "" for none
 	Lister         Lister // runs `EXE list`; required with ToolsDir
 	Log            *zap.Logger
+
+	// ResourcesFile and PromptsFile are resources.json and prompts.json;
+	// "" (or a missing file) for none.
+	ResourcesFile, PromptsFile string
 }
 
 // Source keeps the current Catalog. Readers never wait for I/O they do not
@@ -155,6 +163,8 @@ func NewSource(opt Options) *Source {
 	c.st = s.stamp(true)
 	c.Tools = LoadTools(opt.ToolsFile)
 	c.Config = LoadConfig(opt.ConfigFile, opt.ConfigRequired)
+	c.Resources, c.Prompts = LoadResources(opt.ResourcesFile), LoadPrompts(opt.PromptsFile)
+	logDeclarations(s.log, c)
 	if opt.ToolsDir != "" {
 		r := s.listOnce(context.Background())
 		c.Dir, c.st.dirSelf, c.st.dirEntries = r.listing, r.self, r.entries
@@ -242,6 +252,7 @@ func (s *Source) publish(c *Catalog, st stamps, r *dirRun) *Catalog {
 	if r != nil {
 		next.Dir, next.st.dirSelf, next.st.dirEntries = r.listing, r.self, r.entries
 	}
+	s.publishDeclarations(c, &next, st)
 	s.cur.Store(&next)
 	return &next
 }
@@ -319,10 +330,12 @@ func (s *Source) listOnce(ctx context.Context) *dirRun {
 type stamps struct {
 	tools, config, dirSelf FileStamp
 	dirEntries             string
+	resources, prompts     FileStamp
 }
 
 func (s *Source) stamp(deep bool) stamps {
-	st := stamps{tools: StampOf(s.opt.ToolsFile), config: StampOf(s.opt.ConfigFile)}
+	st := stamps{tools: StampOf(s.opt.ToolsFile), config: StampOf(s.opt.ConfigFile),
+		resources: StampOf(s.opt.ResourcesFile), prompts: StampOf(s.opt.PromptsFile)}
 	if s.opt.ToolsDir != "" {
 		st.dirSelf = StampOf(s.opt.ToolsDir)
 		if deep {

@@ -63,9 +63,37 @@ func (r *Result) modern(info json.RawMessage) {
 	r.doc.insertMembers(m[1 : len(m)-1])
 }
 
-// startCall registers the call as in flight before returning, so a
-// cancellation on the very next line finds it, then runs it concurrently.
+// startCall starts a tools/call (startInFlight).
 func (s *Server) startCall(c *conn, req *transport.Request) {
+	s.startInFlight(c, req, func(ctx context.Context, req *transport.Request, held *bool) (transport.Response, bool) {
+		id := req.Msg.ID
+		res, err := s.runCall(ctx, toolCall{req: req, params: req.Msg.Params, held: held})
+		switch {
+		case err != nil:
+			return transport.Response{ID: id, Err: err}, true
+		case res == nil:
+			return transport.Response{}, false // cancelled: no response
+		}
+		if req.Era == transport.Modern {
+			// The catalog the call read (Fresh published it): no second
+			// look at the files for the same request.
+			res.modern(s.src.Current().Config.ServerInfo())
+		}
+		return res.response(id), true
+	})
+}
+
+// inFlightRun answers one in-flight request: its response, or false when
+// it was cancelled and gets none. held, when run sets it, keeps the
+// concurrency slot run took until the answer is written (slotStream).
+type inFlightRun func(ctx context.Context, req *transport.Request, held *bool) (transport.Response, bool)
+
+// startInFlight registers a request that runs bash (a tools/call, a
+// resources/read, a prompts/get, a completion/complete) as in flight
+// before returning, so a cancellation on the very next line finds it,
+// then runs it concurrently with a context cancelled by the client, its
+// departure or shutdown.
+func (s *Server) startInFlight(c *conn, req *transport.Request, run inFlightRun) {
 	id := req.Msg.ID
 	key, _ := idKey(id)
 	var ctx context.Context
@@ -115,19 +143,10 @@ func (s *Server) startCall(c *conn, req *transport.Request) {
 				}
 			}()
 		}
-		res, err := s.runCall(ctx, toolCall{req: req, params: req.Msg.Params, held: &held})
-		switch {
-		case err != nil:
-			req.Out.Respond(transport.Response{ID: id, Err: err})
-		case res == nil:
+		if r, ok := run(ctx, req, &held); ok {
+			req.Out.Respond(r)
+		} else {
 			req.Out.Finish() // cancelled: no response
-		default:
-			if req.Era == transport.Modern {
-				// The catalog the call read (Fresh published it): no
-				// second look at the files for the same request.
-				res.modern(s.src.Current().Config.ServerInfo())
-			}
-			req.Out.Respond(res.response(id))
 		}
 	})
 }
@@ -261,9 +280,7 @@ func (s *Server) runCall(ctx context.Context, tc toolCall) (*Result, *wire.Error
 // call was checked against (cfg); nil when cancelled. The slot is given
 // back when run returns, unless tc.held asks to keep it.
 func (s *Server) run(ctx context.Context, tc toolCall, cfg *catalog.Config, t *catalog.Tool, snap *supervisor.Snapshot, args json.RawMessage) *Result {
-	select {
-	case s.sem <- struct{}{}:
-	case <-ctx.Done():
+	if !s.takeSlot(ctx, tc) {
 		if errors.Is(context.Cause(ctx), supervisor.ErrCancelled) {
 			// Cancelled while it waited for a slot: it never started, so
 			// only the SDK's closing line applies.
@@ -272,11 +289,7 @@ func (s *Server) run(ctx context.Context, tc toolCall, cfg *catalog.Config, t *c
 		}
 		return nil
 	}
-	if tc.held != nil {
-		*tc.held = true
-	} else {
-		defer func() { <-s.sem }()
-	}
+	defer s.giveSlot(tc)
 	timeout := s.opt.DefaultTimeout
 	if t.Timeout > 0 {
 		timeout = t.Timeout
@@ -304,6 +317,27 @@ func (s *Server) run(ctx context.Context, tc toolCall, cfg *catalog.Config, t *c
 		return nil
 	}
 	return res
+}
+
+// takeSlot takes a concurrency slot for tc; false when ctx ended first.
+// When tc.held is set the slot is the caller's to give back once the
+// answer is written (slotStream); otherwise giveSlot gives it back.
+func (s *Server) takeSlot(ctx context.Context, tc toolCall) bool {
+	select {
+	case s.sem <- struct{}{}:
+	case <-ctx.Done():
+		return false
+	}
+	if tc.held != nil {
+		*tc.held = true
+	}
+	return true
+}
+
+func (s *Server) giveSlot(tc toolCall) {
+	if tc.held == nil {
+		<-s.sem
+	}
 }
 
 // checkModernCall applies the 2026 checks that need the tool's

@@ -24,6 +24,7 @@ type conn struct {
 // and changed only through update.
 type connState struct {
 	inflight map[string]context.CancelCauseFunc // by idKey
+	subs     map[string]bool                    // URIs of resources/subscribe (resources.go)
 }
 
 // update changes the connection's state under its one lock.

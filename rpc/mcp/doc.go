@@ -6,9 +6,13 @@
 //
 // Concurrency model: per connection, one reader goroutine reads requests
 // in order and answers the cheap methods itself, so ping is never queued
-// behind a tool. A tools/call is registered in the connection's in-flight
-// table before the reader moves on (a cancellation on the next line finds
-// it) and runs on its own goroutine, bounded by a server-wide semaphore. A
+// behind a tool. A tools/call — and a resources/read, prompts/get or
+// completion/complete, which run bash functions the same way (funcs.go) —
+// is registered in the connection's in-flight table before the reader
+// moves on (a cancellation on the next line finds it) and runs on its own
+// goroutine, bounded by a server-wide semaphore. Change notifications
+// (resources/updated, list_changed) reach session-era connections and
+// 2026-07-28 subscriptions/listen streams (listen.go). A
 // tools/list that needs the tools directory listed again runs on its own
 // goroutine too. The in-flight table is one state changed through one
 // function under one lock (conn.update). In sequential mode

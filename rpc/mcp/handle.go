@@ -30,12 +30,13 @@ func (s *Server) handle(c *conn, req *transport.Request) {
 	}
 	switch req.Msg.Method {
 	case "initialize":
-		cfg := s.src.Config()
+		cat := s.src.Declarations()
+		cfg := cat.Config
 		if cfg.Err != nil {
 			respond(nil, s.fileError(cfg.ConfigError(), req.Era))
 			return
 		}
-		res, version := initializeResult(cfg, req.Msg.Params)
+		res, version := initializeResult(cfg, req.Msg.Params, cat.Capabilities(asWritten(cfg.Field("capabilities"), cfg.Capabilities())))
 		s.log.Info("initialize", zap.String("protocol_version", version))
 		if req.Session != nil {
 			req.Session.SetVersion(version)
@@ -61,14 +62,11 @@ func (s *Server) handle(c *conn, req *transport.Request) {
 		s.toolsList(c, req, nil)
 	case "tools/call":
 		s.startCall(c, req)
-	case "resources/list":
-		respond(json.RawMessage(`{"resources":[]}`), nil)
-	case "resources/templates/list":
-		respond(json.RawMessage(`{"resourceTemplates":[]}`), nil)
-	case "prompts/list":
-		respond(json.RawMessage(`{"prompts":[]}`), nil)
 	default:
-		respond(nil, wire.Errorf(wire.CodeMethodNotFound, "Method not found: "+req.Msg.Method))
+		// resources, prompts, completion (declared.go)
+		if !s.serveDeclared(c, req) {
+			respond(nil, wire.Errorf(wire.CodeMethodNotFound, "Method not found: "+req.Msg.Method))
+		}
 	}
 }
 

@@ -44,31 +44,21 @@ func (s *Server) handleModern(c *conn, req *transport.Request) {
 	}
 	switch req.Msg.Method {
 	case "server/discover":
-		respond(discoverResult(cfg))
+		// listChanged as declared: subscriptions/listen delivers it.
+		respond(discoverResult(cfg, s.src.Declarations().Capabilities(cfg.Capabilities())))
 	case "tools/list":
 		s.toolsList(c, req, func(list json.RawMessage) json.RawMessage {
 			return modernResult(list, cfg.ServerInfo(), cacheFields(cfg))
 		})
 	case "tools/call":
 		s.startCall(c, req)
-	// A 2026 server must not answer what server/discover did not declare:
-	// the empty lists the SDK era answers exist only for servers whose
-	// config.json declares resources or prompts.
-	case "resources/list", "resources/templates/list", "prompts/list":
-		capName, key := "resources", "resources"
-		switch req.Msg.Method {
-		case "resources/templates/list":
-			key = "resourceTemplates"
-		case "prompts/list":
-			capName, key = "prompts", "prompts"
-		}
-		if !cfg.Declares(capName) {
-			fail(wire.Errorf(wire.CodeMethodNotFound, "Method not found: "+req.Msg.Method))
-			return
-		}
-		respond(json.RawMessage(`{"` + key + `":[]}`))
 	default:
-		fail(wire.Errorf(wire.CodeMethodNotFound, "Method not found: "+req.Msg.Method))
+		// resources, prompts, completion, subscriptions/listen
+		// (declared.go): a 2026 server answers only what server/discover
+		// declared.
+		if !s.serveDeclared(c, req) {
+			fail(wire.Errorf(wire.CodeMethodNotFound, "Method not found: "+req.Msg.Method))
+		}
 	}
 }
 

@@ -60,7 +60,7 @@ func object(fields ...field) json.RawMessage {
 // protocolVersion, serverInfo, capabilities, then instructions when set.
 // serverInfo and capabilities are config.json's values whatever their type
 // (the SDK printed them as they were), defaults only when absent or null.
-func initializeResult(cfg *catalog.Config, params json.RawMessage) (json.RawMessage, string) {
+func initializeResult(cfg *catalog.Config, params json.RawMessage, caps json.RawMessage) (json.RawMessage, string) {
 	var p struct {
 		ProtocolVersion *string `json:"protocolVersion"`
 	}
@@ -73,18 +73,18 @@ func initializeResult(cfg *catalog.Config, params json.RawMessage) (json.RawMess
 	return object(
 		field{"protocolVersion", wire.Quote(version)},
 		field{"serverInfo", asWritten(cfg.Field("serverInfo"), cfg.ServerInfo())},
-		field{"capabilities", asWritten(cfg.Field("capabilities"), cfg.Capabilities())},
+		field{"capabilities", caps},
 		field{"instructions", cfg.Instructions()},
 	), version
 }
 
 // discoverResult is the server/discover result (before modernResult adds
-// what every 2026 result carries): the same declarations as initialize's,
-// in the 2026 shape.
-func discoverResult(cfg *catalog.Config) json.RawMessage {
+// what every 2026 result carries): the same declarations as initialize's
+// (caps), in the 2026 shape.
+func discoverResult(cfg *catalog.Config, caps json.RawMessage) json.RawMessage {
 	return object(
 		field{"supportedVersions", wire.Marshal(cfg.ModernVersions())},
-		field{"capabilities", withoutListChanged(cfg.Capabilities())},
+		field{"capabilities", caps},
 		field{"instructions", cfg.Instructions()},
 	)
 }
@@ -135,34 +135,4 @@ func modernMembers(has map[string]bool, info json.RawMessage, extra []field) jso
 		add = append(add, field{"_meta", object(field{transport.MetaInfo, info})})
 	}
 	return object(add...)
-}
-
-// withoutListChanged drops tools.listChanged: true from capabilities
-// advertised to 2026-07-28 clients: that revision delivers list_changed
-// only on a subscriptions/listen stream, which mcp-bashd does not offer,
-// so claiming it would leave a client waiting for notifications that
-// never come.
-func withoutListChanged(caps json.RawMessage) json.RawMessage {
-	ms, err := wire.SplitObject(caps)
-	if err != nil {
-		return caps
-	}
-	fields := make([]field, 0, len(ms))
-	for _, m := range ms {
-		val := m.Val
-		if m.Key == "tools" {
-			if inner, err := wire.SplitObject(m.Val); err == nil {
-				var kept []field
-				for _, f := range inner {
-					if f.Key == "listChanged" && string(f.Val) == "true" {
-						continue
-					}
-					kept = append(kept, field{f.Key, f.Val})
-				}
-				val = object(kept...)
-			}
-		}
-		fields = append(fields, field{m.Key, val})
-	}
-	return object(fields...)
 }

@@ -60,6 +60,8 @@ type Server struct {
 
 	stopOnce sync.Once
 	stopped  chan struct{}
+
+	subs listeners // 2026-07-28 subscriptions/listen streams (listen.go)
 }
 
 // New makes a server.
@@ -122,6 +124,7 @@ func (s *Server) Serve(t transport.Connection) error {
 	go func() { readDone <- read(c) }()
 	select {
 	case err := <-readDone:
+		s.endConnListeners(c)
 		c.calls.Wait()
 		return err
 	case <-s.stopped:
@@ -199,6 +202,9 @@ func (s *Server) Stop(drain time.Duration) {
 		s.mu.Lock()
 		s.stopping = true
 		s.mu.Unlock()
+		// Listen streams are torn down at once: they never finish by
+		// themselves, and their clients learn the server is going.
+		s.endListeners()
 		done := make(chan struct{})
 		go func() { s.calls.Wait(); close(done) }()
 		waitFor(done, drain)
@@ -243,24 +249,8 @@ func (s *Server) abandonAll() {
 	}
 }
 
-// NotifyToolsChanged tells every legacy client that has initialized that
-// the tools changed, when the server advertises listChanged. (2026-07-28
-// delivers list_changed only on subscriptions/listen streams, which
-// mcp-bashd does not offer; an HTTP session has no stream to carry it.)
-// It reports whether any client was told.
-func (s *Server) NotifyToolsChanged() bool {
-	if !s.src.Config().DeclaresListChanged() {
-		return false
-	}
-	conns := s.connections()
-	told := false
-	for _, c := range conns {
-		if ss := c.t.Session(); ss != nil && ss.Version() != "" {
-			told = c.t.Notify("notifications/tools/list_changed", nil) || told
-		}
-	}
-	return told
-}
+// NotifyToolsChanged tells clients the tools changed (NotifyListChanged).
+func (s *Server) NotifyToolsChanged() bool { return s.NotifyListChanged("tools") }
 
 // connections are the connections being served now.
 func (s *Server) connections() []*conn {

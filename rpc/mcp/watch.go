@@ -32,6 +32,9 @@ type Watcher struct {
 	cat         *catalog.Catalog
 	list        []byte
 	log         *zap.Logger
+	// declared are resources/list + templates/list and prompts/list as
+	// last seen (declared.go).
+	resources, prompts []byte
 }
 
 // NewWatcher watches src's files and script, whose stamp scriptStamp was
@@ -45,6 +48,7 @@ func NewWatcher(src *catalog.Source, script string, scriptStamp catalog.FileStam
 	}
 	w.cat = src.Current()
 	w.list, _ = w.cat.ToolsList()
+	w.resources, w.prompts = declaredLists(w.cat)
 	return w
 }
 
@@ -80,9 +84,26 @@ func (w *Watcher) tick(ctx context.Context, srv *Server, r Reloader) {
 	w.list = list
 	told := false
 	if tools || functions {
-		told = srv.NotifyToolsChanged()
+		told = srv.NotifyListChanged("tools")
 	}
-	w.log.Info("server files changed", zap.Bool("tools_list_changed", tools), zap.Bool("functions_changed", functions), zap.Bool("list_changed_sent", told))
+	resources, prompts := declaredLists(cat)
+	resChanged, promptsChanged := !bytes.Equal(resources, w.resources), !bytes.Equal(prompts, w.prompts)
+	w.resources, w.prompts = resources, prompts
+	if resChanged {
+		told = srv.NotifyListChanged("resources") || told
+	}
+	if promptsChanged {
+		told = srv.NotifyListChanged("prompts") || told
+	}
+	w.log.Info("server files changed", zap.Bool("tools_list_changed", tools), zap.Bool("functions_changed", functions),
+		zap.Bool("resources_list_changed", resChanged), zap.Bool("prompts_list_changed", promptsChanged), zap.Bool("list_changed_sent", told))
+}
+
+// declaredLists are what resources/list with resources/templates/list,
+// and prompts/list, answer for cat.
+func declaredLists(cat *catalog.Catalog) (resources, prompts []byte) {
+	resources = append(append([]byte(nil), cat.Resources.List...), cat.Resources.TemplateList...)
+	return resources, cat.Prompts.List
 }
 
 // reload loads the script again and reports whether its set of functions

@@ -25,6 +25,7 @@ type sessionConn struct {
 	closed  bool
 	ended   chan struct{}
 	streams map[*stream]bool // the POSTs delivered whose handler still runs
+	get     *stream          // the session's GET stream, if open (getstream.go)
 }
 
 func newSessionConn(id string) *sessionConn {
@@ -66,6 +67,9 @@ func (c *sessionConn) Abandon() {
 	for st := range c.streams {
 		live = append(live, st)
 	}
+	if c.get != nil {
+		live = append(live, c.get)
+	}
 	c.mu.Unlock()
 	for _, st := range live {
 		st.abandon()
@@ -90,9 +94,7 @@ func (c *sessionConn) Read() (*transport.Request, error) {
 	}
 }
 
-// Notify: an HTTP session has no stream for unsolicited messages.
-func (c *sessionConn) Notify(string, json.RawMessage) bool { return false }
-func (c *sessionConn) Session() *transport.Session         { return c.session }
+func (c *sessionConn) Session() *transport.Session { return c.session }
 
 // oneConn is a stateless request: a Connection that yields it and ends.
 type oneConn struct {

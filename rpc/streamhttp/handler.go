@@ -4,8 +4,10 @@
 // Mcp-Session-Id sessions — each session is one Connection, served for as
 // long as it lives, so its negotiated version, log level and in-flight
 // calls stay together; 2026-07-28 requests (and legacy requests without a
-// session) are stateless: each POST is a Connection of one request. The
-// Host, Origin and bearer-token gates run before anything is read.
+// session) are stateless: each POST is a Connection of one request. A
+// session may also hold one GET stream for the notifications that belong
+// to no request (getstream.go). The Host, Origin and bearer-token gates
+// run before anything is read.
 //
 // No client can hold a connection, a buffer or a call slot forever:
 //   - a body read that brings no byte for IOTimeout, or a body not whole
@@ -122,6 +124,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	switch r.Method {
 	case http.MethodPost:
+	case http.MethodGet:
+		h.serveGET(w, r) // a session's notifications (getstream.go)
+		return
 	case http.MethodDelete:
 		if id := r.Header.Get("Mcp-Session-Id"); id != "" && h.endSession(id) {
 			w.WriteHeader(http.StatusNoContent)
@@ -129,7 +134,6 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		fallthrough
 	default:
-		// No GET stream: the server never sends unsolicited messages.
 		w.Header().Set("Allow", "POST")
 		reject(w, http.StatusMethodNotAllowed, "Method Not Allowed")
 		return

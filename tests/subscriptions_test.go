@@ -1,0 +1,269 @@
+package tests
+
+// Issue 14: change notifications. mcp_resource_updated URI, from a tool, a
+// hook, a child or a detached process, reaches the clients subscribed to
+// URI (resources/subscribe in the session eras, a subscriptions/listen
+// stream in 2026-07-28); an edit of resources.json or prompts.json sends
+// the list_changed notifications, and a listen stream carries
+// tools/list_changed too.
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/mcp-bashd/mcp-bashd/tests/internal/mcpschema"
+)
+
+// mcpschemaCheck checks one event of a listen stream: its notifications,
+// and the result that ends it.
+func mcpschemaCheck(revision, line string) error {
+	method := ""
+	if strings.Contains(line, `"result"`) {
+		method = "subscriptions/listen"
+	}
+	return mcpschema.Check(revision, method, []byte(line))
+}
+
+const sbServer = `
+tool_touch() { mcp_resource_updated "$(sb_uri "$1")"; echo touched; }
+tool_touch_child() { ( mcp_resource_updated "$(sb_uri "$1")" ) & wait; echo touched; }
+# After its call ended, a process that left the call's group (setsid) still
+# notifies: the helper is exported to it once loaded.
+tool_touch_later() {
+	mcp_resource_updated notes://warmup-never-subscribed
+	export -f mcp_resource_updated __mcpbashd_esc
+	setsid bash -c ': >"$STARTED"; while [ ! -e "$GATE" ]; do sleep 0.01; done; mcp_resource_updated notes://dir/late' </dev/null >/dev/null 2>&1 &
+	# Out of the call's group before the call ends (and its group is killed).
+	while [ ! -e "$STARTED" ]; do sleep 0.01; done
+	echo started
+}
+mcp_before_tool_call() { [ "$1" != touch ] || mcp_resource_updated notes://hooked; }
+sb_uri() { local re='"uri":"([^"]*)"'; [[ $1 =~ $re ]] && printf '%s' "${BASH_REMATCH[1]}"; }
+resource_a() { echo a; }
+prompt_p() { echo p; }
+`
+
+var sbFiles = map[string]string{
+	"server.sh":      sbServer,
+	"tools.json":     toolsJSON("touch", "touch_child", "touch_later"),
+	"resources.json": `{"resources":[{"uri":"notes://a","name":"a"}]}`,
+	"prompts.json":   `{"prompts":[{"name":"p"}]}`,
+	"config.json":    `{"capabilities":{"tools":{"listChanged":true}}}`,
+}
+
+func sbUpdated(uri string) string {
+	return `{"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"uri":"` + uri + `"}}`
+}
+
+func TestSubscriptionsSessionEra(t *testing.T) {
+	r := rl2Start(t, sbFiles)
+	r.request("initialize", `{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"sb","version":"0"}}`)
+	r.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	for _, uri := range []string{"notes://a", "notes://dir/", "notes://hooked"} {
+		if got := r.request("resources/subscribe", `{"uri":"`+uri+`"}`); !strings.Contains(got, `"result":{}`) {
+			t.Fatalf("subscribe %s: %s", uri, got)
+		}
+	}
+	// From the tool, and from its before-call hook.
+	r.request("tools/call", `{"name":"touch","arguments":{"uri":"notes://a"}}`)
+	r.waitNote(t, sbUpdated("notes://hooked"), "mcp_resource_updated in mcp_before_tool_call")
+	r.waitNote(t, sbUpdated("notes://a"), "mcp_resource_updated in a tool")
+	// From a child; a sub-resource of a subscribed URI.
+	r.request("tools/call", `{"name":"touch_child","arguments":{"uri":"notes://dir/x"}}`)
+	r.waitNote(t, sbUpdated("notes://dir/x"), "mcp_resource_updated in a child, for a sub-resource")
+	// Unsubscribed: the update of notes://a is not sent; the one after it,
+	// from the same process (the FIFO keeps their order), is.
+	r.request("resources/unsubscribe", `{"uri":"notes://a"}`)
+	r.request("tools/call", `{"name":"touch","arguments":{"uri":"notes://a"}}`)
+	r.request("tools/call", `{"name":"touch","arguments":{"uri":"notes://dir/after"}}`)
+	r.waitNote(t, sbUpdated("notes://dir/after"), "an update after the unsubscribe")
+	for _, n := range r.notes {
+		if n == sbUpdated("notes://a") {
+			t.Errorf("an update of notes://a after resources/unsubscribe: %q", r.notes)
+		}
+	}
+	// A detached process, after its call ended.
+	if text, _ := r.call("touch_later"); text != "started" {
+		t.Fatalf("touch_later: %q", text)
+	}
+	rfTouch(t, r.dir, "gate")
+	r.waitNote(t, sbUpdated("notes://dir/late"), "mcp_resource_updated in a detached process after its call")
+
+	// resources.json and prompts.json edited: list_changed for each.
+	rl2Replace(t, filepath.Join(r.dir, "resources.json"), `{"resources":[{"uri":"notes://a","name":"a"},{"uri":"notes://b","name":"a"}]}`)
+	r.waitNote(t, `{"jsonrpc":"2.0","method":"notifications/resources/list_changed"}`, "resources.json was edited")
+	rl2Replace(t, filepath.Join(r.dir, "prompts.json"), `{"prompts":[{"name":"p","description":"now described"}]}`)
+	r.waitNote(t, `{"jsonrpc":"2.0","method":"notifications/prompts/list_changed"}`, "prompts.json was edited")
+	if ee := r.closeAndWait(); ee != nil {
+		t.Errorf("exit: %v\n%s", ee, r.stderr)
+	}
+}
+
+func sbListenNote(method, id, params string) string {
+	p := `"_meta":{"io.modelcontextprotocol/subscriptionId":` + id + `}`
+	if params != "" {
+		p = params + "," + p
+	}
+	return `{"jsonrpc":"2.0","method":"` + method + `","params":{` + p + `}}`
+}
+
+// 2026-07-28 over stdio: subscriptions/listen is acknowledged first, with
+// the filter the server honors; only what it asked for is sent, each
+// tagged with its subscriptionId; notifications/cancelled ends it.
+func TestSubscriptionsListenStdio(t *testing.T) {
+	r := rl2Start(t, sbFiles)
+	r.revision = "2026-07-28"
+	r.send(`{"jsonrpc":"2.0","id":"L1","method":"subscriptions/listen","params":{` + rsMeta + `,"notifications":{"toolsListChanged":true,"promptsListChanged":true,"resourceSubscriptions":["notes://a"],"unknownKind":true}}}`)
+	ack := sbListenNote("notifications/subscriptions/acknowledged", `"L1"`, `"notifications":{"toolsListChanged":true,"promptsListChanged":true,"resourceSubscriptions":["notes://a"]}`)
+	if got := string(r.recv()); got != ack {
+		t.Fatalf("first message after subscriptions/listen:\n got %s\nwant %s", got, ack)
+	}
+	call := func(id, uri string) {
+		r.send(`{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{` + rsMeta + `,"name":"touch","arguments":{"uri":"` + uri + `"}}}`)
+		r.await(id)
+	}
+	call("1", "notes://b") // not asked for
+	call("2", "notes://a")
+	r.waitNote(t, sbListenNote("notifications/resources/updated", `"L1"`, `"uri":"notes://a"`), "an update of a subscribed resource")
+	for _, n := range r.notes {
+		if strings.Contains(n, "notes://b") || strings.Contains(n, "notes://hooked") {
+			t.Errorf("a notification the stream did not ask for: %s", n)
+		}
+	}
+	rl2Replace(t, filepath.Join(r.dir, "prompts.json"), `{"prompts":[{"name":"p"},{"name":"q"}]}`)
+	r.waitNote(t, sbListenNote("notifications/prompts/list_changed", `"L1"`, ""), "prompts.json was edited")
+	rl2Replace(t, filepath.Join(r.dir, "tools.json"), toolsJSON("touch", "touch_child"))
+	r.waitNote(t, sbListenNote("notifications/tools/list_changed", `"L1"`, ""), "tools.json was edited")
+
+	// Cancelled: L1 hears nothing more; a second stream does.
+	r.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"L1"}}`)
+	r.waitLog(t, "subscription ended", `"L1"`)
+	r.send(`{"jsonrpc":"2.0","id":"L2","method":"subscriptions/listen","params":{` + rsMeta + `,"notifications":{"resourcesListChanged":true}}}`)
+	r.waitNote(t, sbListenNote("notifications/subscriptions/acknowledged", `"L2"`, `"notifications":{"resourcesListChanged":true}`), "the second listen")
+	rl2Replace(t, filepath.Join(r.dir, "resources.json"), `{"resources":[]}`)
+	r.waitNote(t, sbListenNote("notifications/resources/list_changed", `"L2"`, ""), "resources.json was edited")
+	for _, n := range r.notes {
+		if strings.Contains(n, `"L1"`) {
+			t.Errorf("a notification on the cancelled stream: %s", n)
+		}
+	}
+	if ee := r.closeAndWait(); ee != nil {
+		t.Errorf("exit: %v\n%s", ee, r.stderr)
+	}
+}
+
+// A server that offers nothing a listen stream could carry answers
+// subscriptions/listen -32601; a malformed filter is -32602.
+func TestSubscriptionsListenRefused(t *testing.T) {
+	r := rl2Start(t, map[string]string{"server.sh": "tool_x() { :; }\n", "tools.json": toolsJSON("x")})
+	r.revision = "2026-07-28"
+	if got := r.request("subscriptions/listen", `{`+rsMeta+`,"notifications":{"toolsListChanged":true}}`); got != `{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"Method not found: subscriptions/listen"}}` {
+		t.Errorf("tools-only server without listChanged: %s", got)
+	}
+	r2 := rl2Start(t, sbFiles)
+	r2.revision = "2026-07-28"
+	if got := r2.request("subscriptions/listen", `{`+rsMeta+`}`); got != `{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Invalid params: notifications is required and must be a SubscriptionFilter object"}}` {
+		t.Errorf("no filter: %s", got)
+	}
+}
+
+// 2026-07-28 over HTTP: the listen stream is an SSE response that stays
+// open; an update reaches it while other POSTs come and go; at shutdown
+// the server ends it with a SubscriptionsListenResult (and does not wait
+// for the drain).
+func TestSubscriptionsListenHTTP(t *testing.T) {
+	dir := writeServer(t, sbFiles)
+	mark := t.Name()
+	d := cmStartHTTP(t, mark, []string{"TMPDIR=" + t.TempDir()}, filepath.Join(dir, "server.sh"), "--drain", "30s")
+	post := func(method, name, body string) *http.Response {
+		req, _ := http.NewRequest("POST", d.url, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("MCP-Protocol-Version", "2026-07-28")
+		req.Header.Set("Mcp-Method", method)
+		if name != "" {
+			req.Header.Set("Mcp-Name", name)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}
+	listen := post("subscriptions/listen", "", `{"jsonrpc":"2.0","id":7,"method":"subscriptions/listen","params":{`+rsMeta+`,"notifications":{"resourceSubscriptions":["notes://a"]}}}`)
+	defer listen.Body.Close()
+	if ct := listen.Header.Get("Content-Type"); ct != "text/event-stream" {
+		t.Fatalf("listen answered %s %q", listen.Status, ct)
+	}
+	events := make(chan string, 16)
+	go func() {
+		sc := bufio.NewScanner(listen.Body)
+		for sc.Scan() {
+			if data, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+				events <- data
+			}
+		}
+		close(events)
+	}()
+	next := func(what string) string {
+		t.Helper()
+		select {
+		case e, ok := <-events:
+			if !ok {
+				t.Fatalf("listen stream ended waiting for %s", what)
+			}
+			if err := mcpschemaCheck("2026-07-28", e); err != nil {
+				t.Errorf("%s: %v", what, err)
+			}
+			return e
+		case <-time.After(time.Until(deadline(t))):
+			t.Fatalf("no %s on the listen stream", what)
+		}
+		return ""
+	}
+	if got, want := next("the acknowledgment"), sbListenNote("notifications/subscriptions/acknowledged", "7", `"notifications":{"resourceSubscriptions":["notes://a"]}`); got != want {
+		t.Fatalf("first event:\n got %s\nwant %s", got, want)
+	}
+	call := post("tools/call", "touch", `{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{`+rsMeta+`,"name":"touch","arguments":{"uri":"notes://a"}}}`)
+	var body bytes.Buffer
+	body.ReadFrom(call.Body)
+	call.Body.Close()
+	if !strings.Contains(body.String(), `"text":"touched"`) {
+		t.Fatalf("tools/call: %s %s", call.Status, body.String())
+	}
+	if got, want := next("the update"), sbListenNote("notifications/resources/updated", "7", `"uri":"notes://a"`); got != want {
+		t.Fatalf("update:\n got %s\nwant %s", got, want)
+	}
+	stopped := time.Now()
+	d.cmd.Process.Signal(syscall.SIGTERM)
+	final := next("the result ending the stream")
+	var res struct {
+		ID     json.RawMessage `json:"id"`
+		Result struct {
+			ResultType string                     `json:"resultType"`
+			Meta       map[string]json.RawMessage `json:"_meta"`
+		} `json:"result"`
+	}
+	if json.Unmarshal([]byte(final), &res) != nil || string(res.ID) != "7" || res.Result.ResultType != "complete" || string(res.Result.Meta["io.modelcontextprotocol/subscriptionId"]) != "7" {
+		t.Errorf("the stream's last event: %s", final)
+	}
+	if _, more := <-events; more {
+		t.Errorf("the stream went on after its result")
+	}
+	select {
+	case <-d.done:
+	case <-time.After(time.Until(deadline(t))):
+		t.Fatal("the daemon did not exit")
+	}
+	// Bounded by the 30 s drain it was given, were the stream waited for.
+	if took := time.Since(stopped); took > 15*time.Second {
+		t.Errorf("shutdown took %v: the listen stream held the drain", took)
+	}
+}
