@@ -86,7 +86,7 @@ type Supervisor struct {
 	worker  string // path of the worker prelude
 	shim    string // path of the shim (sourced before a script in manifest mode)
 	life    *lifeline.Lifeline
-	lifeID  fileID // the lifeline FIFO, as a sentinel's fd 3 names it (sentinelOf)
+	lifeID  fileID    // the lifeline FIFO, as a sentinel's fd 3 names it (sentinelOf)
 	notify  *notifier // MCP_BASHD_NOTIFY (notify.go)
 	reaper  *reaper
 	devnull *os.File
