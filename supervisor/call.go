@@ -43,6 +43,11 @@ type Request struct {
 	Exe string
 	// Limits are the tool's own sandbox (over Config.Limits); nil: none.
 	Limits *sandbox.Spec
+	// Stderr, when set, is where a bash function tool's stderr goes
+	// instead of joining its output (the before-tool hook's stays in its
+	// own capture): the 2026 bash SDK captured a tool's stdout only, and
+	// its stderr reached the server's own.
+	Stderr *os.File
 }
 
 // Outcome is how a call ended.
@@ -132,6 +137,8 @@ func (s *Supervisor) call(ctx context.Context, req Request, log *zap.Logger) Out
 			return Outcome{SetupErr: fmt.Errorf("create stderr file: %w", err)}
 		}
 		defer errOut.Close()
+	} else if req.Stderr != nil {
+		errOut = req.Stderr
 	}
 	box, err := s.box.Prepare(req.Limits, s.sandboxPaths(req, root))
 	if err != nil {

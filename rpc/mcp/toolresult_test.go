@@ -35,7 +35,7 @@ func TestOutcomeText(t *testing.T) {
 		{"tools-dir stderr", supervisor.Outcome{Output: []byte("out"), Stderr: []byte("err\n"), ExitCode: 1}, "Error executing where: out\nerr", true},
 	}
 	for _, c := range cases {
-		parts, isErr := outcomeText("where", c.o)
+		parts, isErr := outcomeText("where", c.o, false)
 		if text := strings.Join(parts, ""); text != c.text || isErr != c.isErr {
 			t.Errorf("%s: %q isError=%v, want %q %v", c.name, text, isErr, c.text, c.isErr)
 		}
@@ -51,7 +51,7 @@ func TestOutputCutWhereEscapedTextReachesTheCap(t *testing.T) {
 	var got struct {
 		Content []struct{ Text string } `json:"content"`
 	}
-	if err := json.Unmarshal(s.toolResult(&catalog.Tool{Name: "t"}, o).JSON(), &got); err != nil {
+	if err := json.Unmarshal(s.toolResult(&catalog.Tool{Name: "t"}, o, false).JSON(), &got); err != nil {
 		t.Fatal(err)
 	}
 	want := strings.Repeat("\x00", 10) + "\n[mcp-bashd: output truncated; 97 more bytes not shown]"
@@ -73,7 +73,7 @@ func TestResultRendersItsLength(t *testing.T) {
 			{Kind: "resource", URI: "u:x", MIME: "text/plain", Text: "r"}}},
 		"structured": {Structured: []byte(`{ "a" : [1, "x"] }`)},
 	} {
-		res := s.toolResult(tool, o)
+		res := s.toolResult(tool, o, false)
 		if res.doc == nil {
 			t.Fatalf("%s: not rendered at the edge", name)
 		}
