@@ -101,9 +101,8 @@ func asWritten(raw, def json.RawMessage) json.RawMessage {
 
 // modernResult adds what every 2026 result carries: any extra fields
 // (ttlMs, cacheScope), then resultType, then _meta with serverInfo — the
-// 2026 SDK's member order. A tool's
-// own result (mcp_result) may already carry resultType or _meta; those are
-// kept rather than duplicated.
+// 2026 SDK's member order. A tool's own result (mcp_result) may already
+// carry resultType or _meta; those are kept rather than duplicated.
 func modernResult(obj json.RawMessage, info json.RawMessage, extra []field) json.RawMessage {
 	has := map[string]bool{}
 	if ms, err := wire.SplitObject(obj); err == nil {

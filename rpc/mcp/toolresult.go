@@ -21,9 +21,7 @@ import (
 //
 // A tool that used none of the content helpers gets the SDK's result: one
 // text item of its output (trailing newlines stripped), isError from its
-// exit status. sdk2026 is a server in the 2026 SDK's dialect (dialect.go):
-// a failing bash function tool's text is then its output as it is, and a
-// result that is not an error carries no isError. A tool that did gets its items in order, followed by its
+// exit status. A tool that did gets its items in order, followed by its
 // output as a text item when it printed anything; structuredContent is
 // added when set (with its JSON as text when no item carries text, as the
 // spec asks for compatibility), and checked against the tool's
@@ -33,6 +31,10 @@ import (
 // byte is six bytes there): the output is cut where its escaped form
 // reaches the cap, and the marker counts what was cut with what the cap
 // cut from the file.
+//
+// sdk2026 is a server in the 2026 SDK's dialect (dialect.go): a failing
+// bash function tool's text is then its output as it is, and a result
+// that is not an error carries no isError.
 func (s *Server) toolResult(t *catalog.Tool, oc supervisor.Outcome, sdk2026 bool) *Result {
 	name := t.Name
 	sh := shape{sdk2026Text: sdk2026 && t.Exe == "", omitFalse: sdk2026}
@@ -161,7 +163,9 @@ func (s *Server) richResult(t *catalog.Tool, oc supervisor.Outcome, isErr bool, 
 		r.json(`,"structuredContent":`)
 		r.jsonBytes(structured)
 	}
-	r.json(sh.isError(isErr))
+	if m := sh.isError(isErr); m != "" {
+		r.json(m)
+	}
 	r.json("}") // a part of its own: modern inserts before it
 	return &Result{doc: &r.body, IsError: isErr}
 }

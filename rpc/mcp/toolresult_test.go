@@ -42,6 +42,36 @@ func TestOutcomeText(t *testing.T) {
 	}
 }
 
+// A server in the 2026 SDK's dialect: a failing tool's text is its output
+// as it is, or that SDK's sentence (128+N for a signal, as $? read it);
+// mcp-bashd's own outcomes keep their texts.
+func TestOutcomeTextSDK2026(t *testing.T) {
+	cases := []struct {
+		name string
+		o    supervisor.Outcome
+		text string
+	}{
+		{"failed with output", supervisor.Outcome{Output: []byte("/\nbye\n\n"), ExitCode: 2}, "/\nbye"},
+		{"failed with blanks", supervisor.Outcome{Output: []byte("  "), ExitCode: 1}, "  "},
+		{"failed silently", supervisor.Outcome{Output: []byte("\n"), ExitCode: 4}, "Tool 'where' failed with exit status 4"},
+		{"killed", supervisor.Outcome{Signal: syscall.SIGKILL, ExitCode: 137}, "Tool 'where' failed with exit status 137"},
+		{"truncated", supervisor.Outcome{Output: []byte("abc"), ExitCode: 1, Truncated: 7}, "abc\n[mcp-bashd: output truncated; 7 more bytes not shown]"},
+		{"timed out", supervisor.Outcome{TimedOut: true, Timeout: time.Second}, "Tool where timed out after 1s and was stopped."},
+	}
+	for _, c := range cases {
+		parts, isErr := outcomeText("where", c.o, true)
+		if text := strings.Join(parts, ""); text != c.text || !isErr {
+			t.Errorf("%s: %q isError=%v, want %q true", c.name, text, isErr, c.text)
+		}
+	}
+	s := &Server{log: zap.NewNop()}
+	ok := s.toolResult(&catalog.Tool{Name: "t"}, supervisor.Outcome{Output: []byte("fine")}, true)
+	ok.modern(json.RawMessage(`{"name":"x"}`))
+	if got := string(ok.JSON()); got != `{"content":[{"type":"text","text":"fine"}],"resultType":"complete","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"x"}}}` {
+		t.Errorf("success: %s", got)
+	}
+}
+
 // The output cap bounds the text once escaped: 100 NUL bytes (six bytes
 // each in JSON) under a cap of 60 keep 10, and the marker counts the rest
 // with what the cap already cut from the file.
