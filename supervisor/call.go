@@ -48,6 +48,11 @@ type Request struct {
 	// as its positional arguments. Tool is then Func, for logs and ps.
 	Func string
 	Argv []string
+	// Stderr, when set, is where a bash function tool's stderr goes
+	// instead of joining its output (the before-tool hook's stays in its
+	// own capture): the 2026 bash SDK captured a tool's stdout only, and
+	// its stderr reached the server's own.
+	Stderr *os.File
 }
 
 // Outcome is how a call ended.
@@ -164,6 +169,8 @@ func (s *Supervisor) call(ctx context.Context, req Request, log *zap.Logger) Out
 			return Outcome{SetupErr: fmt.Errorf("create stderr file: %w", err)}
 		}
 		defer errOut.Close()
+	} else if req.Stderr != nil {
+		errOut = req.Stderr
 	}
 	box, err := s.box.Prepare(req.Limits, s.sandboxPaths(req, root))
 	if err != nil {

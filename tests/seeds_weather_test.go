@@ -118,11 +118,11 @@ func TestSdWeatherStdio(t *testing.T) {
 	s.revision = sdModern
 
 	sdWantLine(t, "server/discover", s.roundTrip(`{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{`+sdMeta+`}}`),
-		`{"jsonrpc":"2.0","id":1,"result":{"supportedVersions":["2026-07-28"],"capabilities":{"tools":{"listChanged":false}},"instructions":"This server provides weather information.","resultType":"complete","ttlMs":3600000,"cacheScope":"public",`+sdWeatherMeta+`}}`)
+		`{"jsonrpc":"2.0","id":1,"result":{"supportedVersions":["2026-07-28"],"capabilities":{"tools":{"listChanged":false}},"ttlMs":3600000,"cacheScope":"public","resultType":"complete","instructions":"This server provides weather information.",`+sdWeatherMeta+`}}`)
 	sdWantLine(t, "tools/list", s.roundTrip(`{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{`+sdMeta+`}}`),
-		`{"jsonrpc":"2.0","id":2,"result":{"tools":[{"name":"get_weather","description":"Get current weather for a location","inputSchema":{"type":"object","properties":{"location":{"type":"string","description":"City name or coordinates"}},"required":["location"]}}],"resultType":"complete","ttlMs":3600000,"cacheScope":"public",`+sdWeatherMeta+`}}`)
+		`{"jsonrpc":"2.0","id":2,"result":{"tools":[{"name":"get_weather","description":"Get current weather for a location","inputSchema":{"type":"object","properties":{"location":{"type":"string","description":"City name or coordinates"}},"required":["location"]}}],"ttlMs":60000,"cacheScope":"public","resultType":"complete",`+sdWeatherMeta+`}}`)
 	sdWantLine(t, "tools/call London", s.roundTrip(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"get_weather","arguments":{"location":"London"},`+sdMeta+`}}`),
-		`{"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":`+string(sdJSONString(sdLondon))+`}],"isError":false,"resultType":"complete",`+sdWeatherMeta+`}}`)
+		`{"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":`+string(sdJSONString(sdLondon))+`}],"resultType":"complete",`+sdWeatherMeta+`}}`)
 
 	// The README's failure path: echo a reason, return 1 → isError, and
 	// the server keeps serving.
@@ -152,7 +152,7 @@ func TestSdWeatherStdio(t *testing.T) {
 		`{"jsonrpc":"2.0","id":20,"result":{"protocolVersion":"2025-06-18","serverInfo":{"name":"WeatherServer","version":"1.0.0"},"capabilities":{"tools":{"listChanged":false}},"instructions":"This server provides weather information."}}`)
 	s.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 	sdWantLine(t, "legacy tools/call", s.roundTrip(`{"jsonrpc":"2.0","id":21,"method":"tools/call","params":{"name":"get_weather","arguments":{"location":"London"}}}`),
-		`{"jsonrpc":"2.0","id":21,"result":{"content":[{"type":"text","text":`+string(sdJSONString(sdLondon))+`}],"isError":false}}`)
+		`{"jsonrpc":"2.0","id":21,"result":{"content":[{"type":"text","text":`+string(sdJSONString(sdLondon))+`}]}}`)
 	if ee := s.closeAndWait(); ee != nil {
 		t.Fatalf("exit after stdin EOF: %v\n%s", ee, s.stderr)
 	}
@@ -321,7 +321,7 @@ func TestSdWeatherHTTP(t *testing.T) {
 	if status != 200 {
 		t.Errorf("server/discover: HTTP %d %s", status, body)
 	}
-	sdWantLine(t, "server/discover over HTTP", body, `{"jsonrpc":"2.0","id":1,"result":{"supportedVersions":["2026-07-28"],"capabilities":{"tools":{"listChanged":false}},"instructions":"This server provides weather information.","resultType":"complete","ttlMs":3600000,"cacheScope":"public",`+sdWeatherMeta+`}}`)
+	sdWantLine(t, "server/discover over HTTP", body, `{"jsonrpc":"2.0","id":1,"result":{"supportedVersions":["2026-07-28"],"capabilities":{"tools":{"listChanged":false}},"ttlMs":3600000,"cacheScope":"public","resultType":"complete","instructions":"This server provides weather information.",`+sdWeatherMeta+`}}`)
 	check(sdModern, "", body)
 
 	status, _, body = h.post(t, sdModernHeaders("tools/list", ""), `{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{`+sdMeta+`}}`)
@@ -334,7 +334,7 @@ func TestSdWeatherHTTP(t *testing.T) {
 	if status != 200 {
 		t.Errorf("tools/call: HTTP %d %s", status, body)
 	}
-	sdWantLine(t, "tools/call over HTTP", body, `{"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":`+string(sdJSONString(sdLondon))+`}],"isError":false,"resultType":"complete",`+sdWeatherMeta+`}}`)
+	sdWantLine(t, "tools/call over HTTP", body, `{"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":`+string(sdJSONString(sdLondon))+`}],"resultType":"complete",`+sdWeatherMeta+`}}`)
 	check(sdModern, "tools/call", body)
 	if hdr.Get("Mcp-Session-Id") != "" {
 		t.Errorf("a 2026 response carries Mcp-Session-Id %q", hdr.Get("Mcp-Session-Id"))
@@ -352,11 +352,11 @@ func TestSdWeatherHTTP(t *testing.T) {
 		hdr  map[string]string
 		want string
 	}{
-		{"Mcp-Name mismatch", sdModernHeaders("tools/call", "get_forecast"), "Header mismatch: Mcp-Name header get_forecast does not match get_weather"},
-		{"Mcp-Name missing", sdModernHeaders("tools/call", ""), "Header mismatch: missing Mcp-Name header"},
-		{"Mcp-Method missing", map[string]string{"MCP-Protocol-Version": sdModern, "Mcp-Name": "get_weather"}, "Header mismatch: missing Mcp-Method header"},
-		{"Mcp-Method mismatch", map[string]string{"MCP-Protocol-Version": sdModern, "Mcp-Method": "tools/list", "Mcp-Name": "get_weather"}, "Header mismatch: Mcp-Method header tools/list does not match method tools/call"},
-		{"version mismatch", map[string]string{"MCP-Protocol-Version": "2025-06-18", "Mcp-Method": "tools/call", "Mcp-Name": "get_weather"}, "Header mismatch: MCP-Protocol-Version header 2025-06-18 does not match _meta version 2026-07-28"},
+		{"Mcp-Name mismatch", sdModernHeaders("tools/call", "get_forecast"), "Header mismatch: Mcp-Name header 'get_forecast' does not match body value 'get_weather'"},
+		{"Mcp-Name missing", sdModernHeaders("tools/call", ""), "Header mismatch: Missing required header: Mcp-Name"},
+		{"Mcp-Method missing", map[string]string{"MCP-Protocol-Version": sdModern, "Mcp-Name": "get_weather"}, "Header mismatch: Missing required header: Mcp-Method"},
+		{"Mcp-Method mismatch", map[string]string{"MCP-Protocol-Version": sdModern, "Mcp-Method": "tools/list", "Mcp-Name": "get_weather"}, "Header mismatch: Mcp-Method header 'tools/list' does not match body value 'tools/call'"},
+		{"version mismatch", map[string]string{"MCP-Protocol-Version": "2025-06-18", "Mcp-Method": "tools/call", "Mcp-Name": "get_weather"}, "Header mismatch: MCP-Protocol-Version header '2025-06-18' does not match body value '2026-07-28'"},
 	} {
 		status, _, body := h.post(t, c.hdr, `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"get_weather","arguments":{"location":"London"},`+sdMeta+`}}`)
 		want := `{"jsonrpc":"2.0","id":5,"error":{"code":-32020,"message":"` + c.want + `"}}`
@@ -388,7 +388,7 @@ func TestSdWeatherHTTP(t *testing.T) {
 	if status != 200 {
 		t.Errorf("legacy tools/call: HTTP %d", status)
 	}
-	sdWantLine(t, "legacy tools/call over HTTP", body, `{"jsonrpc":"2.0","id":8,"result":{"content":[{"type":"text","text":`+string(sdJSONString(sdLondon))+`}],"isError":false}}`)
+	sdWantLine(t, "legacy tools/call over HTTP", body, `{"jsonrpc":"2.0","id":8,"result":{"content":[{"type":"text","text":`+string(sdJSONString(sdLondon))+`}]}}`)
 	check("2025-06-18", "tools/call", body)
 
 	// The Go SDK's Streamable HTTP client, default (2026) and pinned.

@@ -108,7 +108,8 @@ func start(ctx context.Context, o options, p paths, scriptArgs []string, log *za
 		catLog = catLog.WithOptions(zap.IncreaseLevel(zapcore.ErrorLevel))
 	}
 	src := catalog.NewSource(catalog.Options{ToolsFile: files.tools, ConfigFile: files.config, ConfigRequired: files.configNamed,
-		ToolsDir: p.toolsDir, Lister: sup, Log: catLog, ResourcesFile: files.resources, PromptsFile: files.prompts})
+		ToolsDir: p.toolsDir, Lister: sup, Log: catLog, ResourcesFile: files.resources, PromptsFile: files.prompts,
+		DefaultTTL: scriptSetting("MCP_DEFAULT_TTL_MS", sup.Current()), DefaultScope: scriptSetting("MCP_DEFAULT_CACHE_SCOPE", sup.Current())})
 	watcher := mcp.NewWatcher(src, p.script, scriptStamp, log.Named("reload"))
 	log.Info("serving", zap.String("script", p.script), zap.String("tools", files.tools), zap.String("config", files.config),
 		zap.Bool("config_named", files.configNamed), zap.String("version", version), settingsField(o))

@@ -96,6 +96,17 @@ func scriptValue(key string, sn *supervisor.Snapshot) (string, bool) {
 	return v, v != ""
 }
 
+// scriptSetting is a variable that is not a path, as the script's shell
+// held it, or as the environment holds it ("" for neither).
+func scriptSetting(key string, sn *supervisor.Snapshot) string {
+	if sn != nil {
+		if v := sn.Vars[key]; v != "" {
+			return v
+		}
+	}
+	return os.Getenv(key)
+}
+
 // inDir resolves a relative path against dir, the directory it was meant
 // in. It stays as written when dir is ours anyway (the drop-in form: the
 // shim started us there), so the SDK's messages name the file as the

@@ -127,7 +127,7 @@ func scanDocuments(data []byte, lenient bool) (count, first int, ok bool) {
 // scanValue validates one value starting at data[i] (not whitespace) and
 // returns its end. It keeps its own stack so depth costs heap, not stack.
 func scanValue(data []byte, i int, lenient bool) (int, bool) {
-	var stack []byte // '[' or '{' per open container
+	stack := make([]byte, 0, 32) // '[' or '{' per open container; deeper nesting grows it
 	ok := true
 	for {
 		// A value starts at i.

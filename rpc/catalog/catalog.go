@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 
 	"go.uber.org/zap"
+
+	"github.com/mcp-bashd/mcp-bashd/rpc/wire"
 )
 
 // Catalog is what a server declares at one moment: its tools.json, its
@@ -29,7 +31,9 @@ type Catalog struct {
 	// hasToolsFile is false for a tools-directory server without a script,
 	// which has no tools.json: its missing file is then not an error.
 	hasToolsFile bool
-	st           stamps
+	// cacheDefaults are Options' DefaultTTL and DefaultScope, checked.
+	cacheDefaults CacheHints
+	st            stamps
 }
 
 // ToolsList is the tools/list result: tools.json's tools, then those of
@@ -119,7 +123,11 @@ type Options struct {
 	ConfigRequired bool
 	ToolsDir       string // "" for none
 	Lister         Lister // runs `EXE list`; required with ToolsDir
-	Log            *zap.Logger
+	// DefaultTTL and DefaultScope are MCP_DEFAULT_TTL_MS and
+	// MCP_DEFAULT_CACHE_SCOPE as the server script held them ("" for
+	// unset): the 2026 SDK's defaults for ttlMs and cacheScope (cache.go).
+	DefaultTTL, DefaultScope string
+	Log                      *zap.Logger
 
 	// ResourcesFile and PromptsFile are resources.json and prompts.json;
 	// "" (or a missing file) for none.
@@ -159,7 +167,9 @@ func NewSource(opt Options) *Source {
 		opt.Log = zap.NewNop()
 	}
 	s := &Source{opt: opt, log: opt.Log}
-	c := &Catalog{hasToolsFile: opt.ToolsFile != ""}
+	c := &Catalog{hasToolsFile: opt.ToolsFile != "", cacheDefaults: CacheHints{
+		TTL: validTTL(json.RawMessage(opt.DefaultTTL)), Scope: validScope(wire.Quote(opt.DefaultScope)),
+	}}
 	c.st = s.stamp(true)
 	c.Tools = LoadTools(opt.ToolsFile)
 	c.Config = LoadConfig(opt.ConfigFile, opt.ConfigRequired)

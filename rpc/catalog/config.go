@@ -129,24 +129,3 @@ func (c *Config) DeclaresSupportedVersions() bool {
 // revision of that era, since a list without it makes the server
 // legacy-only (ModernEnabled) and discover is then never answered.
 func (c *Config) ModernVersions() []string { return []string{ModernVersion} }
-
-// CacheTTL and CacheScope are ttlMs and cacheScope for cacheable 2026
-// results: config.json's values (the 2026 SDK's shape) or one minute,
-// public — the tools a server offers do not depend on who asks.
-func (c *Config) CacheTTL() json.RawMessage {
-	var n json.Number
-	if json.Unmarshal(c.fields["ttlMs"], &n) == nil {
-		if i, err := n.Int64(); err == nil && i >= 0 {
-			return json.RawMessage(n.String())
-		}
-	}
-	return json.RawMessage("60000")
-}
-
-func (c *Config) CacheScope() json.RawMessage {
-	var s string
-	if json.Unmarshal(c.fields["cacheScope"], &s) == nil && (s == "public" || s == "private") {
-		return c.fields["cacheScope"]
-	}
-	return json.RawMessage(`"public"`)
-}

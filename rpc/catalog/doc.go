@@ -12,6 +12,12 @@
 // under the bash SDK. A tools.json version's malformed inputSchema keywords
 // are logged once, when that version is read.
 //
+// The cache hints of 2026 results (cache.go) follow the 2026 SDK: tools/list
+// takes tools.json's own ttlMs and cacheScope, then the script's
+// MCP_DEFAULT_TTL_MS and MCP_DEFAULT_CACHE_SCOPE (Options), then one minute,
+// public; config.json's are server/discover's (and, for a server not in
+// that SDK's shape, tools/list's after tools.json's).
+//
 // It imports rpc/wire (JSON members), schema, sandbox (a tool's limits),
 // scripts (the shim's version, for Lint) and zap; never the server, the transports or the supervisor
 // (a Lister is passed in).

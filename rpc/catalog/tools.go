@@ -57,6 +57,9 @@ type ToolsFile struct {
 	byName   map[string][]*Tool
 	// List is the tools/list result, settings keys removed.
 	List json.RawMessage
+	// Cache is the file's own top-level ttlMs and cacheScope, each nil
+	// when absent or unusable (the 2026 SDK's tools file may carry them).
+	Cache CacheHints
 }
 
 // Declared returns the entries naming name (possibly several).
@@ -72,8 +75,13 @@ func LoadTools(path string) *ToolsFile {
 	}
 	var tools json.RawMessage
 	for _, m := range fields {
-		if m.Key == "tools" {
-			tools = m.Val // last one wins, as in jq
+		switch m.Key { // the last one wins, as in jq
+		case "tools":
+			tools = m.Val
+		case "ttlMs":
+			f.Cache.TTL = validTTL(m.Val)
+		case "cacheScope":
+			f.Cache.Scope = validScope(m.Val)
 		}
 	}
 	items, err := toolItems(tools)

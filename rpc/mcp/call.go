@@ -273,7 +273,22 @@ func (s *Server) runCall(ctx context.Context, tc toolCall) (*Result, *wire.Error
 		s.log.Info(validationFailed(name, err.Error()), zap.String("tool", name), zap.String("reason", err.Error()))
 		return errorResult(err.Error()), nil
 	}
-	return s.run(ctx, tc, cat.Config, t, snap, cp.args), nil
+	return s.run(ctx, tc, cat.Config, t, snap, toolArgs(cp.args, cat.Config)), nil
+}
+
+// toolArgs is the arguments JSON the tool receives in $1 (its before-tool
+// hook and cancel hook too): the text the server's SDK handed it, which
+// its jq had printed — compact, escapes decoded and numbers in jq's
+// spelling (1e2 is 1E+2), so a tool that matches $1 as text sees what it
+// saw there. bash-mcp-sdk's went through jq twice (`.params` then
+// `.arguments`), the 2026 SDK's once (tojson). Arguments already in that
+// form, the usual case, are passed on as they are, without a copy.
+func toolArgs(args json.RawMessage, cfg *catalog.Config) json.RawMessage {
+	passes := 2
+	if cfg.DeclaresSupportedVersions() {
+		passes = 1
+	}
+	return wire.Reprint(args, passes)
 }
 
 // run takes a concurrency slot and runs the tool with the declarations the
@@ -295,14 +310,19 @@ func (s *Server) run(ctx context.Context, tc toolCall, cfg *catalog.Config, t *c
 		timeout = t.Timeout
 	}
 	s.metrics.Start()
-	oc := s.opt.Runner.Call(ctx, supervisor.Request{
+	sdk2026 := cfg.DeclaresSupportedVersions()
+	req := supervisor.Request{
 		ID: string(tc.req.Msg.ID), Tool: t.Name, Args: args, Snapshot: snap, Timeout: timeout,
 		Events: s.eventSink(ctx, tc.req, cfg), Exe: t.Exe, Limits: t.Sandbox,
-	})
+	}
+	if sdk2026 {
+		req.Stderr = s.opt.ToolStderr
+	}
+	oc := s.opt.Runner.Call(ctx, req)
 	// A bash error names the file that defined the function: the
 	// snapshot calls source. Point it at the script, as under the SDK.
 	oc.Output, oc.HookOutput = snap.MapLocations(oc.Output), snap.MapLocations(oc.HookOutput)
-	res := s.toolResult(t, oc)
+	res := s.toolResult(t, oc, sdk2026)
 	outcome := "ok"
 	switch {
 	case oc.Cancelled:

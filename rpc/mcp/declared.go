@@ -63,7 +63,7 @@ func (s *Server) serveDeclared(c *conn, req *transport.Request) bool {
 	}
 	list := func(result json.RawMessage) {
 		if modern {
-			result = modernResult(result, cat.Config.ServerInfo(), cacheFields(cat.Config))
+			result = modernResult(result, cat.Config.ServerInfo(), cacheFields(cat.DiscoverCache()))
 		}
 		req.Out.Respond(transport.Response{ID: id, Result: result})
 	}

@@ -19,7 +19,18 @@ import (
 //   - in the 2026-07-28 era, a tool name with a character other than a
 //     letter, a digit or _ is -32600 "Invalid tool name format: <name>"
 //     (the SDK's `^[a-zA-Z0-9_]+$`, checked before the lookup), where
-//     bash-mcp-sdk answered -32602 "Invalid tool name: <name>".
+//     bash-mcp-sdk answered -32602 "Invalid tool name: <name>";
+//   - a tool's result carries no isError unless it is true, a failing
+//     bash function tool's text is its output as it is ("Tool 'NAME'
+//     failed with exit status N" when it printed nothing) where
+//     bash-mcp-sdk prefixed "Error executing NAME: ", and its stderr goes
+//     to the daemon's stderr instead of into the result: that SDK
+//     captured a tool's stdout only (toolresult.go);
+//   - tools/list's ttlMs and cacheScope come from the tools file, then
+//     MCP_DEFAULT_TTL_MS / MCP_DEFAULT_CACHE_SCOPE, never from config.json
+//     (catalog's ListCache);
+//   - a tool's arguments are printed by jq once (tojson), not twice; the
+//     two differ only past decNumber's range (toolArgs).
 // Everything else is answered the same way for both.
 
 // SDK2026Dialect reports whether the server keeps the 2026 SDK's dialect

@@ -77,7 +77,7 @@ func (s *Server) runFunc(ctx context.Context, tc toolCall, cfg *catalog.Config, 
 // timed out, ended inside (or was refused by) the before-call hook, or
 // exited non-zero.
 func failed(oc supervisor.Outcome) bool {
-	_, isErr := outcomeText("", oc)
+	_, isErr := outcomeText("", oc, false)
 	return isErr
 }
 
@@ -85,7 +85,7 @@ func failed(oc supervisor.Outcome) bool {
 // gets (outcomeText, with its stderr), cut to errorTextCap bytes — an
 // error message is read by people, not a channel for megabytes.
 func errorText(fn string, oc supervisor.Outcome) string {
-	parts, _ := outcomeText(fn, oc)
+	parts, _ := outcomeText(fn, oc, false)
 	// The texts are the tools' ("Tool x timed out"); this is not a tool.
 	t := strings.TrimPrefix(strings.Join(parts, ""), "Tool ")
 	if len(t) > errorTextCap {

@@ -71,17 +71,18 @@ func (s *Server) handle(c *conn, req *transport.Request) {
 }
 
 // toolsList answers tools/list, wrapping the list with wrap (the 2026
-// fields) when set. When the tools directory must be listed again first
+// fields, from the catalog the list came from) when set. When the tools directory must be listed again first
 // (an executable was added or removed), the answer comes from its own
 // goroutine: the reader goes on, and a ping behind it is not held up.
-func (s *Server) toolsList(c *conn, req *transport.Request, wrap func(json.RawMessage) json.RawMessage) {
+func (s *Server) toolsList(c *conn, req *transport.Request, wrap func(*catalog.Catalog, json.RawMessage) json.RawMessage) {
 	answer := func() {
-		list, err := s.src.Fresh(s.base).ToolsList()
+		cat := s.src.Fresh(s.base)
+		list, err := cat.ToolsList()
 		r := transport.Response{ID: req.Msg.ID}
 		if err != nil {
 			r.Err = s.fileError(err, req.Era)
 		} else if wrap != nil {
-			r.Result = wrap(list)
+			r.Result = wrap(cat, list)
 		} else {
 			r.Result = list
 		}

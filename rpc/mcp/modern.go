@@ -39,16 +39,16 @@ func (s *Server) handleModern(c *conn, req *transport.Request) {
 		fail(s.fileError(cfg.ConfigError(), req.Era))
 		return
 	}
-	respond := func(result json.RawMessage) {
-		req.Out.Respond(transport.Response{ID: id, Result: modernResult(result, cfg.ServerInfo(), cacheFields(cfg))})
+	respond := func(result json.RawMessage, cache catalog.CacheHints) {
+		req.Out.Respond(transport.Response{ID: id, Result: modernResult(result, cfg.ServerInfo(), cacheFields(cache))})
 	}
 	switch req.Msg.Method {
 	case "server/discover":
 		// listChanged as declared: subscriptions/listen delivers it.
-		respond(discoverResult(cfg, s.src.Declarations().Capabilities(cfg.Capabilities())))
+		respond(discoverResult(cfg, s.src.Declarations().Capabilities(cfg.Capabilities()), s.src.Current().DiscoverCache()), catalog.CacheHints{})
 	case "tools/list":
-		s.toolsList(c, req, func(list json.RawMessage) json.RawMessage {
-			return modernResult(list, cfg.ServerInfo(), cacheFields(cfg))
+		s.toolsList(c, req, func(cat *catalog.Catalog, list json.RawMessage) json.RawMessage {
+			return modernResult(list, cat.Config.ServerInfo(), cacheFields(cat.ListCache()))
 		})
 	case "tools/call":
 		s.startCall(c, req)
@@ -75,7 +75,11 @@ func checkModernMeta(m transport.Meta) *wire.Error {
 	return nil
 }
 
-// cacheFields are what a cacheable 2026 result carries besides its own.
-func cacheFields(cfg *catalog.Config) []field {
-	return []field{{"ttlMs", cfg.CacheTTL()}, {"cacheScope", cfg.CacheScope()}}
+// cacheFields are what a cacheable 2026 result carries besides its own
+// (none when h is empty).
+func cacheFields(h catalog.CacheHints) []field {
+	if h.TTL == nil && h.Scope == nil {
+		return nil
+	}
+	return []field{{"ttlMs", h.TTL}, {"cacheScope", h.Scope}}
 }

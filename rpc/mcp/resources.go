@@ -68,7 +68,7 @@ func (s *Server) readResource(c *conn, req *transport.Request, cat *catalog.Cata
 	if t.Vars != nil {
 		vars = wire.Marshal(t.Vars)
 	}
-	cfg := cat.Config
+	cfg, cache := cat.Config, cat.DiscoverCache()
 	s.startFunc(c, req, cfg, funcCall{fn: fn, argv: []string{uri, string(vars)}, timeout: t.Timeout}, func(oc supervisor.Outcome) transport.Response {
 		for _, it := range oc.Items {
 			if it.Kind == "notfound" && !oc.TimedOut && oc.SetupErr == nil {
@@ -84,7 +84,7 @@ func (s *Server) readResource(c *conn, req *transport.Request, cat *catalog.Cata
 		}
 		b := resourceContents(uri, t.MIME, oc)
 		if req.Era == transport.Modern {
-			b.insertMembers(membersOf(modernMembers(nil, cfg.ServerInfo(), cacheFields(cfg))))
+			b.insertMembers(membersOf(modernMembers(nil, cfg.ServerInfo(), cacheFields(cache))))
 		}
 		return transport.Response{ID: id, Body: b}
 	})

@@ -79,12 +79,15 @@ func initializeResult(cfg *catalog.Config, params json.RawMessage, caps json.Raw
 }
 
 // discoverResult is the server/discover result (before modernResult adds
-// what every 2026 result carries): the same declarations as initialize's
-// (caps), in the 2026 shape.
-func discoverResult(cfg *catalog.Config, caps json.RawMessage) json.RawMessage {
+// _meta): the same declarations as initialize's (caps), in the 2026 shape
+// and in the 2026 SDK's member order (instructions after resultType).
+func discoverResult(cfg *catalog.Config, caps json.RawMessage, cache catalog.CacheHints) json.RawMessage {
 	return object(
 		field{"supportedVersions", wire.Marshal(cfg.ModernVersions())},
 		field{"capabilities", caps},
+		field{"ttlMs", cache.TTL},
+		field{"cacheScope", cache.Scope},
+		field{"resultType", json.RawMessage(`"complete"`)},
 		field{"instructions", cfg.Instructions()},
 	)
 }
@@ -96,10 +99,10 @@ func asWritten(raw, def json.RawMessage) json.RawMessage {
 	return raw
 }
 
-// modernResult adds what every 2026 result carries: resultType, then any
-// extra fields (ttlMs, cacheScope), then _meta with serverInfo. A tool's
-// own result (mcp_result) may already carry resultType or _meta; those are
-// kept rather than duplicated.
+// modernResult adds what every 2026 result carries: any extra fields
+// (ttlMs, cacheScope), then resultType, then _meta with serverInfo — the
+// 2026 SDK's member order. A tool's own result (mcp_result) may already
+// carry resultType or _meta; those are kept rather than duplicated.
 func modernResult(obj json.RawMessage, info json.RawMessage, extra []field) json.RawMessage {
 	has := map[string]bool{}
 	if ms, err := wire.SplitObject(obj); err == nil {
@@ -126,11 +129,10 @@ func modernResult(obj json.RawMessage, info json.RawMessage, extra []field) json
 // modernMembers is what modernResult adds to a result whose keys are has,
 // as an object.
 func modernMembers(has map[string]bool, info json.RawMessage, extra []field) json.RawMessage {
-	var add []field
+	add := append([]field(nil), extra...)
 	if !has["resultType"] {
 		add = append(add, field{"resultType", json.RawMessage(`"complete"`)})
 	}
-	add = append(add, extra...)
 	if !has["_meta"] {
 		add = append(add, field{"_meta", object(field{transport.MetaInfo, info})})
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -33,6 +34,11 @@ type Options struct {
 	// Sequential answers one request at a time, in arrival order, as
 	// bash-mcp-sdk did (sequential.go).
 	Sequential bool
+	// ToolStderr is where the tools of a server in the 2026 SDK's dialect
+	// write their stderr, which that SDK kept out of results (dialect.go);
+	// nil: the daemon's own stderr, as the SDK's tools wrote to the
+	// server's.
+	ToolStderr *os.File
 	Metrics    *metrics.Metrics // nil: counted privately
 	Log        *zap.Logger
 }
@@ -77,6 +83,9 @@ func New(opt Options) *Server {
 	}
 	if opt.Metrics == nil {
 		opt.Metrics = metrics.New()
+	}
+	if opt.ToolStderr == nil {
+		opt.ToolStderr = os.Stderr
 	}
 	base, cancel := context.WithCancelCause(context.Background())
 	return &Server{

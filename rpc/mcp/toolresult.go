@@ -31,8 +31,13 @@ import (
 // byte is six bytes there): the output is cut where its escaped form
 // reaches the cap, and the marker counts what was cut with what the cap
 // cut from the file.
-func (s *Server) toolResult(t *catalog.Tool, oc supervisor.Outcome) *Result {
+//
+// sdk2026 is a server in the 2026 SDK's dialect (dialect.go): a failing
+// bash function tool's text is then its output as it is, and a result
+// that is not an error carries no isError.
+func (s *Server) toolResult(t *catalog.Tool, oc supervisor.Outcome, sdk2026 bool) *Result {
 	name := t.Name
+	sh := shape{sdk2026Text: sdk2026 && t.Exe == "", omitFalse: sdk2026}
 	if t.Exe != "" && oc.SetupErr == nil && !oc.TimedOut {
 		// A tools-directory executable may print a whole CallToolResult.
 		if out := bytes.TrimSpace(oc.Output); wire.FirstByte(out) == '{' {
@@ -40,14 +45,14 @@ func (s *Server) toolResult(t *catalog.Tool, oc supervisor.Outcome) *Result {
 				if oc.ExitCode != 0 && !r.IsError {
 					o := cutOutput(supervisor.Outcome{Output: out, OutputCap: oc.OutputCap}, textBudget(oc))
 					s.warnInvalid(name, asString(o.Output))
-					return textResult([]string{"Error executing " + name + ": ", asString(o.Output), truncation(o)}, true)
+					return sh.textResult([]string{"Error executing " + name + ": ", asString(o.Output), truncation(o)}, true)
 				}
 				return r
 			}
 		}
 	}
 	oc = cutOutput(oc, textBudget(oc))
-	parts, isErr := outcomeText(name, oc)
+	parts, isErr := outcomeText(name, oc, sh.sdk2026Text)
 	s.warnInvalid(name, parts...)
 	for _, p := range oc.ContentProblems {
 		s.log.Warn("tool content ignored", zap.String("tool", name), zap.String("problem", p))
@@ -63,9 +68,23 @@ func (s *Server) toolResult(t *catalog.Tool, oc supervisor.Outcome) *Result {
 		if t.Output != nil && !isErr {
 			return errorResult("Tool " + name + " declares an outputSchema but returned no structured content (use mcp_structured).")
 		}
-		return textResult(parts, isErr)
+		return sh.textResult(parts, isErr)
 	}
-	return s.richResult(t, oc, isErr)
+	return s.richResult(t, oc, isErr, sh)
+}
+
+// shape is how a server's SDK shaped what differs between the two bash
+// SDKs' results (dialect.go): sdk2026Text, the 2026 SDK's text of a failing
+// tool (a bash function's); omitFalse, no isError member unless it is true.
+type shape struct{ sdk2026Text, omitFalse bool }
+
+// isError is the result's closing isError member, or "" when the SDK left
+// it out.
+func (sh shape) isError(isErr bool) string {
+	if !isErr && sh.omitFalse {
+		return ""
+	}
+	return `,"isError":` + boolText(isErr)
 }
 
 // textBudget is how many bytes a result's text may take once escaped.
@@ -93,7 +112,7 @@ func cutOutput(o supervisor.Outcome, budget int) supervisor.Outcome {
 // text items, its output and its structured content share the text budget
 // in that order; content that no longer fits is left out, with everything
 // after it (and logged), as content past the cap is.
-func (s *Server) richResult(t *catalog.Tool, oc supervisor.Outcome, isErr bool) *Result {
+func (s *Server) richResult(t *catalog.Tool, oc supervisor.Outcome, isErr bool, sh shape) *Result {
 	name := t.Name
 	r := richBody{left: textBudget(oc)}
 	r.json(`{"content":[`)
@@ -107,7 +126,7 @@ func (s *Server) richResult(t *catalog.Tool, oc supervisor.Outcome, isErr bool) 
 		}
 	}
 	oc = cutOutput(oc, max(r.left, 0))
-	if parts, _ := outcomeText(name, oc); isErr || joinedLen(parts) > 0 {
+	if parts, _ := outcomeText(name, oc, sh.sdk2026Text); isErr || joinedLen(parts) > 0 {
 		r.item("text")
 		r.json(`"text":"`)
 		for _, p := range parts {
@@ -144,8 +163,10 @@ func (s *Server) richResult(t *catalog.Tool, oc supervisor.Outcome, isErr bool) 
 		r.json(`,"structuredContent":`)
 		r.jsonBytes(structured)
 	}
-	r.json(`,"isError":` + boolText(isErr))
-	r.json("}")
+	if m := sh.isError(isErr); m != "" {
+		r.json(m)
+	}
+	r.json("}") // a part of its own: modern inserts before it
 	return &Result{doc: &r.body, IsError: isErr}
 }
 
@@ -212,19 +233,19 @@ func boolText(b bool) string {
 }
 
 // errorResult is an isError result with one text item.
-func errorResult(text string) *Result { return textResult([]string{text}, true) }
+func errorResult(text string) *Result { return shape{}.textResult([]string{text}, true) }
 
 // textResult is a CallToolResult with one text item, in the SDK's key
 // order. The text comes in parts (prefix, output, marker), each escaped
 // only when the line is written.
-func textResult(parts []string, isError bool) *Result {
+func (sh shape) textResult(parts []string, isError bool) *Result {
 	var b body
 	b.json(`{"content":[{"type":"text","text":"`)
 	for _, p := range parts {
 		b.textBody(p)
 	}
-	b.json(`"}],"isError":` + boolText(isError))
-	b.json("}")
+	b.json(`"}]` + sh.isError(isError))
+	b.json("}") // a part of its own: modern inserts before it
 	return &Result{doc: &b, IsError: isError}
 }
 
@@ -273,7 +294,10 @@ func fullResult(raw json.RawMessage) (*Result, string) {
 // outcomeText is the text and isError flag of a call's result, with the
 // bash SDK's texts (users' own tests compare them), in parts (prefix,
 // output, marker) so megabytes of output are never copied to be joined.
-func outcomeText(tool string, o supervisor.Outcome) (parts []string, isError bool) {
+// sdk2026 takes the 2026 SDK's text for a tool that failed: its output as
+// it is, or "Tool 'NAME' failed with exit status N" when it printed
+// nothing (N is 128+S for a tool killed by signal S, as $? read it).
+func outcomeText(tool string, o supervisor.Outcome, sdk2026 bool) (parts []string, isError bool) {
 	switch {
 	case o.SetupErr != nil && o.SetupDir:
 		return []string{"Cannot run " + tool + ": its call directory could not be created."}, true
@@ -300,6 +324,12 @@ func outcomeText(tool string, o supervisor.Outcome) (parts []string, isError boo
 	text := trimNewlines(o.Output)
 	if o.ExitCode == 0 && o.Signal == 0 {
 		return []string{text, truncation(o)}, false
+	}
+	if sdk2026 {
+		if text == "" {
+			text = fmt.Sprintf("Tool '%s' failed with exit status %d", tool, o.ExitCode)
+		}
+		return []string{text, truncation(o)}, true
 	}
 	if errText := trimNewlines(o.Stderr); errText != "" {
 		if text != "" {

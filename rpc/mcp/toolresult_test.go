@@ -35,10 +35,40 @@ func TestOutcomeText(t *testing.T) {
 		{"tools-dir stderr", supervisor.Outcome{Output: []byte("out"), Stderr: []byte("err\n"), ExitCode: 1}, "Error executing where: out\nerr", true},
 	}
 	for _, c := range cases {
-		parts, isErr := outcomeText("where", c.o)
+		parts, isErr := outcomeText("where", c.o, false)
 		if text := strings.Join(parts, ""); text != c.text || isErr != c.isErr {
 			t.Errorf("%s: %q isError=%v, want %q %v", c.name, text, isErr, c.text, c.isErr)
 		}
+	}
+}
+
+// A server in the 2026 SDK's dialect: a failing tool's text is its output
+// as it is, or that SDK's sentence (128+N for a signal, as $? read it);
+// mcp-bashd's own outcomes keep their texts.
+func TestOutcomeTextSDK2026(t *testing.T) {
+	cases := []struct {
+		name string
+		o    supervisor.Outcome
+		text string
+	}{
+		{"failed with output", supervisor.Outcome{Output: []byte("/\nbye\n\n"), ExitCode: 2}, "/\nbye"},
+		{"failed with blanks", supervisor.Outcome{Output: []byte("  "), ExitCode: 1}, "  "},
+		{"failed silently", supervisor.Outcome{Output: []byte("\n"), ExitCode: 4}, "Tool 'where' failed with exit status 4"},
+		{"killed", supervisor.Outcome{Signal: syscall.SIGKILL, ExitCode: 137}, "Tool 'where' failed with exit status 137"},
+		{"truncated", supervisor.Outcome{Output: []byte("abc"), ExitCode: 1, Truncated: 7}, "abc\n[mcp-bashd: output truncated; 7 more bytes not shown]"},
+		{"timed out", supervisor.Outcome{TimedOut: true, Timeout: time.Second}, "Tool where timed out after 1s and was stopped."},
+	}
+	for _, c := range cases {
+		parts, isErr := outcomeText("where", c.o, true)
+		if text := strings.Join(parts, ""); text != c.text || !isErr {
+			t.Errorf("%s: %q isError=%v, want %q true", c.name, text, isErr, c.text)
+		}
+	}
+	s := &Server{log: zap.NewNop()}
+	ok := s.toolResult(&catalog.Tool{Name: "t"}, supervisor.Outcome{Output: []byte("fine")}, true)
+	ok.modern(json.RawMessage(`{"name":"x"}`))
+	if got := string(ok.JSON()); got != `{"content":[{"type":"text","text":"fine"}],"resultType":"complete","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"x"}}}` {
+		t.Errorf("success: %s", got)
 	}
 }
 
@@ -51,7 +81,7 @@ func TestOutputCutWhereEscapedTextReachesTheCap(t *testing.T) {
 	var got struct {
 		Content []struct{ Text string } `json:"content"`
 	}
-	if err := json.Unmarshal(s.toolResult(&catalog.Tool{Name: "t"}, o).JSON(), &got); err != nil {
+	if err := json.Unmarshal(s.toolResult(&catalog.Tool{Name: "t"}, o, false).JSON(), &got); err != nil {
 		t.Fatal(err)
 	}
 	want := strings.Repeat("\x00", 10) + "\n[mcp-bashd: output truncated; 97 more bytes not shown]"
@@ -73,7 +103,7 @@ func TestResultRendersItsLength(t *testing.T) {
 			{Kind: "resource", URI: "u:x", MIME: "text/plain", Text: "r"}}},
 		"structured": {Structured: []byte(`{ "a" : [1, "x"] }`)},
 	} {
-		res := s.toolResult(tool, o)
+		res := s.toolResult(tool, o, false)
 		if res.doc == nil {
 			t.Fatalf("%s: not rendered at the edge", name)
 		}

@@ -264,6 +264,7 @@ func (s *stream) Respond(r transport.Response) {
 		s.sessionHeader()
 		s.status = statusFor(r.Err, s.modern)
 		s.w.Header().Set("Content-Type", "application/json")
+		s.w.Header().Set("X-Accel-Buffering", "no") // as writeJSON
 		s.w.WriteHeader(s.status)
 		s.send(r.Line())
 	})
@@ -320,18 +321,22 @@ type headers http.Header
 
 // Check compares MCP-Protocol-Version with _meta's version, Mcp-Method
 // with method, and Mcp-Name with params.name (params.uri for
-// resources/read). Values are trimmed (HTTP field values) and may be
-// =?base64?…?= encoded.
+// resources/read), in the 2026 SDK's order and with its texts. Values are
+// trimmed (HTTP field values) and may be =?base64?…?= encoded.
 func (hd headers) Check(msg *wire.Message, version string) string {
+	const missing = "Missing required header: "
+	mismatch := func(header, got, want string) string {
+		return header + " header '" + got + "' does not match body value '" + want + "'"
+	}
 	if v, ok := hd.value("MCP-Protocol-Version"); !ok {
-		return "missing MCP-Protocol-Version header"
+		return missing + "MCP-Protocol-Version"
 	} else if v != version {
-		return "MCP-Protocol-Version header " + v + " does not match _meta version " + version
+		return mismatch("MCP-Protocol-Version", hd.shown("MCP-Protocol-Version", v), version)
 	}
 	if m, ok := hd.value("Mcp-Method"); !ok {
-		return "missing Mcp-Method header"
+		return missing + "Mcp-Method"
 	} else if m != msg.Method {
-		return "Mcp-Method header " + m + " does not match method " + msg.Method
+		return mismatch("Mcp-Method", hd.shown("Mcp-Method", m), msg.Method)
 	}
 	switch msg.Method {
 	case "tools/call", "resources/read", "prompts/get":
@@ -345,9 +350,9 @@ func (hd headers) Check(msg *wire.Message, version string) string {
 			want = p.URI
 		}
 		if n, ok := hd.value("Mcp-Name"); !ok {
-			return "missing Mcp-Name header"
+			return missing + "Mcp-Name"
 		} else if n != want {
-			return "Mcp-Name header " + n + " does not match " + want
+			return mismatch("Mcp-Name", hd.shown("Mcp-Name", n), want)
 		}
 	}
 	return ""
@@ -355,9 +360,21 @@ func (hd headers) Check(msg *wire.Message, version string) string {
 
 func (hd headers) Param(name string) (string, bool) { return hd.value("Mcp-Param-" + name) }
 
+// shown is a header's value as a message names it: decoded, or as sent
+// when it does not decode.
+func (hd headers) shown(k, decoded string) string {
+	if decoded == undecodable {
+		return strings.TrimSpace(hd[http.CanonicalHeaderKey(k)][0])
+	}
+	return decoded
+}
+
+// undecodable is the value of a header wrapped as =?base64?…?= whose
+// inside is not strict base64: it matches nothing.
+const undecodable = "\x00invalid"
+
 // value is a header's value, trimmed and decoded from =?base64?…?= (a
-// value so wrapped that does not decode strictly is "\x00invalid", which
-// matches nothing).
+// value so wrapped that does not decode strictly is undecodable).
 func (hd headers) value(k string) (string, bool) {
 	vs, ok := hd[http.CanonicalHeaderKey(k)]
 	if !ok || len(vs) == 0 {
@@ -368,7 +385,7 @@ func (hd headers) value(k string) (string, bool) {
 		if inner, ok = strings.CutSuffix(inner, "?="); ok {
 			b, err := base64.StdEncoding.Strict().DecodeString(inner)
 			if err != nil {
-				return "\x00invalid", true
+				return undecodable, true
 			}
 			return string(b), true
 		}

@@ -23,6 +23,12 @@
 //     now, so an answer stuck on a client that stopped reading returns at
 //     once.
 //
+// Where the 2026 bash SDK's transport answered (its servers' clients and
+// tests rely on it), the answers are its: an empty 405 for anything but
+// POST, a JSON-RPC -32601 404 "No MCP endpoint at <target>" for another
+// path, and its texts for a foreign Origin, a header that does not match
+// the body and a body that is not JSON.
+//
 // The same Handler also serves one connection handed over on
 // stdin/stdout (stdconn.go: inetd, socat EXEC, systemd Accept=yes, the
 // 2026 bash SDK's handle-connection), then the process exits.
@@ -114,28 +120,36 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// The answers written right here (rejections, 202) get the write
 	// timeout too; a call's answer sets its own deadlines when it comes.
 	h.writeSoon(w)
-	if r.URL.Path != h.opt.Path {
-		http.NotFound(w, r)
-		return
-	}
+	// The 2026 bash SDK's order and answers (its servers' clients and
+	// tests see them unchanged): the Origin gate, then the method, then
+	// the path.
 	if status, why := h.gate(w, r); status != 0 {
 		reject(w, status, why)
 		return
 	}
+	atPath := r.URL.Path == h.opt.Path
 	switch r.Method {
 	case http.MethodPost:
 	case http.MethodGet:
 		h.serveGET(w, r) // a session's notifications (getstream.go)
 		return
 	case http.MethodDelete:
-		if id := r.Header.Get("Mcp-Session-Id"); id != "" && h.endSession(id) {
+		if id := r.Header.Get("Mcp-Session-Id"); atPath && id != "" && h.endSession(id) {
 			w.WriteHeader(http.StatusNoContent)
 			return
 		}
 		fallthrough
 	default:
+		// An empty body, as the 2026 SDK's; Allow, as HTTP requires of a 405.
 		w.Header().Set("Allow", "POST")
-		reject(w, http.StatusMethodNotAllowed, "Method Not Allowed")
+		w.Header().Set("Content-Length", "0")
+		w.WriteHeader(http.StatusMethodNotAllowed)
+		return
+	}
+	if !atPath {
+		// A JSON-RPC answer an MCP client can read, naming the target as
+		// the request line gave it.
+		writeJSON(w, http.StatusNotFound, wire.ErrorLine(json.RawMessage("null"), wire.CodeMethodNotFound, "No MCP endpoint at "+r.RequestURI, nil))
 		return
 	}
 	if h.opt.Stopping() {
@@ -157,11 +171,16 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		reject(w, berr.status, berr.msg)
 		return
 	}
+	if len(body) == 0 {
+		release()
+		writeJSON(w, http.StatusBadRequest, wire.ErrorLine(json.RawMessage("null"), wire.CodeParse, "Empty request body", nil))
+		return
+	}
 	msg, gerr := wire.Parse(body)
 	release()
 	if gerr != nil {
 		h.opt.Log.Info(gerr.Sentence, zap.Int("code", gerr.Code), zap.String("message", gerr.Message))
-		writeJSON(w, http.StatusBadRequest, gerr.Line())
+		writeJSON(w, http.StatusBadRequest, badBody(gerr).Line())
 		return
 	}
 	if msg == nil || msg.IsResponse {
@@ -184,7 +203,7 @@ func (h *Handler) gate(w http.ResponseWriter, r *http.Request) (int, string) {
 		return http.StatusForbidden, "Forbidden: Host " + r.Host + " is not allowed"
 	}
 	if o := r.Header.Get("Origin"); o != "" && !h.originAllowed(o) {
-		return http.StatusForbidden, "Forbidden: Origin " + o + " is not allowed"
+		return http.StatusForbidden, "Origin not allowed: " + o // the 2026 SDK's text
 	}
 	if h.opt.Token != nil {
 		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
@@ -322,8 +341,20 @@ func reject(w http.ResponseWriter, status int, msg string) {
 	writeJSON(w, status, wire.ErrorLine(json.RawMessage("null"), wire.CodeInvalidRequest, msg, nil))
 }
 
+// badBody is the answer to a body that is not one request: the 2026
+// SDK's text for a body that is not one JSON document; the gate's own
+// answer otherwise (a JSON value that is not a request).
+func badBody(e *wire.GateError) *wire.GateError {
+	if e.Code == wire.CodeParse {
+		return &wire.GateError{ID: e.ID, Code: e.Code, Message: "Parse error: body is not valid JSON"}
+	}
+	return e
+}
+
 func writeJSON(w http.ResponseWriter, status int, line []byte) {
 	w.Header().Set("Content-Type", "application/json")
+	// The 2026 SDK sent it with every answer: no proxy holds one back.
+	w.Header().Set("X-Accel-Buffering", "no")
 	w.WriteHeader(status)
 	w.Write(line)
 }

@@ -110,6 +110,22 @@ func appendRaw(b []byte, raw []byte) []byte {
 	return jq.Append(b, v, jq.Compact|jq.Twice)
 }
 
+// Reprint is raw, one JSON document, as jq prints it after reading it
+// passes times (1 or 2) with `jq -c`: compact, string escapes decoded and
+// re-escaped as jq escapes, numbers in jq's spelling (jq.Reprint). raw
+// itself when it already is that text, or when it is not one valid
+// document (where the SDK's jq failed: the gates answered before).
+func Reprint(raw json.RawMessage, passes int) json.RawMessage {
+	s := jq.Compact
+	if passes > 1 {
+		s |= jq.Twice
+	}
+	if out, ok := jq.Reprint(raw, s); ok {
+		return out
+	}
+	return raw
+}
+
 // AppendStringBody appends s as the body of a JSON string, without the
 // quotes, as jq prints it: invalid UTF-8 repaired as ValidUTF8 does, then
 // jq's escapes.
