@@ -142,19 +142,19 @@ func TestResourcesModernEra(t *testing.T) {
 	const info = `"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"mcp-server","version":"1.0.0"}}`
 	rsWant(t, s, "server/discover declares resources, prompts and completions",
 		`{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{`+rsMeta+`}}`,
-		`{"jsonrpc":"2.0","id":1,"result":{"supportedVersions":["2026-07-28"],"capabilities":{"tools":{},"resources":{"subscribe":true,"listChanged":true},"prompts":{"listChanged":true},"completions":{}},"resultType":"complete","ttlMs":60000,"cacheScope":"public",`+info+`}}`)
+		`{"jsonrpc":"2.0","id":1,"result":{"supportedVersions":["2026-07-28"],"capabilities":{"tools":{},"resources":{"subscribe":true,"listChanged":true},"prompts":{"listChanged":true},"completions":{}},"ttlMs":60000,"cacheScope":"public","resultType":"complete",`+info+`}}`)
 	rsWant(t, s, "resources/list carries the caching hints",
 		`{"jsonrpc":"2.0","id":2,"method":"resources/list","params":{`+rsMeta+`}}`,
-		`{"jsonrpc":"2.0","id":2,"result":{"resources":[{"uri":"notes://readme","name":"readme","description":"The readme","mimeType":"text/plain"},{"uri":"notes://logo","name":"logo","mimeType":"image/png"},{"uri":"notes://packed","name":"packed"},{"uri":"notes://broken","name":"broken"},{"uri":"notes://undefined","name":"undefined"}],"resultType":"complete","ttlMs":60000,"cacheScope":"public",`+info+`}}`)
+		`{"jsonrpc":"2.0","id":2,"result":{"resources":[{"uri":"notes://readme","name":"readme","description":"The readme","mimeType":"text/plain"},{"uri":"notes://logo","name":"logo","mimeType":"image/png"},{"uri":"notes://packed","name":"packed"},{"uri":"notes://broken","name":"broken"},{"uri":"notes://undefined","name":"undefined"}],"ttlMs":60000,"cacheScope":"public","resultType":"complete",`+info+`}}`)
 	rsWant(t, s, "resources/templates/list",
 		`{"jsonrpc":"2.0","id":3,"method":"resources/templates/list","params":{`+rsMeta+`}}`,
-		`{"jsonrpc":"2.0","id":3,"result":{"resourceTemplates":[{"uriTemplate":"notes://note/{id}/text{.fmt}","name":"note","mimeType":"text/markdown"},{"uriTemplate":"notes://gone/{id}","name":"gone"}],"resultType":"complete","ttlMs":60000,"cacheScope":"public",`+info+`}}`)
+		`{"jsonrpc":"2.0","id":3,"result":{"resourceTemplates":[{"uriTemplate":"notes://note/{id}/text{.fmt}","name":"note","mimeType":"text/markdown"},{"uriTemplate":"notes://gone/{id}","name":"gone"}],"ttlMs":60000,"cacheScope":"public","resultType":"complete",`+info+`}}`)
 	rsWant(t, s, "prompts/list",
 		`{"jsonrpc":"2.0","id":4,"method":"prompts/list","params":{`+rsMeta+`}}`,
-		`{"jsonrpc":"2.0","id":4,"result":{"prompts":[{"name":"greet","description":"Greets someone","arguments":[{"name":"who","description":"whom","required":true},{"name":"tone"}]},{"name":"chat"},{"name":"failing"},{"name":"missing"}],"resultType":"complete","ttlMs":60000,"cacheScope":"public",`+info+`}}`)
+		`{"jsonrpc":"2.0","id":4,"result":{"prompts":[{"name":"greet","description":"Greets someone","arguments":[{"name":"who","description":"whom","required":true},{"name":"tone"}]},{"name":"chat"},{"name":"failing"},{"name":"missing"}],"ttlMs":60000,"cacheScope":"public","resultType":"complete",`+info+`}}`)
 	rsWant(t, s, "resources/read carries the caching hints",
 		`{"jsonrpc":"2.0","id":5,"method":"resources/read","params":{`+rsMeta+`,"uri":"notes://note/7/text"}}`,
-		`{"jsonrpc":"2.0","id":5,"result":{"contents":[{"uri":"notes://note/7/text","mimeType":"text/markdown","text":"note {\"id\":\"7\"}\n"}],"resultType":"complete","ttlMs":60000,"cacheScope":"public",`+info+`}}`)
+		`{"jsonrpc":"2.0","id":5,"result":{"contents":[{"uri":"notes://note/7/text","mimeType":"text/markdown","text":"note {\"id\":\"7\"}\n"}],"ttlMs":60000,"cacheScope":"public","resultType":"complete",`+info+`}}`)
 	rsWant(t, s, "SEP-2164: an unknown URI is -32602 with the URI in data",
 		`{"jsonrpc":"2.0","id":6,"method":"resources/read","params":{`+rsMeta+`,"uri":"test://nonexistent"}}`,
 		`{"jsonrpc":"2.0","id":6,"error":{"code":-32602,"message":"Resource not found: test://nonexistent","data":{"uri":"test://nonexistent"}}}`)

@@ -20,8 +20,10 @@ import (
 func (h *Handler) serveGET(w http.ResponseWriter, r *http.Request) {
 	id := r.Header.Get("Mcp-Session-Id")
 	if id == "" {
+		// Nothing to listen to: the empty 405 every other method gets.
 		w.Header().Set("Allow", "POST")
-		reject(w, http.StatusMethodNotAllowed, "Method Not Allowed: a GET stream needs an Mcp-Session-Id")
+		w.Header().Set("Content-Length", "0")
+		w.WriteHeader(http.StatusMethodNotAllowed)
 		return
 	}
 	h.mu.Lock()
@@ -41,13 +43,18 @@ func (h *Handler) serveGET(w http.ResponseWriter, r *http.Request) {
 	}
 	defer st.handlerEnd()
 	st.sessionID = sc.id
+	// The stream is the session's before its client can see it open: a
+	// newer GET the client sends after seeing this one's headers must find
+	// this one to replace, not be replaced by it. (Notifications wait for
+	// st.mu, so none is written before the SSE headers.)
 	st.mu.Lock()
+	old := sc.setGET(st)
 	st.startSSE()
 	// An SSE comment, so the client learns at once that the stream is
 	// open, even through a proxy that holds headers until body bytes come.
 	_ = st.send([]byte(": session stream\n\n")) && st.put(st.rc.Flush)
 	st.mu.Unlock()
-	if old := sc.setGET(st); old != nil {
+	if old != nil {
 		old.abandon()
 	}
 	defer sc.clearGET(st)
