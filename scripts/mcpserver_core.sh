@@ -271,6 +271,14 @@ mcp_resource_updated() {
 __mcpbashd_dump() {
     local __mcpbashd_n
     printf '# mcp-bashd snapshot v1\n'
+    # How this bash prints "1<>F" back (before 5.3 as "<> F", fd 0): the
+    # daemon puts the 1 back in the functions below. Not defined inside a
+    # $(...): bash 5.2 reprints that text, and runs the <> as fd 0 there.
+    # shellcheck disable=SC2317 # the probe is printed, never run
+    __mcpbashd_p() { : 1<>/dev/null; }
+    __mcpbashd_n=$(declare -f __mcpbashd_p)
+    unset -f __mcpbashd_p
+    printf '#rdwr %s\n' "${__mcpbashd_n//$'\n'/ }"
     for __mcpbashd_n in $(compgen -A function); do
         printf '#fn %s\n' "$__mcpbashd_n"
     done

@@ -19,6 +19,8 @@ import (
 // What the shim writes, line by line, in this order:
 //
 //	# mcp-bashd snapshot v1       the header; Go refuses a file without it
+//	#rdwr PRINTED                 how this bash prints `{ : 1<>/dev/null; }`,
+//	                              on one line (snapshot_rdwr.go)
 //	#fn NAME                      one per shell function (compgen -A function),
 //	                              first, so Go knows the functions without
 //	                              running bash (Snapshot.Functions)
@@ -63,6 +65,8 @@ import (
 //   - option lines that turn off an option a fresh bash has off already
 //     (defaultOn lists the ones a fresh bash may have on); a ":" line keeps
 //     the body from being empty;
+//   - in function bodies, a bare `<>` that bash printed for `1<>` becomes
+//     `1<>` again, when the #rdwr line shows the quirk (snapshot_rdwr.go);
 //   - each function whose #def names the #shim file (the shim's own helper,
 //     not redefined by the script) becomes a one-line stub that sources
 //     the shim ($__mcpbashd_shim_file, set by the prelude) on first use and
@@ -291,10 +295,13 @@ func passSnapshot(data []byte, env []string) (*snapshotPass, error) {
 			end = len(data) - off
 		}
 		raw := data[off : off+end]
-		if p.keep(strings.TrimSuffix(string(raw), "\n"), off) {
+		if p.keep(strings.TrimSuffix(string(raw), "\n"), raw, off) {
 			p.w.Write(raw)
 		}
 		off += end
+	}
+	if p.sec == inFunctions {
+		p.rdwr.flush(&p.w) // no closing line
 	}
 	if p.sec == inShimFunc {
 		// No closing line: not a body this pass understands; keep it.
@@ -315,15 +322,19 @@ type snapshotPass struct {
 	skipFrom  int               // the offset of its #def line
 	vars      map[string]string // MCP_* variables as the shell held them (snapshot_vars.go)
 	dir       string            // the directory of the cd line
+	rdwr      rdwrFix           // bare <> back to 1<> (snapshot_rdwr.go)
 }
 
-// keep takes the line at offset start, writes what replaces it if
-// anything does, and reports whether the line itself is kept as it is.
-func (p *snapshotPass) keep(text string, start int) bool {
+// keep takes the line at offset start (text, and raw with its newline),
+// writes what replaces it if anything does, and reports whether the line
+// itself is kept as it is.
+func (p *snapshotPass) keep(text string, raw []byte, start int) bool {
 	switch p.sec {
 	case inHeader:
 		if name, ok := strings.CutPrefix(text, snapFn); ok {
 			p.functions[name] = true
+		} else if probe, ok := strings.CutPrefix(text, snapRdwr); ok {
+			p.rdwr.on = rdwrQuirk(probe)
 		} else if text == snapStateOpen {
 			p.sec = inVariables
 		}
@@ -340,16 +351,21 @@ func (p *snapshotPass) keep(text string, start int) bool {
 			return p.quote != quoteNone || !inherited(text, p.env)
 		}
 		p.sec = inFunctions
-		return p.keep(text, start)
+		return p.keep(text, raw, start)
 	case inFunctions:
 		if f, ok := strings.CutPrefix(text, snapShim); ok && p.shim == "" {
 			p.shim = f
 		} else if name, ok := shimDef(text, p.shim); ok {
+			p.rdwr.flush(&p.w)
 			p.sec, p.stubbed, p.skipFrom = inShimFunc, name, start
 			return false
 		} else if text == snapStateClose {
+			p.rdwr.flush(&p.w)
 			p.sec = beforeOpts
+			return true
 		}
+		p.rdwr.add(&p.w, text, raw)
+		return false
 	case inShimFunc:
 		if text == snapFuncClose {
 			p.w.stub(p.stubbed)
