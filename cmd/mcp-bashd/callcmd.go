@@ -55,17 +55,9 @@ type callFlags struct {
 
 func callCommand(args []string, stdout io.Writer) int {
 	var cf callFlags
-	extra := func(fs *flag.FlagSet) {
-		fs.DurationVar(&cf.timeout, "timeout", 0, "stop the call after this long (0: the tool's own x-mcp-bashd.timeout, or none)")
-		fs.StringVar(&cf.toolsDir, "tools-dir", "", "also look for TOOL among `DIR`'s executables (EXE list); SERVER.sh may then be left out")
-		fs.BoolVar(&cf.asJSON, "json", false, "print the CallToolResult as JSON instead of its text")
-		fs.StringVar(&cf.url, "url", "", "call the tool on the Streamable HTTP server at `URL` (no SERVER.sh)")
-		fs.StringVar(&cf.tokenFile, "auth-token-file", "", "with --url: send `file`'s content as a bearer token")
-		cf.limits = addLimitFlags(fs)
-	}
 	// --url needs no script; with --tools-dir, a first argument that names
 	// no file is TOOL.
-	f, rest, code := cliFlags("call", callUsage, args, extra, func(first string) bool {
+	f, rest, code := cliFlags("call", callUsage, args, cf.define, func(first string) bool {
 		return cf.url != "" || (cf.toolsDir != "" && !isFile(scriptOf(first)))
 	})
 	if code >= 0 {
@@ -134,16 +126,32 @@ func callCommand(args []string, stdout io.Writer) int {
 		fmt.Fprintf(os.Stderr, "mcp-bashd call: error %d: %s\n", rerr.Code, rerr.Message)
 		return 1
 	case cf.asJSON:
-		stdout.Write(append(wire.Compact(body), '\n'))
-		var r struct {
-			IsError bool `json:"isError"`
-		}
-		if json.Unmarshal(body, &r) == nil && r.IsError {
-			return 1
-		}
-		return 0
+		return printCallJSON(body, stdout)
 	}
 	return printCallResult(body, stdout)
+}
+
+// define declares call's own flags.
+func (cf *callFlags) define(fs *flag.FlagSet) {
+	fs.DurationVar(&cf.timeout, "timeout", 0, "stop the call after this long (0: the tool's own x-mcp-bashd.timeout, or none)")
+	fs.StringVar(&cf.toolsDir, "tools-dir", "", "also look for TOOL among `DIR`'s executables (EXE list); SERVER.sh may then be left out")
+	fs.BoolVar(&cf.asJSON, "json", false, "print the CallToolResult as JSON instead of its text")
+	fs.StringVar(&cf.url, "url", "", "call the tool on the Streamable HTTP server at `URL` (no SERVER.sh)")
+	fs.StringVar(&cf.tokenFile, "auth-token-file", "", "with --url: send `file`'s content as a bearer token")
+	cf.limits = addLimitFlags(fs)
+}
+
+// printCallJSON prints the CallToolResult as compact JSON; the status is 1
+// for an isError result, as printCallResult's.
+func printCallJSON(body json.RawMessage, stdout io.Writer) int {
+	stdout.Write(append(wire.Compact(body), '\n'))
+	var r struct {
+		IsError bool `json:"isError"`
+	}
+	if json.Unmarshal(body, &r) == nil && r.IsError {
+		return 1
+	}
+	return 0
 }
 
 func isFile(p string) bool {

@@ -63,19 +63,7 @@ func InspectTools(path string) ([]ToolInfo, error) {
 		Tools json.RawMessage `json:"tools"`
 	}
 	_ = json.Unmarshal(data, &raw)
-	var entries []struct {
-		Name        string `json:"name"`
-		Description string `json:"description"`
-		InputSchema struct {
-			Type       any `json:"type"`
-			Properties map[string]struct {
-				Type        any               `json:"type"`
-				Description string            `json:"description"`
-				Enum        []json.RawMessage `json:"enum"`
-			} `json:"properties"`
-			Required []string `json:"required"`
-		} `json:"inputSchema"`
-	}
+	var entries []rawEntry
 	if json.Unmarshal(raw.Tools, &entries) != nil {
 		// tools as an object map: its values are the entries.
 		var m map[string]json.RawMessage
@@ -90,34 +78,54 @@ func InspectTools(path string) ([]ToolInfo, error) {
 	}
 	for i := range out {
 		for _, e := range entries {
-			if e.Name != out[i].Name {
-				continue
+			if e.Name == out[i].Name {
+				describe(&out[i], e)
+				break
 			}
-			out[i].Description = e.Description
-			if e.InputSchema.Type != nil {
-				out[i].InputType = typeName(e.InputSchema.Type)
-			}
-			req := map[string]bool{}
-			for _, r := range e.InputSchema.Required {
-				req[r] = true
-			}
-			for name, p := range e.InputSchema.Properties {
-				a := ArgInfo{Name: name, Type: typeName(p.Type), Description: p.Description, Required: req[name]}
-				for _, v := range p.Enum {
-					a.Enum = append(a.Enum, string(v))
-				}
-				out[i].Args = append(out[i].Args, a)
-			}
-			sort.Slice(out[i].Args, func(a, b int) bool {
-				if out[i].Args[a].Required != out[i].Args[b].Required {
-					return out[i].Args[a].Required
-				}
-				return out[i].Args[a].Name < out[i].Args[b].Name
-			})
-			break
 		}
 	}
 	return out, nil
+}
+
+// rawEntry is what tools and call show of a tools.json entry.
+type rawEntry struct {
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	InputSchema struct {
+		Type       any `json:"type"`
+		Properties map[string]struct {
+			Type        any               `json:"type"`
+			Description string            `json:"description"`
+			Enum        []json.RawMessage `json:"enum"`
+		} `json:"properties"`
+		Required []string `json:"required"`
+	} `json:"inputSchema"`
+}
+
+// describe fills ti's description and arguments from its raw entry:
+// required arguments first, then by name.
+func describe(ti *ToolInfo, e rawEntry) {
+	ti.Description = e.Description
+	if e.InputSchema.Type != nil {
+		ti.InputType = typeName(e.InputSchema.Type)
+	}
+	req := map[string]bool{}
+	for _, r := range e.InputSchema.Required {
+		req[r] = true
+	}
+	for name, p := range e.InputSchema.Properties {
+		a := ArgInfo{Name: name, Type: typeName(p.Type), Description: p.Description, Required: req[name]}
+		for _, v := range p.Enum {
+			a.Enum = append(a.Enum, string(v))
+		}
+		ti.Args = append(ti.Args, a)
+	}
+	sort.Slice(ti.Args, func(a, b int) bool {
+		if ti.Args[a].Required != ti.Args[b].Required {
+			return ti.Args[a].Required
+		}
+		return ti.Args[a].Name < ti.Args[b].Name
+	})
 }
 
 func typeName(t any) string {

@@ -81,6 +81,14 @@ func LintDeclarations(in DeclInput) ([]Problem, DeclCounts) {
 	if in.Functions == nil {
 		return ps, counts
 	}
+	lintFunctions(report, in, rf, pf, served, completes, counts.Present)
+	return ps, counts
+}
+
+// lintFunctions checks the declarations against the script's functions:
+// each declared name has its function, and each resource_, prompt_ and
+// complete_ function (and its _cancel hook) serves a declaration.
+func lintFunctions(report func(string, int, string, ...any), in DeclInput, rf *ResourcesFile, pf *PromptsFile, served, completes map[string]bool, present bool) {
 	var missing []string
 	for fn := range served {
 		if !in.Functions[fn] && ValidName.MatchString(strings.SplitN(fn, "_", 2)[1]) {
@@ -106,7 +114,7 @@ func LintDeclarations(in DeclInput) ([]Problem, DeclCounts) {
 		switch {
 		case served[fn] || completes[fn]:
 		case isHook && (served[base] || completes[base]):
-		case prefix == "complete" && counts.Present:
+		case prefix == "complete" && present:
 			report(in.Script, 0, "function %s completes no declared prompt or resource template (it can never be called)", fn)
 		case prefix == "resource" && !rf.Missing && rf.Err == nil:
 			report(in.Script, 0, "function %s is not declared in %s (it can never be called)", fn, rf.Path)
@@ -114,7 +122,6 @@ func LintDeclarations(in DeclInput) ([]Problem, DeclCounts) {
 			report(in.Script, 0, "function %s is not declared in %s (it can never be called)", fn, pf.Path)
 		}
 	}
-	return ps, counts
 }
 
 // lintEntry checks what is left of one resource or template once parsed.

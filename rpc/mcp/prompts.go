@@ -198,25 +198,9 @@ func (s *Server) complete(c *conn, req *transport.Request, cat *catalog.Catalog)
 		fail(wire.Errorf(wire.CodeInvalidParams, "Invalid params: ref and argument {name, value} are required"))
 		return
 	}
-	var name string
-	var timeout time.Duration
-	switch p.Ref.Type {
-	case "ref/prompt":
-		pr := cat.Prompts.Lookup(p.Ref.Name)
-		if pr == nil {
-			fail(wire.Errorf(wire.CodeInvalidParams, "Prompt not found: "+p.Ref.Name))
-			return
-		}
-		name, timeout = pr.Name, pr.Timeout
-	case "ref/resource":
-		t := cat.Resources.TemplateFor(p.Ref.URI)
-		if t == nil {
-			fail(wire.Errorf(wire.CodeInvalidParams, "Resource template not found: "+p.Ref.URI))
-			return
-		}
-		name, timeout = t.Name, t.Timeout
-	default:
-		fail(wire.Errorf(wire.CodeInvalidParams, "Invalid params: ref.type must be ref/prompt or ref/resource"))
+	name, timeout, werr := completionTarget(cat, p.Ref.Type, p.Ref.Name, p.Ref.URI)
+	if werr != nil {
+		fail(werr)
 		return
 	}
 	for _, v := range []string{*p.Argument.Name, *p.Argument.Value} {
@@ -251,18 +235,45 @@ func (s *Server) complete(c *conn, req *transport.Request, cat *catalog.Catalog)
 		if failed(oc) {
 			return funcFailed(id, fn, oc)
 		}
-		values := []string{}
-		total := 0
-		for _, line := range strings.Split(asString(oc.Output), "\n") {
-			if line = strings.TrimSuffix(line, "\r"); line == "" {
-				continue
-			}
-			if total++; len(values) < completionMax {
-				values = append(values, line)
-			}
-		}
+		values, total := completionValues(asString(oc.Output))
 		// Output past the cap was not read: there are more values than
 		// total counts.
 		return respond(values, total, total > len(values) || oc.Truncated > 0)
 	})
+}
+
+// completionTarget is the prompt or resource template a completion/complete
+// ref names: its name (complete_NAME) and timeout.
+func completionTarget(cat *catalog.Catalog, typ, name, uri string) (string, time.Duration, *wire.Error) {
+	switch typ {
+	case "ref/prompt":
+		pr := cat.Prompts.Lookup(name)
+		if pr == nil {
+			return "", 0, wire.Errorf(wire.CodeInvalidParams, "Prompt not found: "+name)
+		}
+		return pr.Name, pr.Timeout, nil
+	case "ref/resource":
+		t := cat.Resources.TemplateFor(uri)
+		if t == nil {
+			return "", 0, wire.Errorf(wire.CodeInvalidParams, "Resource template not found: "+uri)
+		}
+		return t.Name, t.Timeout, nil
+	}
+	return "", 0, wire.Errorf(wire.CodeInvalidParams, "Invalid params: ref.type must be ref/prompt or ref/resource")
+}
+
+// completionValues are a complete_ function's output lines (empty ones
+// skipped), at most completionMax of them, and how many there were.
+func completionValues(out string) ([]string, int) {
+	values := []string{}
+	total := 0
+	for _, line := range strings.Split(out, "\n") {
+		if line = strings.TrimSuffix(line, "\r"); line == "" {
+			continue
+		}
+		if total++; len(values) < completionMax {
+			values = append(values, line)
+		}
+	}
+	return values, total
 }
