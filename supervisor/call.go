@@ -145,28 +145,27 @@ func (s *Supervisor) call(ctx context.Context, req Request, log *zap.Logger) Out
 		return Outcome{SetupErr: err, SetupDir: true}
 	}
 	defer s.removeRoot(root, log)
-	out, err := openAppend(root.Out())
+	out, err := openAppendFD(root.Out())
 	if err != nil {
 		return Outcome{SetupErr: &rootError{path: s.base, err: fmt.Errorf("create output file: %w", err)}, SetupDir: true}
 	}
+	defer closeFD(&out)
 	mode, errOut := modeCall, out
 	if req.Exe != "" {
 		// A tools-directory executable prints its result on stdout; its
 		// stderr is diagnostics (logged), as in the system it comes from.
 		mode = modeExec
-		if errOut, err = openAppend(root.Stderr()); err != nil {
-			out.Close()
+		if errOut, err = openAppendFD(root.Stderr()); err != nil {
 			return Outcome{SetupErr: fmt.Errorf("create stderr file: %w", err)}
 		}
-		defer errOut.Close()
+		defer closeFD(&errOut)
 	}
 	box, err := s.box.Prepare(req.Limits, s.sandboxPaths(req, root))
 	if err != nil {
-		out.Close()
 		return Outcome{SetupErr: err}
 	}
 	pid, done, err := s.startServerCode(mode, req, root, out, errOut, box)
-	out.Close()
+	closeFD(&out)
 	if err != nil {
 		box.Finish(0)
 		return Outcome{SetupErr: err}
@@ -290,7 +289,7 @@ func (s *Supervisor) stop(req Request, root callRoot, pid int, done <-chan exitI
 			hookReq.Args = nil
 			_ = os.WriteFile(root.Args(), nil, 0o600)
 		}
-		s.runBounded(modeCancel, hookReq, root, s.devnull, s.devnull, log)
+		s.runBounded(modeCancel, hookReq, root, int(s.devnullFD), int(s.devnullFD), log)
 	}
 	select {
 	case ei := <-done:
@@ -379,7 +378,8 @@ func (s *Supervisor) RunExitTrap(sn *Snapshot) {
 		return
 	}
 	defer s.removeRoot(root, s.log)
-	s.runBounded(modeExit, Request{ID: "exit", Tool: "_", Snapshot: sn}, root, os.Stderr, os.Stderr, s.log)
+	stderr := int(os.Stderr.Fd())
+	s.runBounded(modeExit, Request{ID: "exit", Tool: "_", Snapshot: sn}, root, stderr, stderr, s.log)
 }
 
 // failed is the SDK's sentence for a tool that did not succeed; a tool

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"syscall"
 	"time"
 
@@ -52,8 +51,8 @@ type proc struct {
 	args   []string // $@
 	dir    string
 	env    []string // added to the daemon's environment and the prelude's variables
-	stdout *os.File
-	stderr *os.File
+	stdout int      // descriptors of the daemon's, the child's fds 1 and 2
+	stderr int
 	box    *sandbox.Call // started through the exec helper when set
 }
 
@@ -70,7 +69,7 @@ func (s *Supervisor) start(p proc) (int, <-chan exitInfo, error) {
 	env = append(append(env, s.env...), "__MCPBASHD_WORKER="+s.worker, "__MCPBASHD_MODE="+p.mode)
 	env = append(env, p.env...)
 	sys := &syscall.SysProcAttr{Setpgid: true}
-	files := []uintptr{s.devnull.Fd(), p.stdout.Fd(), p.stderr.Fd(), s.life.ReadFD()}
+	files := []uintptr{s.devnullFD, uintptr(p.stdout), uintptr(p.stderr), s.lifeFD}
 	path, env, files := p.box.Apply(s.cfg.Bash, env, files, sys)
 	attr := &syscall.ProcAttr{Dir: p.dir, Env: env, Files: files, Sys: sys}
 	pid, done, err := s.reaper.spawn(func() (int, error) { return syscall.ForkExec(path, argv, attr) })
@@ -82,7 +81,7 @@ func (s *Supervisor) start(p proc) (int, <-chan exitInfo, error) {
 
 // startServerCode starts a mode that runs the server's code (call, exec,
 // cancel, exit): the prelude sources req's snapshot and works in root.
-func (s *Supervisor) startServerCode(mode string, req Request, root callRoot, stdout, stderr *os.File, box *sandbox.Call) (int, <-chan exitInfo, error) {
+func (s *Supervisor) startServerCode(mode string, req Request, root callRoot, stdout, stderr int, box *sandbox.Call) (int, <-chan exitInfo, error) {
 	if req.Snapshot == nil {
 		return 0, nil, errors.New("no server snapshot loaded")
 	}
@@ -138,7 +137,7 @@ func (s *Supervisor) waitBounded(ctx context.Context, pid int, done <-chan exitI
 // runBounded runs a hook-like mode (cancel hook, EXIT trap) in its own
 // process group, kills the group after the hook budget, and logs failures
 // with the SDK's sentences (CONTRACT 20, 25); it never fails anything.
-func (s *Supervisor) runBounded(mode string, req Request, root callRoot, stdout, stderr *os.File, log *zap.Logger) {
+func (s *Supervisor) runBounded(mode string, req Request, root callRoot, stdout, stderr int, log *zap.Logger) {
 	// What the SDK called it in its log lines.
 	what := "Chained caller EXIT trap"
 	if mode == modeCancel {

@@ -89,12 +89,16 @@ type Supervisor struct {
 	lifeID  fileID // the lifeline FIFO, as a sentinel's fd 3 names it (sentinelOf)
 	reaper  *reaper
 	devnull *os.File
-	env     []string // base environment of every child
-	box     *sandbox.Manager
-	seq     atomic.Uint64
-	current atomic.Pointer[Snapshot] // Current, Use, Reload
-	closeMu sync.Once
-	stats   Stats
+	// devnullFD and lifeFD are devnull's and the lifeline's read end's
+	// descriptors, read once: (*os.File).Fd puts a descriptor in blocking
+	// mode with two fcntl calls each time it is asked.
+	devnullFD, lifeFD uintptr
+	env               []string // base environment of every child
+	box               *sandbox.Manager
+	seq               atomic.Uint64
+	current           atomic.Pointer[Snapshot] // Current, Use, Reload
+	closeMu           sync.Once
+	stats             Stats
 
 	// Close waits for every user of the processes (calls, loads, the EXIT
 	// trap) after killing what still runs, so nothing spawns after the
@@ -178,6 +182,7 @@ func New(cfg Config) (*Supervisor, error) {
 		return fail(err)
 	}
 	s.lifeID, _ = statID(s.life.Path())
+	s.devnullFD, s.lifeFD = s.devnull.Fd(), s.life.ReadFD()
 	if s.reaper, err = newReaper(s.log.Named("reaper")); err != nil {
 		return fail(err)
 	}
