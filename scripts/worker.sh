@@ -52,20 +52,41 @@ list)
     ;;
 esac
 
-__mcpbashd_root=$__MCPBASHD_ROOT
-__mcpbashd_tool=$__MCPBASHD_TOOL
 __mcpbashd_mode=$__MCPBASHD_MODE
 __mcpbashd_snapshot=$__MCPBASHD_SNAPSHOT
 __mcpbashd_exe=${__MCPBASHD_EXE:-}
 # The shim, for the snapshot's stubs of its helpers (loaded on first use).
 __mcpbashd_shim_file=${__MCPBASHD_SHIM:-}
 __mcpbashd_args=
-IFS= builtin read -r -d '' __mcpbashd_args <"$__mcpbashd_root/args"
+if builtin test "$__mcpbashd_mode" != warm; then
+    __mcpbashd_root=$__MCPBASHD_ROOT
+    __mcpbashd_tool=$__MCPBASHD_TOOL
+    IFS= builtin read -r -d '' __mcpbashd_args <"$__mcpbashd_root/args"
+fi
 builtin unset __MCPBASHD_ROOT __MCPBASHD_TOOL __MCPBASHD_MODE __MCPBASHD_SNAPSHOT __MCPBASHD_WORKER __MCPBASHD_EXE __MCPBASHD_SHIM
 
 builtin . "$__mcpbashd_snapshot"
 { __mcpbashd_options; } 2>/dev/null
 builtin set +e
+
+if builtin test "$__mcpbashd_mode" = warm; then
+    # A warm process (supervisor/warm.go): everything above was done before
+    # its call came. Blocked here until the daemon hands it exactly one:
+    # the tool's name and the call's root, each ended by a NUL (EOF: the
+    # process was retired unused). The root's variables are the ones
+    # root.env gives a cold call; fd 4 goes before any of the call's code
+    # runs (the daemon does not warm a snapshot that defines exec, or makes
+    # IFS read-only).
+    builtin read -r -d '' -u 4 __mcpbashd_tool || builtin exit 125
+    builtin read -r -d '' -u 4 __mcpbashd_root || builtin exit 125
+    exec 4<&-
+    # shellcheck disable=SC2034 # exported to the tool and the shim
+    builtin export MCP_CALL_TMPDIR="$__mcpbashd_root/tmp" MCP_BASHD_EVENTS="$__mcpbashd_root/events" MCP_BASHD_CONTENT="$__mcpbashd_root/content"
+    IFS= builtin read -r -d '' __mcpbashd_args <"$__mcpbashd_root/args"
+    # A cold call's shell starts when its call does.
+    SECONDS=0
+    __mcpbashd_mode=call
+fi
 
 case $__mcpbashd_mode in
 call)

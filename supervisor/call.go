@@ -140,6 +140,15 @@ func (s *Supervisor) logNotRun(log *zap.Logger, tool string, err error) {
 }
 
 func (s *Supervisor) call(ctx context.Context, req Request, log *zap.Logger) Outcome {
+	if s.eligible(req) {
+		w, done := s.warm.take(req)
+		defer done()
+		if w != nil {
+			if o, ok := s.callWarm(ctx, req, w, log); ok {
+				return o
+			}
+		}
+	}
 	root, err := s.newRoot(req.Args, log)
 	if err != nil {
 		return Outcome{SetupErr: err, SetupDir: true}
@@ -170,13 +179,37 @@ func (s *Supervisor) call(ctx context.Context, req Request, log *zap.Logger) Out
 		box.Finish(0)
 		return Outcome{SetupErr: err}
 	}
+	return s.run(ctx, req, root, pid, done, box, log)
+}
+
+// callWarm runs req in the warm process w. false: w could not be handed
+// the call (it is retired; the caller starts a cold process instead).
+func (s *Supervisor) callWarm(ctx context.Context, req Request, w *warmProc, log *zap.Logger) (Outcome, bool) {
+	root, err := s.handOver(w, req)
+	if err != nil {
+		log.Warn("warm call process not used", zap.Error(err))
+		if errors.Is(err, unix.EXDEV) || errors.Is(err, unix.EINVAL) {
+			s.warm.turnOff(err)
+		}
+		s.finishWarm(w, nil)
+		return Outcome{}, false
+	}
+	defer func() {
+		w.sn.release()
+		s.users.Done()
+	}()
+	defer s.removeRoot(root, log)
+	return s.run(ctx, req, root, w.pid, w.done, nil, log), true
+}
+
+// run follows a started call to its end and reads its outcome.
+func (s *Supervisor) run(ctx context.Context, req Request, root callRoot, pid int, done <-chan exitInfo, box *sandbox.Call, log *zap.Logger) Outcome {
 	log = log.With(zap.Int("pgid", pid))
 	if req.Events != nil {
 		stop := make(chan struct{})
 		var wg sync.WaitGroup
 		wg.Add(1)
 		go tailEvents(root.Events(), stop, req.Events, &wg)
-		// Runs before the root is removed (defers run last-in first-out).
 		defer func() { close(stop); wg.Wait() }()
 	}
 	ei, o := s.await(ctx, req, root, pid, done, log)

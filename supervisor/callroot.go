@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 
 	"go.uber.org/zap"
@@ -95,10 +94,7 @@ const (
 // env is what a process running server code learns of its root, and the
 // output cap the shim bounds its content copies by (<= 0: none).
 func (r callRoot) env(outputCap int64) []string {
-	limit := ""
-	if outputCap > 0 {
-		limit = strconv.FormatInt(outputCap, 10)
-	}
+	limit := capString(outputCap)
 	return []string{
 		envRoot + "=" + string(r),
 		envCallTmp + "=" + r.Tmp(),

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -118,6 +119,12 @@ type Snapshot struct {
 	Vars map[string]string
 	Dir  string
 
+	// readonlyIFS: the script made IFS read-only; the warm prelude's
+	// `IFS= read` would fail in its shell (warm.go).
+	readonlyIFS bool
+	widthOnce   sync.Once // fieldWidth
+	width       int
+
 	mu      sync.Mutex
 	users   int  // calls and hooks holding the file
 	retired bool // no longer current: removed when the last user lets go
@@ -209,8 +216,12 @@ func (s *Supervisor) storeSnapshot(path string, gen uint64, data []byte) (*Snaps
 	if err := os.WriteFile(path, out, 0o600); err != nil {
 		return nil, err
 	}
-	return &Snapshot{Path: path, Functions: p.functions, Gen: gen, ExitTrap: installsExitTrap(out), Vars: p.vars, Dir: p.dir}, nil
+	return &Snapshot{Path: path, Functions: p.functions, Gen: gen, ExitTrap: installsExitTrap(out), Vars: p.vars, Dir: p.dir,
+		readonlyIFS: readonlyIFS.Match(out)}, nil
 }
+
+// readonlyIFS finds a read-only IFS among a snapshot's declare lines.
+var readonlyIFS = regexp.MustCompile(`(?m)^declare -[a-zA-Z]*r[a-zA-Z]* IFS=`)
 
 // installsExitTrap reports whether a snapshot's __mcpbashd_exit_trap
 // installs a handler: its first line after the ":" is what `trap -p EXIT`

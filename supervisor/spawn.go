@@ -40,12 +40,14 @@ const (
 	modeList   = "list"   // a tools-directory executable: EXE list
 	modeCheck  = "check"  // bash -n SCRIPT
 	modeLoad   = "load"   // the prelude returns; THEN loads the script
+	modeWarm   = "warm"   // a call process waiting for its call on fd 4 (warm.go)
 )
 
 // proc is one process to start.
 type proc struct {
 	mode   string
 	tool   string   // shown in ps after the mode
+	field  string   // shown in ps instead of mode and tool (warm.go)
 	then   string   // bash run after the prelude returns (load mode)
 	zero   string   // $0
 	args   []string // $@
@@ -54,25 +56,49 @@ type proc struct {
 	stdout int      // descriptors of the daemon's, the child's fds 1 and 2
 	stderr int
 	box    *sandbox.Call // started through the exec helper when set
+	extra  uintptr       // the child's fd 4 when non-zero (the warm pipe)
+}
+
+// command is the -c string: the prelude, then a comment ps shows.
+func (p proc) command() string {
+	label := p.field
+	if label == "" {
+		label = p.mode
+		if p.tool != "" {
+			label += " " + p.tool
+		}
+	}
+	return `. "$__MCPBASHD_WORKER"` + p.then + " # " + label
 }
 
 // start is the one spawn helper: p's process in its own group, carrying
 // the lifeline, registered with the reaper. The returned channel delivers
 // the group leader's exit once the rest of its group has been killed.
 func (s *Supervisor) start(p proc) (int, <-chan exitInfo, error) {
-	cmd := `. "$__MCPBASHD_WORKER"` + p.then + " # " + p.mode
-	if p.tool != "" {
-		cmd += " " + p.tool
-	}
-	argv := append([]string{s.cfg.Bash, "--noprofile", "--norc", "-c", cmd, p.zero}, p.args...)
+	return s.startThen(p, nil)
+}
+
+// startThen is start, calling then with the new pid under the reaper's
+// lock (before the process can have been reaped).
+func (s *Supervisor) startThen(p proc, then func(pid int)) (int, <-chan exitInfo, error) {
+	argv := append([]string{s.cfg.Bash, "--noprofile", "--norc", "-c", p.command(), p.zero}, p.args...)
 	env := make([]string, 0, len(s.env)+len(p.env)+2)
 	env = append(append(env, s.env...), "__MCPBASHD_WORKER="+s.worker, "__MCPBASHD_MODE="+p.mode)
 	env = append(env, p.env...)
 	sys := &syscall.SysProcAttr{Setpgid: true}
 	files := []uintptr{s.devnullFD, uintptr(p.stdout), uintptr(p.stderr), s.lifeFD}
+	if p.extra != 0 {
+		files = append(files, p.extra)
+	}
 	path, env, files := p.box.Apply(s.cfg.Bash, env, files, sys)
 	attr := &syscall.ProcAttr{Dir: p.dir, Env: env, Files: files, Sys: sys}
-	pid, done, err := s.reaper.spawn(func() (int, error) { return syscall.ForkExec(path, argv, attr) })
+	pid, done, err := s.reaper.spawn(func() (int, error) {
+		pid, err := syscall.ForkExec(path, argv, attr)
+		if err == nil && then != nil {
+			then(pid)
+		}
+		return pid, err
+	})
 	if err != nil {
 		return 0, nil, fmt.Errorf("start %s: %w", s.cfg.Bash, p.box.StartError(err))
 	}

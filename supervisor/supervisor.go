@@ -36,6 +36,9 @@ type Config struct {
 	// Limits are the daemon-wide defaults of every call's sandbox (a
 	// tool's own x-mcp-bashd limits override them key by key); nil: none.
 	Limits *sandbox.Spec
+	// Warm is the most call processes started ahead of their calls
+	// (warm.go); 0: DefaultWarm, < 0: none.
+	Warm int
 }
 
 // The defaults of Config's zero fields.
@@ -95,6 +98,7 @@ type Supervisor struct {
 	devnullFD, lifeFD uintptr
 	env               []string // base environment of every child
 	box               *sandbox.Manager
+	warm              *warmPool // nil: every call starts its own process
 	seq               atomic.Uint64
 	current           atomic.Pointer[Snapshot] // Current, Use, Reload
 	closeMu           sync.Once
@@ -188,6 +192,11 @@ func New(cfg Config) (*Supervisor, error) {
 	}
 	s.env = childEnv(os.Environ(), cfg.Self, cfg.ServerPID)
 	s.box = sandbox.New(sandbox.Options{Self: cfg.Self, Defaults: cfg.Limits, Log: s.log.Named("sandbox")})
+	// A warm root is renamed from the runtime directory into TMPDIR, which
+	// needs both on one filesystem: the runtime directory in TMPDIR.
+	if cfg.Warm >= 0 && filepath.Dir(s.runtime) == base {
+		s.warm = newWarmPool(s, cmpOr(cfg.Warm, DefaultWarm))
+	}
 	return s, nil
 }
 
@@ -236,6 +245,7 @@ func (s *Supervisor) Close() error {
 		s.usersMu.Lock()
 		s.closing = true
 		s.usersMu.Unlock()
+		s.warm.close()
 		if s.reaper != nil {
 			s.reaper.killAll()
 		}
@@ -256,4 +266,12 @@ func (s *Supervisor) Close() error {
 		}
 	})
 	return err
+}
+
+// cmpOr is v, or def when v is 0.
+func cmpOr(v, def int) int {
+	if v == 0 {
+		return def
+	}
+	return v
 }

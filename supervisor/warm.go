@@ -1,0 +1,429 @@
+package supervisor
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+	"golang.org/x/sys/unix"
+
+	"github.com/mcp-bashd/mcp-bashd/sandbox"
+	"github.com/mcp-bashd/mcp-bashd/tmpdir"
+)
+
+// Warm call processes. A call's bash is started before its call arrives:
+// the same process a cold call gets (start: its own group, the lifeline
+// and its sentinel, the snapshot sourced, options restored), but in the
+// prelude's warm mode, which then blocks reading its call from a pipe on
+// fd 4. A call takes one, hands it exactly one call and the process exits
+// after it, as a cold one does; what the spawn, bash's start-up and the
+// sourcing cost is off the call's path.
+//
+// What a warm process is handed, and how each promise of a call is kept:
+//
+//   - Its root. A warm process is started in a root made in the runtime
+//     directory (the root's files, its tmp/ and its out file, which is its
+//     fds 1 and 2 as in a cold call); the call writes the args file and
+//     renames the root into TMPDIR under a fresh mcp-call.N name
+//     (renameat2 RENAME_NOREPLACE): the process's cwd and descriptors
+//     follow the directory, and nothing of a call exists in TMPDIR before
+//     the call.
+//   - Tool name and root: written to the pipe, NUL-terminated, and the
+//     write end closed; the prelude exports the root's variables (as
+//     root.env names them), closes fd 4 and goes on as a cold call does
+//     after its sourcing. EOF before a call (the pool retired it) exits.
+//   - ps: the -c comment holds "warm" padded to the longest "call TOOL"
+//     of the snapshot's tools; the call writes "call TOOL" over it through
+//     /proc/PID/mem (opened at spawn, under the reaper's lock, so it names
+//     that process and no later one), so $0, $@ and the tool name show as
+//     for a cold call once it runs.
+//   - Containment, cancellation, reaping, pgid pinning: it is registered
+//     with the reaper at its spawn like any call, and a taken process goes
+//     through the same await/stop/outcome as a cold one. One never taken
+//     is SIGKILLed as a group while registered (retire) and reaped.
+//   - No state across calls: each process serves one call and exits; a
+//     reload retires the processes of the old snapshot.
+//
+// Only calls whose process is a plain bash get one: a bash function tool
+// (not a tools-directory executable) whose sandbox is empty (a call with
+// limits is started through the exec helper with that tool's limits, and
+// there is no process to keep warm for it before its limits are known),
+// and a snapshot that defines no function named exec (the prelude closes
+// fd 4 with a plain exec after sourcing it).
+//
+// The pool is sized from the load: a call that takes or misses one asks
+// for as many as calls are running (at most Config.Warm); after warmIdle
+// without a call every warm process is retired.
+
+// warmIdle is how long the pool keeps processes while no call comes.
+const warmIdle = 10 * time.Second
+
+// DefaultWarm is the most warm processes kept when Config.Warm is 0.
+const DefaultWarm = 8
+
+// warmFD is where the warm prelude reads its call (after the lifeline, 3).
+const warmFD = 4
+
+// warmProc is one warm call process.
+type warmProc struct {
+	pid    int
+	done   <-chan exitInfo
+	pre    string // its root, in the runtime directory until handed a call
+	sn     *Snapshot
+	hand   int   // the pipe's write end
+	mem    int   // /proc/PID/mem, for the tool's name in ps; -1: none
+	nameAt int64 // the address of the comment's field in its argv
+	width  int   // the field's length
+}
+
+type warmPool struct {
+	s    *Supervisor
+	max  int
+	mu   sync.Mutex
+	sn   *Snapshot // the snapshot the ready processes source
+	idle []*warmProc
+	// starting counts spawns under way; want is how many to keep ready.
+	starting, want int
+	running        int // calls that took a process or could have
+	last           time.Time
+	kick           chan struct{}
+	stop           chan struct{}
+	off            bool // closed, or warm processes cannot work here
+	once           sync.Once
+}
+
+func newWarmPool(s *Supervisor, max int) *warmPool {
+	return &warmPool{s: s, max: max, kick: make(chan struct{}, 1), stop: make(chan struct{})}
+}
+
+// eligible reports whether req's process can be a warm one.
+func (s *Supervisor) eligible(req Request) bool {
+	return s.warm != nil && req.Exe == "" && req.Snapshot != nil &&
+		!req.Snapshot.HasFunction("exec") && !req.Snapshot.readonlyIFS && sandbox.Merge(s.box.Defaults(), req.Limits).Empty() &&
+		len("call "+req.Tool) <= fieldWidth(req.Snapshot)
+}
+
+// fieldWidth is the length of the ps field of a snapshot's warm processes:
+// the longest "call TOOL" of its tool functions.
+func fieldWidth(sn *Snapshot) int {
+	sn.widthOnce.Do(func() {
+		sn.width = len("warm")
+		for fn := range sn.Functions {
+			if name, ok := strings.CutPrefix(fn, "tool_"); ok {
+				sn.width = max(sn.width, len("call "+name))
+			}
+		}
+	})
+	return sn.width
+}
+
+// take returns a warm process for req, or nil (the call starts its own);
+// either way the pool learns that a call runs. done must be called when
+// the call ends.
+func (p *warmPool) take(req Request) (w *warmProc, done func()) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.off {
+		return nil, func() {}
+	}
+	p.running++
+	p.last = time.Now()
+	if p.sn != req.Snapshot {
+		p.retireLocked()
+		p.sn = req.Snapshot
+	}
+	p.want = min(max(p.want, p.running), p.max)
+	for len(p.idle) > 0 && w == nil {
+		w = p.idle[len(p.idle)-1]
+		p.idle = p.idle[:len(p.idle)-1]
+		select {
+		case ei := <-w.done: // died waiting (killed from outside): not usable
+			go p.s.finishWarm(w, &ei)
+			w = nil
+		default:
+		}
+	}
+	p.once.Do(func() { go p.fill() })
+	select {
+	case p.kick <- struct{}{}:
+	default:
+	}
+	return w, func() {
+		p.mu.Lock()
+		p.running--
+		p.mu.Unlock()
+	}
+}
+
+// fill keeps want processes ready, and retires them all once no call
+// came for warmIdle.
+func (p *warmPool) fill() {
+	t := time.NewTimer(warmIdle)
+	defer t.Stop()
+	for {
+		select {
+		case <-p.stop:
+			return
+		case <-t.C:
+			p.mu.Lock()
+			if time.Since(p.last) >= warmIdle && p.running == 0 {
+				p.want = 0
+				p.retireLocked()
+			}
+			p.mu.Unlock()
+		case <-p.kick:
+		}
+		t.Reset(warmIdle)
+		for p.spawnOne() {
+		}
+	}
+}
+
+// spawnOne starts one process if the pool wants one more; false when it
+// does not (or cannot).
+func (p *warmPool) spawnOne() bool {
+	p.mu.Lock()
+	sn := p.sn
+	if p.off || sn == nil || len(p.idle)+p.starting >= p.want {
+		p.mu.Unlock()
+		return false
+	}
+	p.starting++
+	p.mu.Unlock()
+	w, err := p.s.startWarm(sn)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.starting--
+	if err != nil {
+		if !errors.Is(err, errClosed) && !errors.Is(err, errSnapshotGone) {
+			p.s.log.Warn("warm call processes turned off", zap.Error(err))
+			p.off = true
+			p.retireLocked()
+		}
+		return false
+	}
+	if p.off || p.sn != sn {
+		go p.s.finishWarm(w, nil)
+		return true
+	}
+	p.idle = append(p.idle, w)
+	return true
+}
+
+// retireLocked retires every idle process (p.mu held).
+func (p *warmPool) retireLocked() {
+	for _, w := range p.idle {
+		go p.s.finishWarm(w, nil)
+	}
+	p.idle = nil
+}
+
+// turnOff stops warming for good: err says why warm roots cannot be
+// moved into place here.
+func (p *warmPool) turnOff(err error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.off {
+		p.s.log.Warn("warm call processes turned off", zap.Error(err))
+		p.off = true
+		p.retireLocked()
+	}
+}
+
+// retire retires the processes of sn (a reload replaced it).
+func (p *warmPool) retire(sn *Snapshot) {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.sn == sn {
+		p.retireLocked()
+		p.sn = nil
+	}
+}
+
+// close retires everything and stops the filler (Supervisor.Close).
+func (p *warmPool) close() {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	p.off = true
+	p.retireLocked()
+	p.mu.Unlock()
+	close(p.stop)
+}
+
+var errSnapshotGone = errors.New("snapshot removed")
+
+// startWarm starts a warm process for sn. It holds sn and one user of the
+// supervisor until finishWarm.
+func (s *Supervisor) startWarm(sn *Snapshot) (*warmProc, error) {
+	if !s.enter() {
+		return nil, errClosed
+	}
+	if !sn.hold() {
+		s.users.Done()
+		return nil, errSnapshotGone
+	}
+	w, err := s.spawnWarm(sn)
+	if err != nil {
+		sn.release()
+		s.users.Done()
+		return nil, err
+	}
+	return w, nil
+}
+
+func (s *Supervisor) spawnWarm(sn *Snapshot) (*warmProc, error) {
+	pre, err := tmpdir.Create(s.runtime, "warm.", s.owner)
+	if err != nil {
+		return nil, err
+	}
+	root := callRoot(pre)
+	fail := func(err error) (*warmProc, error) {
+		tmpdir.Remove(pre)
+		return nil, err
+	}
+	if err := unix.Mkdir(root.Tmp(), 0o700); err != nil {
+		return fail(err)
+	}
+	out, err := openAppendFD(root.Out())
+	if err != nil {
+		return fail(err)
+	}
+	defer closeFD(&out)
+	var pipe [2]int
+	if err := unix.Pipe2(pipe[:], unix.O_CLOEXEC); err != nil {
+		return fail(err)
+	}
+	defer unix.Close(pipe[0])
+	w := &warmProc{pre: pre, sn: sn, hand: pipe[1], mem: -1, width: fieldWidth(sn)}
+	field := "warm" + strings.Repeat(" ", w.width-len("warm"))
+	env := []string{
+		envCap + "=" + capString(s.cfg.OutputCap),
+		"__MCPBASHD_SNAPSHOT=" + sn.Path,
+		"__MCPBASHD_SHIM=" + s.shim,
+	}
+	p := proc{mode: modeWarm, field: field, zero: s.cfg.Script, args: s.cfg.ScriptArgs,
+		dir: pre, env: env, stdout: out, stderr: out, extra: uintptr(pipe[0])}
+	// The field's place in argv: argv[0..3] and the comment's prefix.
+	off := len(s.cfg.Bash) + 1 + len("--noprofile") + 1 + len("--norc") + 1 + len("-c") + 1 + len(p.command()) - len(field)
+	w.pid, w.done, err = s.startThen(p, func(pid int) {
+		// Under the reaper's lock: pid is the process just started.
+		w.mem, w.nameAt = openArgv(pid, off)
+	})
+	if err != nil {
+		unix.Close(pipe[1])
+		return fail(err)
+	}
+	if w.mem < 0 {
+		// Without it the tool's name could not be shown: not warm here.
+		s.killWarm(w, nil)
+		return nil, errors.New("cannot write a process's argv through /proc/PID/mem")
+	}
+	return w, nil
+}
+
+// openArgv opens /proc/PID/mem for writing and finds the address off
+// bytes into pid's argv; -1 when either fails.
+func openArgv(pid, off int) (int, int64) {
+	proc := "/proc/" + strconv.Itoa(pid)
+	b, err := os.ReadFile(proc + "/stat")
+	if err != nil {
+		return -1, 0
+	}
+	i := strings.LastIndexByte(string(b), ')')
+	f := strings.Fields(string(b[i+1:]))
+	// arg_start is field 48; f[0] is field 3.
+	if i < 0 || len(f) < 46 {
+		return -1, 0
+	}
+	start, err := strconv.ParseInt(f[45], 10, 64)
+	if err != nil || start == 0 {
+		return -1, 0
+	}
+	fd, err := unix.Open(proc+"/mem", unix.O_WRONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, 0
+	}
+	return fd, start + int64(off)
+}
+
+// handOver gives w its call: the args file, the root renamed into TMPDIR,
+// the tool's name in ps, then tool and root on the pipe. An error means
+// w was not handed anything (the caller retires it).
+func (s *Supervisor) handOver(w *warmProc, req Request) (callRoot, error) {
+	pre := callRoot(w.pre)
+	if err := writeNew(pre.Args(), req.Args); err != nil {
+		return "", err
+	}
+	root, err := s.renameIntoBase(w.pre)
+	if err != nil {
+		return "", err
+	}
+	w.pre = root
+	field := "call " + req.Tool
+	field += strings.Repeat(" ", w.width-len(field))
+	// The process may be gone already; its exit is the call's outcome.
+	_, _ = unix.Pwrite(w.mem, []byte(field), w.nameAt)
+	closeFD(&w.mem)
+	msg := req.Tool + "\x00" + root + "\x00"
+	_, _ = unix.Write(w.hand, []byte(msg))
+	closeFD(&w.hand)
+	return callRoot(root), nil
+}
+
+// renameIntoBase moves a warm root to TMPDIR as mcp-call.N, never over
+// an existing name.
+func (s *Supervisor) renameIntoBase(pre string) (string, error) {
+	for try := 0; try < 100; try++ {
+		name := filepath.Join(s.base, tmpdir.CallPrefix+strconv.FormatUint(uint64(rand.Uint32()), 10))
+		err := unix.Renameat2(unix.AT_FDCWD, pre, unix.AT_FDCWD, name, unix.RENAME_NOREPLACE)
+		if err == nil {
+			return name, nil
+		}
+		if err != unix.EEXIST {
+			return "", &rootError{path: s.base, err: fmt.Errorf("move a warm call directory into place: %w", err)}
+		}
+	}
+	return "", &rootError{path: s.base, err: errors.New("no free call directory name")}
+}
+
+// finishWarm ends a warm process never handed a call (killWarm) and
+// releases its holds. exited: its exit, already taken from w.done.
+func (s *Supervisor) finishWarm(w *warmProc, exited *exitInfo) {
+	s.killWarm(w, exited)
+	w.sn.release()
+	s.users.Done()
+}
+
+// killWarm SIGKILLs w's group while it is registered, waits until it is
+// reaped (unless exited says it was) and removes its root.
+func (s *Supervisor) killWarm(w *warmProc, exited *exitInfo) {
+	closeFD(&w.hand)
+	closeFD(&w.mem)
+	if exited == nil {
+		s.reaper.signalGroup(w.pid, unix.SIGKILL)
+		<-w.done
+	}
+	if err := tmpdir.Remove(w.pre); err != nil {
+		s.log.Warn("warm call directory not removed", zap.String("path", w.pre), zap.Error(err))
+	}
+}
+
+// capString is MCP_BASHD_OUTPUT_CAP's value: bytes, empty for none.
+func capString(outputCap int64) string {
+	if outputCap > 0 {
+		return strconv.FormatInt(outputCap, 10)
+	}
+	return ""
+}
