@@ -12,20 +12,28 @@
 
 # The daemon is gone (the FIFO is already at EOF): never start the tool.
 if builtin read -r -t 0 -u 3; then builtin exit 125; fi
+# A plain exec: `builtin exec 3<&-` would treat the redirection as that one
+# command's and restore fd 3. Nothing can shadow exec yet except a function
+# exported through the environment, so drop that first.
+builtin unset -f exec
 # The sentinel: it ignores the signals a cancellation sends, waits for EOF
-# on the lifeline and then kills everything left in the call's group.
+# on the lifeline and then kills everything left in the call's group. (Fd 5
+# is a warm process's report pipe, the daemon's to read: not held here.)
 (
     builtin trap '' TERM INT HUP
+    exec 5>&-
     builtin read -r -u 3
     builtin kill -KILL 0
 ) &
 # Not one of the tool's jobs: a plain `wait` or `jobs` in the tool must see
 # only what the tool itself started.
 builtin disown $!
-# A plain exec: `builtin exec 3<&-` would treat the redirection as that one
-# command's and restore fd 3. Nothing can shadow exec yet except a function
-# exported through the environment, so drop that first.
-builtin unset -f exec
+if builtin test "$__MCPBASHD_MODE" = warm; then
+    # The sentinel's pid, for the daemon to show the call's tool in its
+    # command line too (supervisor/warm.go): its argv is a copy of ours.
+    builtin echo "$!" >&5
+    exec 5>&-
+fi
 exec 3<&-
 
 # The modes that run no code of the server's snapshot.

@@ -20,7 +20,7 @@ func (s *Supervisor) Current() *Snapshot { return s.current.Load() }
 // the one it replaces is retired.
 func (s *Supervisor) Use(sn *Snapshot) {
 	if old := s.current.Swap(sn); old != sn {
-		s.warm.retire(old)
+		s.warm.use(sn)
 		old.retire()
 	}
 }
@@ -50,7 +50,7 @@ func (s *Supervisor) Reload(ctx context.Context) (old, new *Snapshot, err error)
 		return s.Current(), nil, err
 	}
 	old = s.current.Swap(sn)
-	s.warm.retire(old)
+	s.warm.use(sn)
 	old.retire()
 	return old, sn, nil
 }

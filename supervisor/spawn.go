@@ -56,7 +56,7 @@ type proc struct {
 	stdout int      // descriptors of the daemon's, the child's fds 1 and 2
 	stderr int
 	box    *sandbox.Call // started through the exec helper when set
-	extra  uintptr       // the child's fd 4 when non-zero (the warm pipe)
+	extra  []uintptr     // the child's fds 4… (a warm process's pipes)
 }
 
 // command is the -c string: the prelude, then a comment ps shows.
@@ -87,9 +87,7 @@ func (s *Supervisor) startThen(p proc, then func(pid int)) (int, <-chan exitInfo
 	env = append(env, p.env...)
 	sys := &syscall.SysProcAttr{Setpgid: true}
 	files := []uintptr{s.devnullFD, uintptr(p.stdout), uintptr(p.stderr), s.lifeFD}
-	if p.extra != 0 {
-		files = append(files, p.extra)
-	}
+	files = append(files, p.extra...)
 	path, env, files := p.box.Apply(s.cfg.Bash, env, files, sys)
 	attr := &syscall.ProcAttr{Dir: p.dir, Env: env, Files: files, Sys: sys}
 	pid, done, err := s.reaper.spawn(func() (int, error) {

@@ -58,9 +58,10 @@ import (
 // and a snapshot that defines no function named exec (the prelude closes
 // fd 4 with a plain exec after sourcing it).
 //
-// The pool is sized from the load: a call that takes or misses one asks
-// for as many as calls are running (at most Config.Warm); after warmIdle
-// without a call every warm process is retired.
+// The pool is sized from the load: one is started when a snapshot is put
+// in use, and a call that takes or misses one asks for as many as calls
+// are running (at most Config.Warm); after warmIdle without a call every
+// warm process is retired, until the next call.
 
 // warmIdle is how long the pool keeps processes while no call comes.
 const warmIdle = 10 * time.Second
@@ -68,8 +69,8 @@ const warmIdle = 10 * time.Second
 // DefaultWarm is the most warm processes kept when Config.Warm is 0.
 const DefaultWarm = 8
 
-// warmFD is where the warm prelude reads its call (after the lifeline, 3).
-const warmFD = 4
+// A warm process reads its call on fd 4 and reports its sentinel's pid
+// on fd 5 (the fds after the lifeline, 3).
 
 // warmProc is one warm call process.
 type warmProc struct {
@@ -78,6 +79,7 @@ type warmProc struct {
 	pre    string // its root, in the runtime directory until handed a call
 	sn     *Snapshot
 	hand   int   // the pipe's write end
+	report int   // the report pipe's read end: the sentinel's pid
 	mem    int   // /proc/PID/mem, for the tool's name in ps; -1: none
 	nameAt int64 // the address of the comment's field in its argv
 	width  int   // the field's length
@@ -237,16 +239,26 @@ func (p *warmPool) turnOff(err error) {
 	}
 }
 
-// retire retires the processes of sn (a reload replaced it).
-func (p *warmPool) retire(sn *Snapshot) {
+// use makes sn the snapshot warm processes source (Use, Reload): the
+// processes of the one it replaces are retired, and at least one is
+// started for sn, so the next call — the first one too — finds it warm.
+func (p *warmPool) use(sn *Snapshot) {
 	if p == nil {
 		return
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.sn == sn {
-		p.retireLocked()
-		p.sn = nil
+	if p.off || p.sn == sn {
+		return
+	}
+	p.retireLocked()
+	p.sn = sn
+	p.want = max(p.want, 1)
+	p.last = time.Now()
+	p.once.Do(func() { go p.fill() })
+	select {
+	case p.kick <- struct{}{}:
+	default:
 	}
 }
 
@@ -301,12 +313,17 @@ func (s *Supervisor) spawnWarm(sn *Snapshot) (*warmProc, error) {
 		return fail(err)
 	}
 	defer closeFD(&out)
-	var pipe [2]int
+	var pipe, report [2]int
 	if err := unix.Pipe2(pipe[:], unix.O_CLOEXEC); err != nil {
 		return fail(err)
 	}
 	defer unix.Close(pipe[0])
-	w := &warmProc{pre: pre, sn: sn, hand: pipe[1], mem: -1, width: fieldWidth(sn)}
+	if err := unix.Pipe2(report[:], unix.O_CLOEXEC); err != nil {
+		unix.Close(pipe[1])
+		return fail(err)
+	}
+	defer unix.Close(report[1])
+	w := &warmProc{pre: pre, sn: sn, hand: pipe[1], report: report[0], mem: -1, width: fieldWidth(sn)}
 	field := "warm" + strings.Repeat(" ", w.width-len("warm"))
 	env := []string{
 		envCap + "=" + capString(s.cfg.OutputCap),
@@ -314,7 +331,7 @@ func (s *Supervisor) spawnWarm(sn *Snapshot) (*warmProc, error) {
 		"__MCPBASHD_SHIM=" + s.shim,
 	}
 	p := proc{mode: modeWarm, field: field, zero: s.cfg.Script, args: s.cfg.ScriptArgs,
-		dir: pre, env: env, stdout: out, stderr: out, extra: uintptr(pipe[0])}
+		dir: pre, env: env, stdout: out, stderr: out, extra: []uintptr{uintptr(pipe[0]), uintptr(report[1])}}
 	// The field's place in argv: argv[0..3] and the comment's prefix.
 	off := len(s.cfg.Bash) + 1 + len("--noprofile") + 1 + len("--norc") + 1 + len("-c") + 1 + len(p.command()) - len(field)
 	w.pid, w.done, err = s.startThen(p, func(pid int) {
@@ -323,6 +340,7 @@ func (s *Supervisor) spawnWarm(sn *Snapshot) (*warmProc, error) {
 	})
 	if err != nil {
 		unix.Close(pipe[1])
+		unix.Close(report[0])
 		return fail(err)
 	}
 	if w.mem < 0 {
@@ -371,15 +389,54 @@ func (s *Supervisor) handOver(w *warmProc, req Request) (callRoot, error) {
 		return "", err
 	}
 	w.pre = root
-	field := "call " + req.Tool
-	field += strings.Repeat(" ", w.width-len(field))
+	field := []byte("call " + req.Tool + strings.Repeat(" ", w.width-len("call "+req.Tool)))
 	// The process may be gone already; its exit is the call's outcome.
-	_, _ = unix.Pwrite(w.mem, []byte(field), w.nameAt)
+	_, _ = unix.Pwrite(w.mem, field, w.nameAt)
 	closeFD(&w.mem)
+	s.nameSentinel(w, field)
 	msg := req.Tool + "\x00" + root + "\x00"
 	_, _ = unix.Write(w.hand, []byte(msg))
 	closeFD(&w.hand)
 	return callRoot(root), nil
+}
+
+// nameSentinel writes field into the argv of w's sentinel too: it was
+// forked from w with "warm" there (its argv is at the same address). Its
+// pid is what the prelude reports right after forking it; the read waits
+// for that when the process is younger than its first lines, and ends at
+// EOF if it died first (its group is then killed, the sentinel with it).
+// The /proc/PID/mem opened is the sentinel's only if, once opened, that
+// pid is still a member of w's group, which w's unreaped leader pins.
+func (s *Supervisor) nameSentinel(w *warmProc, field []byte) {
+	defer closeFD(&w.report)
+	var buf [24]byte
+	n := 0
+	for n < len(buf) {
+		m, err := unix.Read(w.report, buf[n:])
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil || m == 0 {
+			break
+		}
+		n += m
+		if buf[n-1] == '\n' {
+			break
+		}
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(buf[:n])))
+	if err != nil || pid <= 0 {
+		return
+	}
+	fd, err := unix.Open("/proc/"+strconv.Itoa(pid)+"/mem", unix.O_WRONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return
+	}
+	defer unix.Close(fd)
+	if st, err := readStat(pid); err != nil || st.pgrp != w.pid {
+		return
+	}
+	_, _ = unix.Pwrite(fd, field, w.nameAt)
 }
 
 // renameIntoBase moves a warm root to TMPDIR as mcp-call.N, never over
@@ -410,6 +467,7 @@ func (s *Supervisor) finishWarm(w *warmProc, exited *exitInfo) {
 // reaped (unless exited says it was) and removes its root.
 func (s *Supervisor) killWarm(w *warmProc, exited *exitInfo) {
 	closeFD(&w.hand)
+	closeFD(&w.report)
 	closeFD(&w.mem)
 	if exited == nil {
 		s.reaper.signalGroup(w.pid, unix.SIGKILL)
