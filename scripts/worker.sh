@@ -80,14 +80,28 @@ builtin set +e
 if builtin test "$__mcpbashd_mode" = warm; then
     # A warm process (supervisor/warm.go): everything above was done before
     # its call came. Blocked here until the daemon hands it exactly one:
-    # the tool's name and the call's root, each ended by a NUL (EOF: the
-    # process was retired unused). The root's variables are the ones
+    # the tool's name and the call's root (EOF: the process was retired
+    # unused). The root's variables are the ones
     # root.env gives a cold call; fd 4 goes before any of the call's code
     # runs (the daemon does not warm a snapshot that defines exec, or makes
     # IFS read-only).
-    builtin read -r -d '' -u 4 __mcpbashd_tool || builtin exit 125
-    builtin read -r -d '' -u 4 __mcpbashd_root || builtin exit 125
+    # The daemon writes "LENGTH TOOL/ROOT" (tool names hold no slash, the
+    # root is absolute). bash reads a pipe one byte per read(2), except
+    # with -N (bash 4.1 and later), which takes the message in one.
+    builtin read -r -d ' ' -u 4 __mcpbashd_l || builtin exit 125
+    # LENGTH counts bytes and -N characters: with a multibyte locale and
+    # name, -N asks for more than there is and stops at the EOF that
+    # follows the message (a non-zero status, the message read).
+    __mcpbashd_root=
+    if builtin test "${BASH_VERSINFO[0]}" -ge 5; then
+        builtin read -r -N "$__mcpbashd_l" -u 4 __mcpbashd_root
+    else
+        builtin read -r -d '' -u 4 __mcpbashd_root
+    fi
+    builtin test -n "$__mcpbashd_root" || builtin exit 125
     exec 4<&-
+    __mcpbashd_tool=${__mcpbashd_root%%/*}
+    __mcpbashd_root=/${__mcpbashd_root#*/}
     # shellcheck disable=SC2034 # exported to the tool and the shim
     builtin export MCP_CALL_TMPDIR="$__mcpbashd_root/tmp" MCP_BASHD_EVENTS="$__mcpbashd_root/events" MCP_BASHD_CONTENT="$__mcpbashd_root/content"
     IFS= builtin read -r -d '' __mcpbashd_args <"$__mcpbashd_root/args"

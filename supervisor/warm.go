@@ -35,8 +35,8 @@ import (
 //     (renameat2 RENAME_NOREPLACE): the process's cwd and descriptors
 //     follow the directory, and nothing of a call exists in TMPDIR before
 //     the call.
-//   - Tool name and root: written to the pipe, NUL-terminated, and the
-//     write end closed; the prelude exports the root's variables (as
+//   - Tool name and root: written to the pipe in one write (worker.sh
+//     says how), and the write end closed; the prelude exports the root's variables (as
 //     root.env names them), closes fd 4 and goes on as a cold call does
 //     after its sourcing. EOF before a call (the pool retired it) exits.
 //   - ps: the -c comment holds "warm" padded to the longest "call TOOL"
@@ -394,7 +394,9 @@ func (s *Supervisor) handOver(w *warmProc, req Request) (callRoot, error) {
 	_, _ = unix.Pwrite(w.mem, field, w.nameAt)
 	closeFD(&w.mem)
 	s.nameSentinel(w, field)
-	msg := req.Tool + "\x00" + root + "\x00"
+	// "LENGTH TOOL/ROOT", ended by a NUL for a bash without read -N.
+	body := req.Tool + root
+	msg := strconv.Itoa(len(body)) + " " + body + "\x00"
 	_, _ = unix.Write(w.hand, []byte(msg))
 	closeFD(&w.hand)
 	return callRoot(root), nil

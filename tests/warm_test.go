@@ -177,3 +177,28 @@ func TestWarmOff(t *testing.T) {
 		}
 	}
 }
+
+// The hand-off carries the call's root whatever TMPDIR's name holds —
+// spaces, a multibyte character in a UTF-8 locale — and a call that gets a
+// warm process sees its own MCP_CALL_TMPDIR.
+func TestWarmProcessOddTMPDIR(t *testing.T) {
+	dir := writeServer(t, map[string]string{"server.sh": rfLib + warmBody, "tools.json": toolsJSON("who", "nap", "ps")})
+	tmp := filepath.Join(t.TempDir(), "tmp dir é\tx")
+	if err := os.Mkdir(tmp, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	d := rfStartIn(t, dir, tmp, nil, "LC_ALL=C.UTF-8")
+	for i := 0; i < 3; i++ {
+		warm := d.waitWarm(t)
+		d.send(rfCall(strconv.Itoa(i), "who", fmt.Sprintf(`{"i":"%d"}`, i)))
+		r := rfDecode(t, d.recv())
+		pid := rfInt(t, d.dir, fmt.Sprintf("who.%d", i))
+		if _, ok := warm[pid]; !ok {
+			t.Fatalf("call %d ran in pid %d, not one of the warm processes %v", i, pid, warm)
+		}
+		prefix := fmt.Sprintf("pid=%d tmp=%s/mcp-call.", pid, tmp)
+		if !strings.HasPrefix(r.text(), prefix) {
+			t.Fatalf("call %d: %q, want it to start %q", i, r.text(), prefix)
+		}
+	}
+}
