@@ -78,9 +78,9 @@ func (s *Supervisor) start(p proc) (int, <-chan exitInfo, error) {
 	return s.startThen(p, nil)
 }
 
-// startThen is start, calling then with the new pid under the reaper's
-// lock (before the process can have been reaped).
-func (s *Supervisor) startThen(p proc, then func(pid int)) (int, <-chan exitInfo, error) {
+// startThen is start, calling then with the new pid and what it was
+// exec'd with under the reaper's lock (before it can have been reaped).
+func (s *Supervisor) startThen(p proc, then func(pid int, exe string, argv, env []string)) (int, <-chan exitInfo, error) {
 	argv := append([]string{s.cfg.Bash, "--noprofile", "--norc", "-c", p.command(), p.zero}, p.args...)
 	env := make([]string, 0, len(s.env)+len(p.env)+2)
 	env = append(append(env, s.env...), "__MCPBASHD_WORKER="+s.worker, "__MCPBASHD_MODE="+p.mode)
@@ -93,7 +93,7 @@ func (s *Supervisor) startThen(p proc, then func(pid int)) (int, <-chan exitInfo
 	pid, done, err := s.reaper.spawn(func() (int, error) {
 		pid, err := syscall.ForkExec(path, argv, attr)
 		if err == nil && then != nil {
-			then(pid)
+			then(pid, path, argv, env)
 		}
 		return pid, err
 	})

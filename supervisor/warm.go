@@ -1,6 +1,8 @@
 package supervisor
 
 import (
+	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -59,9 +61,10 @@ import (
 // fd 4 with a plain exec after sourcing it).
 //
 // The pool is sized from the load: one is started when a snapshot is put
-// in use, and a call that takes or misses one asks for as many as calls
-// are running (at most Config.Warm); after warmIdle without a call every
-// warm process is retired, until the next call.
+// in use, and a call that takes or misses one asks for one more than calls
+// are running (at most Config.Warm), started when a call ends; after
+// warmIdle without a call every warm process is retired, until the next
+// call.
 
 // warmIdle is how long the pool keeps processes while no call comes.
 const warmIdle = 10 * time.Second
@@ -141,7 +144,10 @@ func (p *warmPool) take(req Request) (w *warmProc, done func()) {
 		p.retireLocked()
 		p.sn = req.Snapshot
 	}
-	p.want = min(max(p.want, p.running), p.max)
+	// One more than run at once: a client that sends its next call as
+	// soon as it has an answer finds one ready while the one that replaces
+	// this call's is still being started.
+	p.want = min(max(p.want, p.running+1), p.max)
 	for len(p.idle) > 0 && w == nil {
 		w = p.idle[len(p.idle)-1]
 		p.idle = p.idle[:len(p.idle)-1]
@@ -153,14 +159,24 @@ func (p *warmPool) take(req Request) (w *warmProc, done func()) {
 		}
 	}
 	p.once.Do(func() { go p.fill() })
-	select {
-	case p.kick <- struct{}{}:
-	default:
+	if w == nil {
+		// A miss: the filler starts one while this call starts its own.
+		select {
+		case p.kick <- struct{}{}:
+		default:
+		}
 	}
 	return w, func() {
 		p.mu.Lock()
 		p.running--
 		p.mu.Unlock()
+		// The replacement is started once this call is over, not while
+		// its process runs: on a busy machine a bash starting up takes
+		// the CPU the call's own process and its answer need.
+		select {
+		case p.kick <- struct{}{}:
+		default:
+		}
 	}
 }
 
@@ -334,9 +350,9 @@ func (s *Supervisor) spawnWarm(sn *Snapshot) (*warmProc, error) {
 		dir: pre, env: env, stdout: out, stderr: out, extra: []uintptr{uintptr(pipe[0]), uintptr(report[1])}}
 	// The field's place in argv: argv[0..3] and the comment's prefix.
 	off := len(s.cfg.Bash) + 1 + len("--noprofile") + 1 + len("--norc") + 1 + len("-c") + 1 + len(p.command()) - len(field)
-	w.pid, w.done, err = s.startThen(p, func(pid int) {
+	w.pid, w.done, err = s.startThen(p, func(pid int, exe string, argv, env []string) {
 		// Under the reaper's lock: pid is the process just started.
-		w.mem, w.nameAt = openArgv(pid, off)
+		w.mem, w.nameAt = openArgv(pid, off, []byte(field), exe, argv, env)
 	})
 	if err != nil {
 		unix.Close(pipe[1])
@@ -351,29 +367,87 @@ func (s *Supervisor) spawnWarm(sn *Snapshot) (*warmProc, error) {
 	return w, nil
 }
 
-// openArgv opens /proc/PID/mem for writing and finds the address off
-// bytes into pid's argv; -1 when either fails.
-func openArgv(pid, off int) (int, int64) {
+// openArgv opens /proc/PID/mem for writing and finds the address of
+// want, off bytes into pid's argv; -1 when either fails. exe, argv and
+// env are what pid was exec'd with.
+//
+// execve copies the file name, then the environment's strings, then
+// argv's, each right below the one before, at the top of the new stack,
+// and the auxiliary vector's AT_EXECFN is the file name's address: argv
+// starts the length of all those strings below it. /proc/PID/auxv is a
+// copy, where /proc/PID/stat (arg_start) costs the kernel a walk over
+// the task; the bytes found there are read back and compared, and stat is
+// the fallback.
+func openArgv(pid, off int, want []byte, exe string, argv, env []string) (int, int64) {
 	proc := "/proc/" + strconv.Itoa(pid)
+	fd, err := unix.Open(proc+"/mem", unix.O_RDWR|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, 0
+	}
+	holds := func(at int64) bool {
+		got := make([]byte, len(want))
+		n, err := unix.Pread(fd, got, at)
+		return err == nil && n == len(want) && string(got) == string(want)
+	}
+	if fn := execFn(proc); fn != 0 {
+		start := fn
+		for _, e := range env {
+			start -= int64(len(e) + 1)
+		}
+		for _, a := range argv {
+			start -= int64(len(a) + 1)
+		}
+		if holds(start + int64(off)) {
+			return fd, start + int64(off)
+		}
+	}
+	if start := argStart(proc); start != 0 && holds(start+int64(off)) {
+		return fd, start + int64(off)
+	}
+	unix.Close(fd)
+	return -1, 0
+}
+
+// atExecFn is AT_EXECFN (linux/auxvec.h).
+const atExecFn = 31
+
+// execFn is AT_EXECFN from /proc/PID/auxv (0: not found).
+func execFn(proc string) int64 {
+	fd, err := unix.Open(proc+"/auxv", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return 0
+	}
+	defer unix.Close(fd)
+	var buf [1024]byte
+	n, _ := unix.Read(fd, buf[:])
+	for i := 0; i+16 <= n; i += 16 {
+		key := binary.NativeEndian.Uint64(buf[i:])
+		if key == atExecFn {
+			return int64(binary.NativeEndian.Uint64(buf[i+8:]))
+		}
+		if key == 0 { // AT_NULL
+			break
+		}
+	}
+	return 0
+}
+
+// argStart is arg_start, field 48 of /proc/PID/stat (0: unreadable).
+func argStart(proc string) int64 {
 	b, err := os.ReadFile(proc + "/stat")
 	if err != nil {
-		return -1, 0
+		return 0
 	}
-	i := strings.LastIndexByte(string(b), ')')
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0
+	}
 	f := strings.Fields(string(b[i+1:]))
-	// arg_start is field 48; f[0] is field 3.
-	if i < 0 || len(f) < 46 {
-		return -1, 0
+	if len(f) < 46 { // f[0] is field 3
+		return 0
 	}
-	start, err := strconv.ParseInt(f[45], 10, 64)
-	if err != nil || start == 0 {
-		return -1, 0
-	}
-	fd, err := unix.Open(proc+"/mem", unix.O_WRONLY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return -1, 0
-	}
-	return fd, start + int64(off)
+	start, _ := strconv.ParseInt(f[45], 10, 64)
+	return start
 }
 
 // handOver gives w its call: the args file, the root renamed into TMPDIR,
@@ -435,7 +509,7 @@ func (s *Supervisor) nameSentinel(w *warmProc, field []byte) {
 		return
 	}
 	defer unix.Close(fd)
-	if st, err := readStat(pid); err != nil || st.pgrp != w.pid {
+	if pg, err := unix.Getpgid(pid); err != nil || pg != w.pid {
 		return
 	}
 	_, _ = unix.Pwrite(fd, field, w.nameAt)
