@@ -110,9 +110,16 @@ func newWarmPool(s *Supervisor, max int) *warmPool {
 
 // eligible reports whether req's process can be a warm one.
 func (s *Supervisor) eligible(req Request) bool {
-	return s.warm != nil && req.Exe == "" && req.Snapshot != nil &&
-		!req.Snapshot.HasFunction("exec") && !req.Snapshot.readonlyIFS && sandbox.Merge(s.box.Defaults(), req.Limits).Empty() &&
-		len("call "+req.Tool) <= fieldWidth(req.Snapshot)
+	return s.warm != nil && req.Exe == "" && s.warmable(req.Snapshot) &&
+		sandbox.Merge(s.box.Defaults(), req.Limits).Empty() && len("call "+req.Tool) <= fieldWidth(req.Snapshot)
+}
+
+// warmable reports whether calls of sn can run in warm processes: it
+// defines tool functions, no function named exec and no read-only IFS.
+// (With daemon-wide limits no call can: the pool keeps none then.)
+func (s *Supervisor) warmable(sn *Snapshot) bool {
+	return sn != nil && fieldWidth(sn) > len("warm") && !sn.HasFunction("exec") && !sn.readonlyIFS &&
+		sandbox.Merge(s.box.Defaults(), nil).Empty()
 }
 
 // fieldWidth is the length of the ps field of a snapshot's warm processes:
@@ -140,15 +147,13 @@ func (p *warmPool) take(req Request) (w *warmProc, done func()) {
 	}
 	p.running++
 	p.last = time.Now()
-	if p.sn != req.Snapshot {
-		p.retireLocked()
-		p.sn = req.Snapshot
-	}
 	// One more than run at once: a client that sends its next call as
 	// soon as it has an answer finds one ready while the one that replaces
 	// this call's is still being started.
 	p.want = min(max(p.want, p.running+1), p.max)
-	for len(p.idle) > 0 && w == nil {
+	// The pool follows the snapshot in use (use); a call that runs an
+	// older one (it began before a reload) starts its own process.
+	for len(p.idle) > 0 && w == nil && p.sn == req.Snapshot {
 		w = p.idle[len(p.idle)-1]
 		p.idle = p.idle[:len(p.idle)-1]
 		select {
@@ -268,6 +273,10 @@ func (p *warmPool) use(sn *Snapshot) {
 		return
 	}
 	p.retireLocked()
+	p.sn = nil
+	if !p.s.warmable(sn) {
+		return // no call of this snapshot would take one
+	}
 	p.sn = sn
 	p.want = max(p.want, 1)
 	p.last = time.Now()

@@ -22,10 +22,27 @@ import (
 // warmBody's tools write their own pid (the group leader, $$) where the
 // test reads it, and report what they see of their call.
 const warmBody = `
-tool_who() { rf_i "$1"; rf_note "who.$RF_I"; echo "pid=$$ tmp=$MCP_CALL_TMPDIR leaked=${LEAK:-none} seconds=$SECONDS"; LEAK=yes; }
+tool_who() { rf_i "$1"; rf_note "who.$RF_I"; echo "pid=$$ tmp=$MCP_CALL_TMPDIR leaked=${LEAK:-none} seconds=$SECONDS $(tr '\0' '\n' </proc/$$/environ | grep '^__MCPBASHD_MODE=')"; LEAK=yes; }
 tool_nap() { rf_note nap.pid; sleep 1000; }
 tool_ps() { tr '\0' ' ' </proc/$$/cmdline; }
 `
+
+// startedWarm reports whether pid was started as a warm process: its
+// environment as exec'd (/proc/PID/environ) says the prelude's mode, which
+// for a process started at its call is the call's.
+func startedWarm(t *testing.T, pid int) bool {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
+	if err != nil {
+		t.Fatalf("environment of pid %d: %v", pid, err)
+	}
+	for _, kv := range strings.Split(string(b), "\x00") {
+		if kv == "__MCPBASHD_MODE=warm" {
+			return true
+		}
+	}
+	return false
+}
 
 // warmProcs lists the daemon's warm processes (group leaders whose
 // command line shows the prelude's warm comment), by pid.
@@ -59,12 +76,12 @@ func TestWarmProcessServesOneCall(t *testing.T) {
 	d := rfStart(t, warmBody, []string{"who", "nap", "ps"}, nil)
 	seen := map[int]bool{}
 	for i := 0; i < 5; i++ {
-		warm := d.waitWarm(t)
+		d.waitWarm(t)
 		d.send(rfCall(strconv.Itoa(i), "who", fmt.Sprintf(`{"i":"%d"}`, i)))
 		r := rfDecode(t, d.recv())
 		pid := rfInt(t, d.dir, fmt.Sprintf("who.%d", i))
-		if _, ok := warm[pid]; !ok {
-			t.Fatalf("call %d ran in pid %d, not one of the warm processes %v", i, pid, warm)
+		if !strings.HasSuffix(r.text(), " __MCPBASHD_MODE=warm") {
+			t.Fatalf("call %d did not run in a warm process: %q", i, r.text())
 		}
 		if seen[pid] {
 			t.Fatalf("pid %d served two calls", pid)
@@ -101,11 +118,11 @@ func TestWarmProcessServesOneCall(t *testing.T) {
 // and sends no answer, as for a cold one; the daemon goes on serving.
 func TestWarmProcessCancelled(t *testing.T) {
 	d := rfStart(t, warmBody, []string{"who", "nap", "ps"}, nil)
-	warm := d.waitWarm(t)
+	d.waitWarm(t)
 	d.send(rfCall("1", "nap", `{}`))
 	pgid := rfInt(t, d.dir, "nap.pid")
-	if _, ok := warm[pgid]; !ok {
-		t.Fatalf("the call ran in group %d, not one of the warm processes %v", pgid, warm)
+	if !startedWarm(t, pgid) {
+		t.Fatalf("the call's process %d was not a warm one", pgid)
 	}
 	d.send(rfCancel("1"))
 	rfGroupGone(t, pgid, deadline(t))
@@ -189,16 +206,32 @@ func TestWarmProcessOddTMPDIR(t *testing.T) {
 	}
 	d := rfStartIn(t, dir, tmp, nil, "LC_ALL=C.UTF-8")
 	for i := 0; i < 3; i++ {
-		warm := d.waitWarm(t)
+		d.waitWarm(t)
 		d.send(rfCall(strconv.Itoa(i), "who", fmt.Sprintf(`{"i":"%d"}`, i)))
 		r := rfDecode(t, d.recv())
 		pid := rfInt(t, d.dir, fmt.Sprintf("who.%d", i))
-		if _, ok := warm[pid]; !ok {
-			t.Fatalf("call %d ran in pid %d, not one of the warm processes %v", i, pid, warm)
+		if !strings.HasSuffix(r.text(), " __MCPBASHD_MODE=warm") {
+			t.Fatalf("call %d did not run in a warm process: %q", i, r.text())
 		}
 		prefix := fmt.Sprintf("pid=%d tmp=%s/mcp-call.", pid, tmp)
 		if !strings.HasPrefix(r.text(), prefix) {
 			t.Fatalf("call %d: %q, want it to start %q", i, r.text(), prefix)
+		}
+	}
+}
+
+// A script that defines a function named exec gets no warm processes (the
+// warm prelude closes its hand-off pipe with a plain exec once the
+// script's functions are defined); its calls start their own, as before.
+func TestWarmNotForAScriptDefiningExec(t *testing.T) {
+	d := rfStart(t, warmBody+"\nexec() { builtin exec \"$@\"; }\n", []string{"who", "nap", "ps"}, nil)
+	for i := 0; i < 3; i++ {
+		d.send(rfCall(strconv.Itoa(i), "who", fmt.Sprintf(`{"i":"%d"}`, i)))
+		if r := rfDecode(t, d.recv()); !strings.Contains(r.text(), " leaked=none ") {
+			t.Fatalf("call %d: %q", i, r.text())
+		}
+		if warm := d.warmProcs(t); len(warm) != 0 {
+			t.Fatalf("warm processes kept for a script defining exec: %v", warm)
 		}
 	}
 }
