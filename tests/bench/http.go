@@ -17,7 +17,7 @@ import (
 // clients, tools/call one at a time (p50) and with 8 concurrent clients.
 func benchHTTP(bin, script, dir string, requests, calls int, stdioP50 float64, r *report, flags string) {
 	c := exec.Command(bin, append(append([]string{"--http", "--http-port", "0"}, strings.Fields(flags)...), script)...)
-	c.Env = append(os.Environ(), "TMPDIR="+dir)
+	c.Env = append(os.Environ(), "TMPDIR="+callTmpDir(dir))
 	stderr, err := c.StderrPipe()
 	check(err)
 	check(c.Start())

@@ -2,7 +2,7 @@
 // figures the core issue asks for, next to the floor: the same bash
 // command spawned directly, without the daemon, in the same run.
 //
-//	go run ./tests/bench [-n 20000] [-calls 500] [-http=false] [-cancel=false] [-flags "--warm 0"]
+//	go run ./tests/bench [-n 20000] [-calls 500] [-http=false] [-cancel=false] [-flags "--warm 0"] [-tmpdir DIR]
 //	go run ./tests/bench -slow [-bin PATH]   slow and vanished clients only (of PATH: any build)
 //	go run ./tests/bench -limits [-calls 500]   call latency with and without per-tool limits
 package main
@@ -33,6 +33,7 @@ func main() {
 	limits := flag.Bool("limits", false, "measure only call latency with and without per-tool limits")
 	cancelToo := flag.Bool("cancel", true, "also measure cancellation and the lifeline")
 	daemonFlags := flag.String("flags", "", "daemon flags for the measured daemons, e.g. \"--warm 0\"")
+	callTmp := flag.String("tmpdir", "", "TMPDIR of the measured daemons, where call directories are made (default: a new directory in the system's temp dir)")
 	flag.Parse()
 	dir, err := os.MkdirTemp("", "mcp-bashd-bench")
 	check(err)
@@ -58,9 +59,12 @@ func main() {
 	check(os.WriteFile(script, []byte(echoTool+"\n"), 0o755))
 	check(os.WriteFile(filepath.Join(dir, "tools.json"), []byte(`{"tools":[{"name":"echo","inputSchema":{"type":"object"}}]}`), 0o644))
 
+	if *callTmp != "" {
+		tmpOverride = *callTmp
+	}
 	var r report
-	fmt.Printf("mcp-bashd stdio benchmark (%s), %d cores, load average %s, flags %q\n",
-		time.Now().UTC().Format(time.RFC3339), runtime.NumCPU(), loadAvg(), *daemonFlags)
+	fmt.Printf("mcp-bashd stdio benchmark (%s), %d cores, load average %s, flags %q, TMPDIR on %s\n",
+		time.Now().UTC().Format(time.RFC3339), runtime.NumCPU(), loadAvg(), *daemonFlags, fsType(callTmpDir(dir)))
 	cold := coldStart(bin, script, 20, *daemonFlags)
 	r.add("cold start (exec → initialize answered), median of 20", ms(cold), "ms", "≤ 5 ms", ms(cold) <= 5)
 
@@ -300,7 +304,7 @@ func rssKiBOr0(pid int) int64 {
 
 func startWith(bin, script, dir string, flags ...string) *daemon {
 	c := exec.Command(bin, append(flags, script)...)
-	c.Env = append(os.Environ(), "TMPDIR="+dir)
+	c.Env = append(os.Environ(), "TMPDIR="+callTmpDir(dir))
 	in, err := c.StdinPipe()
 	check(err)
 	out, err := c.StdoutPipe()
@@ -366,4 +370,36 @@ func check(err error) {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
+}
+
+// tmpOverride is -tmpdir: the measured daemons' TMPDIR, when set.
+var tmpOverride string
+
+func callTmpDir(dir string) string {
+	if tmpOverride != "" {
+		return tmpOverride
+	}
+	return dir
+}
+
+// fsType names the filesystem of dir (call directories are made there,
+// and their cost is mostly the filesystem's).
+func fsType(dir string) string {
+	var st syscall.Statfs_t
+	if syscall.Statfs(dir, &st) != nil {
+		return "?"
+	}
+	switch st.Type {
+	case 0x01021994:
+		return "tmpfs"
+	case 0xef53:
+		return "ext4"
+	case 0x9123683e:
+		return "btrfs"
+	case 0x58465342:
+		return "xfs"
+	case 0x794c7630:
+		return "overlayfs"
+	}
+	return fmt.Sprintf("fs 0x%x", st.Type)
 }
