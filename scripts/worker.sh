@@ -76,6 +76,10 @@ builtin unset __MCPBASHD_ROOT __MCPBASHD_TOOL __MCPBASHD_MODE __MCPBASHD_SNAPSHO
 builtin . "$__mcpbashd_snapshot"
 { __mcpbashd_options; } 2>/dev/null
 builtin set +e
+# Whether the server has a before-tool hook is the snapshot's to say:
+# known here, before a warm process blocks, not on its call's path.
+__mcpbashd_hook=
+if builtin declare -F mcp_before_tool_call >/dev/null; then __mcpbashd_hook=1; fi
 
 if builtin test "$__mcpbashd_mode" = warm; then
     # A warm process (supervisor/warm.go): everything above was done before
@@ -112,7 +116,7 @@ fi
 
 case $__mcpbashd_mode in
 call)
-    if builtin declare -F mcp_before_tool_call >/dev/null; then
+    if builtin test -n "$__mcpbashd_hook"; then
         { builtin shopt -p; builtin set +o; } >|"$__mcpbashd_root/opts"
         builtin printf hook >|"$__mcpbashd_root/phase"
         mcp_before_tool_call "$__mcpbashd_tool" "$__mcpbashd_args" >|"$__mcpbashd_root/hook" 2>&1
