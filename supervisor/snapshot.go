@@ -65,9 +65,11 @@ import (
 //     (defaultOn lists the ones a fresh bash may have on); a ":" line keeps
 //     the body from being empty;
 //   - each function whose #def names the #shim file (the shim's own helper,
-//     not redefined by the script) becomes a one-line stub that sources
-//     the shim ($__mcpbashd_shim_file, set by the prelude) on first use and
-//     calls the real function.
+//     not redefined by the script) becomes a one-line stub,
+//     `NAME () { __mcpbashd_load NAME "$@"; }`; __mcpbashd_load, written
+//     once before the first stub, sources the shim ($__mcpbashd_shim_file,
+//     set by the prelude), which defines the real functions, and calls the
+//     one asked for.
 //
 // The pass also reads, without changing them, the one-line MCP_*
 // variables and the cd line's directory (Snapshot.Vars and Dir,
@@ -92,6 +94,7 @@ const (
 	snapFuncClose  = "}"
 	snapOptions    = "__mcpbashd_options"
 	snapExitTrap   = "__mcpbashd_exit_trap"
+	snapLoader     = "__mcpbashd_load" // what the shim's stubs call
 )
 
 // Snapshot is a loaded server script: the file every call sources and the
@@ -243,7 +246,10 @@ func installsExitTrap(snap []byte) bool {
 
 // snapshotWriter writes a snapshot's lines; the trimming pass and Empty
 // share it, so both open and close the functions the prelude calls alike.
-type snapshotWriter struct{ bytes.Buffer }
+type snapshotWriter struct {
+	bytes.Buffer
+	loader bool // the stubs' loader is written
+}
 
 func (w *snapshotWriter) line(s string) { w.WriteString(s); w.WriteByte('\n') }
 func (w *snapshotWriter) header()       { w.line(snapHeader) }
@@ -253,9 +259,16 @@ func (w *snapshotWriter) header()       { w.line(snapHeader) }
 func (w *snapshotWriter) openFunc(name string) { w.line(name + "() {"); w.line(":") }
 func (w *snapshotWriter) closeFunc()           { w.line(snapFuncClose) }
 
-// stub is a function of the shim that loads the shim on first use.
+// stub is a function of the shim that loads the shim on first use, through
+// the one loader written before the first stub. (Every call parses every
+// stub: bash's parser takes about 10 µs per stub of four commands, and
+// two dozen of them were a third of what sourcing a small snapshot cost.)
 func (w *snapshotWriter) stub(name string) {
-	fmt.Fprintf(w, "%s () { __mcpbashd_lazy=1; builtin . \"$__mcpbashd_shim_file\"; builtin unset __mcpbashd_lazy; %s \"$@\"; }\n", name, name)
+	if !w.loader {
+		w.loader = true
+		w.line(snapLoader + ` () { __mcpbashd_lazy=1; builtin . "$__mcpbashd_shim_file"; builtin unset __mcpbashd_lazy; "$@"; }`)
+	}
+	fmt.Fprintf(w, "%s () { %s %s \"$@\"; }\n", name, snapLoader, name)
 }
 
 // The sections of a snapshot, in order, as the pass walks them.
