@@ -37,8 +37,10 @@ type Config struct {
 	// tool's own x-mcp-bashd limits override them key by key); nil: none.
 	Limits *sandbox.Spec
 	// Warm is the most call processes started ahead of their calls
-	// (warm.go); 0: DefaultWarm, < 0: none.
-	Warm int
+	// (warm.go); 0: DefaultWarm, < 0: none. WarmIdle is how long they are
+	// kept while no call comes; 0: DefaultWarmIdle.
+	Warm     int
+	WarmIdle time.Duration
 }
 
 // The defaults of Config's zero fields.
@@ -68,6 +70,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.LoadBudget == 0 {
 		c.LoadBudget = DefaultLoadBudget
+	}
+	if c.WarmIdle == 0 {
+		c.WarmIdle = DefaultWarmIdle
 	}
 	if c.Log == nil {
 		c.Log = zap.NewNop()

@@ -63,11 +63,12 @@ import (
 // The pool is sized from the load: one is started when a snapshot is put
 // in use, and a call that takes or misses one asks for one more than calls
 // are running (at most Config.Warm), started when a call ends; after
-// warmIdle without a call every warm process is retired, until the next
-// call.
+// Config.WarmIdle without a call every warm process is retired, until the
+// next call.
 
-// warmIdle is how long the pool keeps processes while no call comes.
-const warmIdle = 10 * time.Second
+// DefaultWarmIdle is how long the pool keeps processes while no call
+// comes.
+const DefaultWarmIdle = 10 * time.Second
 
 // DefaultWarm is the most warm processes kept when Config.Warm is 0.
 const DefaultWarm = 8
@@ -186,9 +187,10 @@ func (p *warmPool) take(req Request) (w *warmProc, done func()) {
 }
 
 // fill keeps want processes ready, and retires them all once no call
-// came for warmIdle.
+// came for Config.WarmIdle.
 func (p *warmPool) fill() {
-	t := time.NewTimer(warmIdle)
+	idle := p.s.cfg.WarmIdle
+	t := time.NewTimer(idle)
 	defer t.Stop()
 	for {
 		select {
@@ -196,14 +198,14 @@ func (p *warmPool) fill() {
 			return
 		case <-t.C:
 			p.mu.Lock()
-			if time.Since(p.last) >= warmIdle && p.running == 0 {
+			if time.Since(p.last) >= idle && p.running == 0 {
 				p.want = 0
 				p.retireLocked()
 			}
 			p.mu.Unlock()
 		case <-p.kick:
 		}
-		t.Reset(warmIdle)
+		t.Reset(idle)
 		for p.spawnOne() {
 		}
 	}

@@ -1,13 +1,17 @@
 package supervisor
 
 import (
+	"context"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
+	"go.uber.org/zap/zaptest"
 	"golang.org/x/sys/unix"
 )
 
@@ -62,5 +66,70 @@ func TestOpenArgvFindsTheComment(t *testing.T) {
 	if fd2, _ := openArgv(pid, off, []byte("other    "), bash, argv, env); fd2 >= 0 {
 		unix.Close(fd2)
 		t.Fatal("openArgv accepted an address holding other bytes")
+	}
+}
+
+// idleWarm returns the pids of the pool's idle warm processes.
+func idleWarm(s *Supervisor) []int {
+	s.warm.mu.Lock()
+	defer s.warm.mu.Unlock()
+	var pids []int
+	for _, w := range s.warm.idle {
+		pids = append(pids, w.pid)
+	}
+	return pids
+}
+
+// alive reports whether pid is a process that is not a zombie.
+func alive(pid int) bool {
+	st, err := readStat(pid)
+	return err == nil && st.state != 'Z'
+}
+
+// Warm processes are started when a snapshot is put in use, retired after
+// WarmIdle without a call (their processes gone), started again by the
+// next call, and killed by Close.
+func TestWarmIdleRetiresAndCloseKills(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "server.sh")
+	if err := os.WriteFile(path, []byte("tool_echo() { echo \"$1\"; }\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skip("no bash")
+	}
+	t.Setenv("TMPDIR", dir)
+	s, err := New(Config{Bash: bash, Script: path, Log: zaptest.NewLogger(t), WarmIdle: 300 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	sn, err := s.Load(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Use(sn)
+	waitFor(t, "a warm process after Use", func() bool { return len(idleWarm(s)) > 0 })
+	first := idleWarm(s)
+	waitFor(t, "the warm processes to be retired after WarmIdle", func() bool {
+		for _, pid := range first {
+			if alive(pid) {
+				return false
+			}
+		}
+		return len(idleWarm(s)) == 0
+	})
+	o := s.Call(context.Background(), Request{ID: "1", Tool: "echo", Args: []byte(`{"a":1}`)})
+	if string(o.Output) != "{\"a\":1}\n" {
+		t.Fatalf("call: %+v", o)
+	}
+	waitFor(t, "warm processes after a call", func() bool { return len(idleWarm(s)) > 0 })
+	again := idleWarm(s)
+	s.Close()
+	for _, pid := range again {
+		if alive(pid) {
+			t.Errorf("warm process %d alive after Close", pid)
+		}
 	}
 }
