@@ -119,26 +119,16 @@ func Create(base, prefix string, owner Owner) (string, error) {
 		Remove(dir)
 		return "", err
 	}
-	if err := writeFile(filepath.Join(dir, ownerFile), owner.String()); err != nil {
+	// A call root's record is a symlink to the runtime directory: its
+	// target lives in the inode (no data block to allocate, and on a disk
+	// filesystem to free and discard again when the root goes), and it
+	// is made with one system call. Nothing follows it: Sweep reads it.
+	rec := filepath.Join(dir, ownerFile)
+	if err := unix.Symlinkat(owner.Runtime, unix.AT_FDCWD, rec); err != nil {
 		Remove(dir)
-		return "", err
+		return "", &fs.PathError{Op: "symlink", Path: rec, Err: err}
 	}
 	return dir, nil
-}
-
-// writeFile creates path (0600) holding data with plain system calls: a
-// root is made for every call, and an *os.File costs an epoll
-// registration attempt and a finalizer for nothing.
-func writeFile(path, data string) error {
-	fd, err := unix.Open(path, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_CLOEXEC, 0o600)
-	if err != nil {
-		return &fs.PathError{Op: "open", Path: path, Err: err}
-	}
-	if _, err = unix.Write(fd, []byte(data)); err != nil {
-		unix.Close(fd)
-		return &fs.PathError{Op: "write", Path: path, Err: err}
-	}
-	return unix.Close(fd)
 }
 
 // Remove deletes dir and everything below it without following symlinks.
@@ -220,11 +210,16 @@ func Sweep(base string) ([]string, error) {
 }
 
 func readOwner(dir string) (Owner, bool) {
-	b, err := os.ReadFile(filepath.Join(dir, ownerFile))
+	// A symlink since issue 13; a file (the runtime and a newline) before.
+	rec := filepath.Join(dir, ownerFile)
+	rt, err := os.Readlink(rec)
 	if err != nil {
-		return Owner{}, false
+		b, ferr := os.ReadFile(rec)
+		if ferr != nil {
+			return Owner{}, false
+		}
+		rt = strings.TrimSpace(string(b))
 	}
-	rt := strings.TrimSpace(string(b))
 	if !filepath.IsAbs(rt) || !strings.HasPrefix(filepath.Base(rt), RuntimePrefix) {
 		return Owner{}, false
 	}

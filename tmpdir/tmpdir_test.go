@@ -53,3 +53,32 @@ func TestRemove(t *testing.T) {
 		})
 	}
 }
+
+// A root's owner record names its runtime directory; Sweep reads it
+// whether it is a symlink (since issue 13) or a file (before).
+func TestOwnerRecord(t *testing.T) {
+	base := t.TempDir()
+	rt := filepath.Join(base, RuntimePrefix+"x")
+	dir, err := Create(base, CallPrefix, Owner{Runtime: rt})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, ok := readOwner(dir); !ok || got.Runtime != rt {
+		t.Fatalf("record of a new root: %+v %v, want %s", got, ok, rt)
+	}
+	old := filepath.Join(base, CallPrefix+"old")
+	if err := os.Mkdir(old, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(old, ownerFile), []byte(rt+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got, ok := readOwner(old); !ok || got.Runtime != rt {
+		t.Fatalf("record of an older daemon's root: %+v %v, want %s", got, ok, rt)
+	}
+	// The runtime is gone (never made): Sweep removes both.
+	removed, err := Sweep(base)
+	if err != nil || len(removed) != 2 {
+		t.Fatalf("Sweep: %v %v", removed, err)
+	}
+}
