@@ -185,10 +185,14 @@ func (s *Supervisor) call(ctx context.Context, req Request, log *zap.Logger) Out
 // callWarm runs req in the warm process w. false: w could not be handed
 // the call (it is retired; the caller starts a cold process instead).
 func (s *Supervisor) callWarm(ctx context.Context, req Request, w *warmProc, log *zap.Logger) (Outcome, bool) {
-	root, err := s.handOver(w, req)
+	root, err := s.handOver(ctx, w, req)
 	if err != nil {
-		log.Warn("warm call process not used", zap.Error(err))
-		if errors.Is(err, unix.EXDEV) || errors.Is(err, unix.EINVAL) {
+		// The cold path takes over: a call cancelled before its warm
+		// process could be handed it is then stopped as any other.
+		if !errors.Is(err, errWarmGone) && !errors.Is(err, errHandOverCancelled) {
+			log.Warn("warm call process not used", zap.Error(err))
+		}
+		if errors.Is(err, unix.EXDEV) || errors.Is(err, unix.EINVAL) || errors.Is(err, errNoArgv) {
 			s.warm.turnOff(err)
 		}
 		s.finishWarm(w, nil)

@@ -2,6 +2,7 @@ package supervisor
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -38,14 +39,17 @@ import (
 //     follow the directory, and nothing of a call exists in TMPDIR before
 //     the call.
 //   - Tool name and root: written to the pipe in one write (worker.sh
-//     says how), and the write end closed; the prelude exports the root's variables (as
-//     root.env names them), closes fd 4 and goes on as a cold call does
-//     after its sourcing. EOF before a call (the pool retired it) exits.
+//     says how), and the write end closed; the prelude exports the root's
+//     variables (as root.env names them), closes fd 4 and goes on as a
+//     cold call does after its sourcing. EOF before a call (the pool
+//     retired it) exits.
 //   - ps: the -c comment holds "warm" padded to the longest "call TOOL"
-//     of the snapshot's tools; the call writes "call TOOL" over it through
-//     /proc/PID/mem (opened at spawn, under the reaper's lock, so it names
-//     that process and no later one), so $0, $@ and the tool name show as
-//     for a cold call once it runs.
+//     of the snapshot's tools; before handing the call over, the daemon
+//     writes "call TOOL" over it through /proc/PID/mem (opened under the
+//     reaper's lock while the process is registered, so it names that
+//     process and no later one; locateField) and over the sentinel's
+//     copy (nameSentinel), so $0, $@ and the tool name show as for a cold
+//     call once it runs.
 //   - Containment, cancellation, reaping, pgid pinning: it is registered
 //     with the reaper at its spawn like any call, and a taken process goes
 //     through the same await/stop/outcome as a cold one. One never taken
@@ -58,7 +62,8 @@ import (
 // limits is started through the exec helper with that tool's limits, and
 // there is no process to keep warm for it before its limits are known),
 // and a snapshot that defines no function named exec (the prelude closes
-// fd 4 with a plain exec after sourcing it).
+// fd 4 with a plain exec after sourcing it) and does not make IFS
+// read-only (it reads the arguments with IFS= after sourcing it).
 //
 // The pool is sized from the load: one is started when a snapshot is put
 // in use, and a call that takes or misses one asks for one more than calls
@@ -82,11 +87,20 @@ type warmProc struct {
 	done   <-chan exitInfo
 	pre    string // its root, in the runtime directory until handed a call
 	sn     *Snapshot
-	hand   int   // the pipe's write end
-	report int   // the report pipe's read end: the sentinel's pid
-	mem    int   // /proc/PID/mem, for the tool's name in ps; -1: none
-	nameAt int64 // the address of the comment's field in its argv
-	width  int   // the field's length
+	hand   int      // the pipe's write end
+	report *os.File // the report pipe's read end (non-blocking, polled)
+	// ready is closed once the report is read (or cannot be): then
+	// sentinel is the sentinel's pid, 0 if the process died first.
+	ready    chan struct{}
+	sentinel int
+	width    int // the length of the comment's field in ps
+	// What it was exec'd with, and where the field is in argv: the
+	// address is found at the hand-over (locateField).
+	exe       string
+	argv, env []string
+	off       int
+	mem       int   // /proc/PID/mem; -1: not open
+	nameAt    int64 // the field's address
 }
 
 type warmPool struct {
@@ -117,7 +131,7 @@ func (s *Supervisor) eligible(req Request) bool {
 
 // warmable reports whether calls of sn can run in warm processes: it
 // defines tool functions, no function named exec and no read-only IFS.
-// (With daemon-wide limits no call can: the pool keeps none then.)
+// With daemon-wide limits the pool keeps none.
 func (s *Supervisor) warmable(sn *Snapshot) bool {
 	return sn != nil && fieldWidth(sn) > len("warm") && !sn.HasFunction("exec") && !sn.readonlyIFS &&
 		sandbox.Merge(s.box.Defaults(), nil).Empty()
@@ -226,11 +240,19 @@ func (p *warmPool) spawnOne() bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.starting--
-	if err != nil {
+	switch {
+	case errors.Is(err, errNoArgv):
+		// A property of the system (ptrace restricted): for good.
+		p.s.log.Warn("warm call processes turned off", zap.Error(err))
+		p.off = true
+		p.retireLocked()
+		return false
+	case err != nil:
+		// Closing, a reload, or a spawn that failed (out of processes,
+		// descriptors or space): the next call's end tries again, and the
+		// calls start their own meanwhile.
 		if !errors.Is(err, errClosed) && !errors.Is(err, errSnapshotGone) {
-			p.s.log.Warn("warm call processes turned off", zap.Error(err))
-			p.off = true
-			p.retireLocked()
+			p.s.log.Debug("warm call process not started", zap.Error(err))
 		}
 		return false
 	}
@@ -301,7 +323,11 @@ func (p *warmPool) close() {
 	close(p.stop)
 }
 
-var errSnapshotGone = errors.New("snapshot removed")
+var (
+	errSnapshotGone = errors.New("snapshot removed")
+	// errNoArgv: without it the tool's name could not show in ps.
+	errNoArgv = errors.New("cannot write a process's argv through /proc/PID/mem")
+)
 
 // startWarm starts a warm process for sn. It holds sn and one user of the
 // supervisor until finishWarm.
@@ -345,12 +371,20 @@ func (s *Supervisor) spawnWarm(sn *Snapshot) (*warmProc, error) {
 		return fail(err)
 	}
 	defer unix.Close(pipe[0])
+	// The daemon's end is non-blocking, so reading it waits in the
+	// runtime's poller, which a cancellation can interrupt.
 	if err := unix.Pipe2(report[:], unix.O_CLOEXEC); err != nil {
 		unix.Close(pipe[1])
 		return fail(err)
 	}
 	defer unix.Close(report[1])
-	w := &warmProc{pre: pre, sn: sn, hand: pipe[1], report: report[0], mem: -1, width: fieldWidth(sn)}
+	if err := unix.SetNonblock(report[0], true); err != nil {
+		unix.Close(pipe[1])
+		unix.Close(report[0])
+		return fail(err)
+	}
+	w := &warmProc{pre: pre, sn: sn, hand: pipe[1], report: os.NewFile(uintptr(report[0]), "warm report"),
+		ready: make(chan struct{}), mem: -1, width: fieldWidth(sn)}
 	field := "warm" + strings.Repeat(" ", w.width-len("warm"))
 	env := []string{
 		envCap + "=" + capString(s.cfg.OutputCap),
@@ -361,26 +395,27 @@ func (s *Supervisor) spawnWarm(sn *Snapshot) (*warmProc, error) {
 		dir: pre, env: env, stdout: out, stderr: out, extra: []uintptr{uintptr(pipe[0]), uintptr(report[1])}}
 	// The field's place in argv: argv[0..3] and the comment's prefix.
 	off := len(s.cfg.Bash) + 1 + len("--noprofile") + 1 + len("--norc") + 1 + len("-c") + 1 + len(p.command()) - len(field)
+	w.off = off
 	w.pid, w.done, err = s.startThen(p, func(pid int, exe string, argv, env []string) {
-		// Under the reaper's lock: pid is the process just started.
-		w.mem, w.nameAt = openArgv(pid, off, []byte(field), exe, argv, env)
+		w.exe, w.argv, w.env = exe, argv, env
 	})
 	if err != nil {
 		unix.Close(pipe[1])
-		unix.Close(report[0])
+		w.report.Close()
 		return fail(err)
 	}
-	if w.mem < 0 {
-		// Without it the tool's name could not be shown: not warm here.
-		s.killWarm(w, nil)
-		return nil, errors.New("cannot write a process's argv through /proc/PID/mem")
-	}
+	// The report is read as soon as it comes, and its pipe closed: an
+	// idle warm process costs the daemon one descriptor, its hand-over
+	// pipe.
+	go w.awaitReport()
 	return w, nil
 }
 
 // openArgv opens /proc/PID/mem for writing and finds the address of
 // want, off bytes into pid's argv; -1 when either fails. exe, argv and
-// env are what pid was exec'd with.
+// env are what pid was exec'd with, and its exec must be complete: a
+// vfork parent resumes once the child has its new memory, before execve
+// has laid argv and the auxiliary vector out in it.
 //
 // execve copies the file name, then the environment's strings, then
 // argv's, each right below the one before, at the top of the new stack,
@@ -464,7 +499,17 @@ func argStart(proc string) int64 {
 // handOver gives w its call: the args file, the root renamed into TMPDIR,
 // the tool's name in ps, then tool and root on the pipe. An error means
 // w was not handed anything (the caller retires it).
-func (s *Supervisor) handOver(w *warmProc, req Request) (callRoot, error) {
+func (s *Supervisor) handOver(ctx context.Context, w *warmProc, req Request) (callRoot, error) {
+	// First what can fail without the process having been touched.
+	select {
+	case <-w.ready:
+	case <-ctx.Done():
+		return "", errHandOverCancelled
+	}
+	sentinel := w.sentinel
+	if err := s.locateField(w, sentinel); err != nil {
+		return "", err
+	}
 	pre := callRoot(w.pre)
 	if err := writeNew(pre.Args(), req.Args); err != nil {
 		return "", err
@@ -478,7 +523,7 @@ func (s *Supervisor) handOver(w *warmProc, req Request) (callRoot, error) {
 	// The process may be gone already; its exit is the call's outcome.
 	_, _ = unix.Pwrite(w.mem, field, w.nameAt)
 	closeFD(&w.mem)
-	s.nameSentinel(w, field)
+	s.nameSentinel(w, sentinel, field)
 	// "LENGTH TOOL/ROOT", ended by a NUL for a bash without read -N.
 	body := req.Tool + root
 	msg := strconv.Itoa(len(body)) + " " + body + "\x00"
@@ -487,32 +532,60 @@ func (s *Supervisor) handOver(w *warmProc, req Request) (callRoot, error) {
 	return callRoot(root), nil
 }
 
-// nameSentinel writes field into the argv of w's sentinel too: it was
-// forked from w with "warm" there (its argv is at the same address). Its
-// pid is what the prelude reports right after forking it; the read waits
-// for that when the process is younger than its first lines, and ends at
-// EOF if it died first (its group is then killed, the sentinel with it).
-// The /proc/PID/mem opened is the sentinel's only if, once opened, that
-// pid is still a member of w's group, which w's unreaped leader pins.
-func (s *Supervisor) nameSentinel(w *warmProc, field []byte) {
-	defer closeFD(&w.report)
+// awaitReport reads the sentinel's pid, which the prelude reports right
+// after forking it, into w.sentinel (0: none), then closes w.ready. Once
+// it is there, the process's exec is complete. The read waits in the
+// runtime's poller; it ends at EOF if the process died first (its group
+// is then killed, the sentinel with it), or when killWarm closes the pipe.
+func (w *warmProc) awaitReport() {
+	defer close(w.ready)
+	defer w.report.Close()
 	var buf [24]byte
 	n := 0
 	for n < len(buf) {
-		m, err := unix.Read(w.report, buf[n:])
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil || m == 0 {
-			break
-		}
+		m, err := w.report.Read(buf[n:])
 		n += m
-		if buf[n-1] == '\n' {
+		if err != nil || (n > 0 && buf[n-1] == '\n') {
 			break
 		}
 	}
-	pid, err := strconv.Atoi(strings.TrimSpace(string(buf[:n])))
-	if err != nil || pid <= 0 {
+	if pid, err := strconv.Atoi(strings.TrimSpace(string(buf[:n]))); err == nil && pid > 0 {
+		w.sentinel = pid
+	}
+}
+
+// errHandOverCancelled: the call ended before its warm process was ready
+// to be handed it.
+var errHandOverCancelled = errors.New("cancelled before the hand-over")
+
+// errWarmGone: the warm process died before its hand-over.
+var errWarmGone = errors.New("the warm call process exited before its call")
+
+// locateField opens w's /proc/PID/mem and finds its field, under the
+// reaper's lock while w is registered (so the pid is w's, unreaped). A
+// process that reported its sentinel has finished its exec; one that did
+// not has died (errWarmGone). errNoArgv: the field cannot be written here.
+func (s *Supervisor) locateField(w *warmProc, sentinel int) error {
+	placeholder := []byte("warm" + strings.Repeat(" ", w.width-len("warm")))
+	registered := s.reaper.whileRegistered(w.pid, func() {
+		w.mem, w.nameAt = openArgv(w.pid, w.off, placeholder, w.exe, w.argv, w.env)
+	})
+	switch {
+	case !registered || sentinel == 0:
+		closeFD(&w.mem)
+		return errWarmGone
+	case w.mem < 0:
+		return errNoArgv
+	}
+	return nil
+}
+
+// nameSentinel writes field into the argv of w's sentinel (pid), forked
+// from w with "warm" there: its argv is at the same address. The
+// /proc/PID/mem opened is the sentinel's only if, once opened, that pid is
+// still a member of w's group, which w's unreaped leader pins.
+func (s *Supervisor) nameSentinel(w *warmProc, pid int, field []byte) {
+	if pid <= 0 {
 		return
 	}
 	fd, err := unix.Open("/proc/"+strconv.Itoa(pid)+"/mem", unix.O_WRONLY|unix.O_CLOEXEC, 0)
@@ -554,7 +627,7 @@ func (s *Supervisor) finishWarm(w *warmProc, exited *exitInfo) {
 // reaped (unless exited says it was) and removes its root.
 func (s *Supervisor) killWarm(w *warmProc, exited *exitInfo) {
 	closeFD(&w.hand)
-	closeFD(&w.report)
+	w.report.Close()
 	closeFD(&w.mem)
 	if exited == nil {
 		s.reaper.signalGroup(w.pid, unix.SIGKILL)

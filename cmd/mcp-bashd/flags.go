@@ -181,5 +181,5 @@ func envFlags(fs *flag.FlagSet) error {
 // from (command line, environment, default).
 func settingsField(o options) zap.Field {
 	return zap.Dict("settings", zap.Int("max_concurrency", o.maxConcurrent), zap.Duration("timeout", o.timeout),
-		zap.Duration("grace", o.grace), zap.Duration("drain", o.drain), zap.Bool("sequential", o.sequential), zap.Int("warm", o.warm))
+		zap.Duration("grace", o.grace), zap.Duration("drain", o.drain), zap.Bool("sequential", o.sequential))
 }
