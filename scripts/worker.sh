@@ -12,20 +12,28 @@
 
 # The daemon is gone (the FIFO is already at EOF): never start the tool.
 if builtin read -r -t 0 -u 3; then builtin exit 125; fi
+# A plain exec: `builtin exec 3<&-` would treat the redirection as that one
+# command's and restore fd 3. Nothing can shadow exec yet except a function
+# exported through the environment, so drop that first.
+builtin unset -f exec
 # The sentinel: it ignores the signals a cancellation sends, waits for EOF
-# on the lifeline and then kills everything left in the call's group.
+# on the lifeline and then kills everything left in the call's group. (Fd 5
+# is a warm process's report pipe, the daemon's to read: not held here.)
 (
     builtin trap '' TERM INT HUP
+    exec 5>&-
     builtin read -r -u 3
     builtin kill -KILL 0
 ) &
 # Not one of the tool's jobs: a plain `wait` or `jobs` in the tool must see
 # only what the tool itself started.
 builtin disown $!
-# A plain exec: `builtin exec 3<&-` would treat the redirection as that one
-# command's and restore fd 3. Nothing can shadow exec yet except a function
-# exported through the environment, so drop that first.
-builtin unset -f exec
+if builtin test "$__MCPBASHD_MODE" = warm; then
+    # The sentinel's pid, for the daemon to show the call's tool in its
+    # command line too (supervisor/warm.go): its argv is a copy of ours.
+    builtin echo "$!" >&5
+    exec 5>&-
+fi
 exec 3<&-
 
 # The modes that run no code of the server's snapshot.
@@ -52,8 +60,6 @@ list)
     ;;
 esac
 
-__mcpbashd_root=$__MCPBASHD_ROOT
-__mcpbashd_tool=$__MCPBASHD_TOOL
 __mcpbashd_mode=$__MCPBASHD_MODE
 __mcpbashd_snapshot=$__MCPBASHD_SNAPSHOT
 __mcpbashd_exe=${__MCPBASHD_EXE:-}
@@ -63,22 +69,63 @@ __mcpbashd_func=${__MCPBASHD_FUNC:-}
 # The shim, for the snapshot's stubs of its helpers (loaded on first use).
 __mcpbashd_shim_file=${__MCPBASHD_SHIM:-}
 __mcpbashd_args=
-IFS= builtin read -r -d '' __mcpbashd_args <"$__mcpbashd_root/args"
 __mcpbashd_argv=()
-if builtin test -n "$__mcpbashd_func"; then
-    while IFS= builtin read -r -d '' __mcpbashd_a; do
-        __mcpbashd_argv[${#__mcpbashd_argv[@]}]=$__mcpbashd_a
-    done <"$__mcpbashd_root/args"
+if builtin test "$__mcpbashd_mode" != warm; then
+    __mcpbashd_root=$__MCPBASHD_ROOT
+    __mcpbashd_tool=$__MCPBASHD_TOOL
+    IFS= builtin read -r -d '' __mcpbashd_args <"$__mcpbashd_root/args"
+    if builtin test -n "$__mcpbashd_func"; then
+        while IFS= builtin read -r -d '' __mcpbashd_a; do
+            __mcpbashd_argv[${#__mcpbashd_argv[@]}]=$__mcpbashd_a
+        done <"$__mcpbashd_root/args"
+    fi
 fi
 builtin unset __MCPBASHD_ROOT __MCPBASHD_TOOL __MCPBASHD_MODE __MCPBASHD_SNAPSHOT __MCPBASHD_WORKER __MCPBASHD_EXE __MCPBASHD_SHIM __MCPBASHD_FUNC
 
 builtin . "$__mcpbashd_snapshot"
 { __mcpbashd_options; } 2>/dev/null
 builtin set +e
+# Whether the server has a before-tool hook is the snapshot's to say:
+# known here, before a warm process blocks, not on its call's path.
+__mcpbashd_hook=
+if builtin declare -F mcp_before_tool_call >/dev/null; then __mcpbashd_hook=1; fi
+
+if builtin test "$__mcpbashd_mode" = warm; then
+    # A warm process (supervisor/warm.go): everything above was done before
+    # its call came. Blocked here until the daemon hands it exactly one:
+    # the tool's name and the call's root (EOF: the process was retired
+    # unused). The root's variables are the ones
+    # root.env gives a cold call; fd 4 goes before any of the call's code
+    # runs (the daemon does not warm a snapshot that defines exec, or makes
+    # IFS read-only).
+    # The daemon writes "LENGTH TOOL/ROOT" (tool names hold no slash, the
+    # root is absolute). bash reads a pipe one byte per read(2), except
+    # with -N (bash 4.1 and later), which takes the message in one.
+    builtin read -r -d ' ' -u 4 __mcpbashd_l || builtin exit 125
+    # LENGTH counts bytes and -N characters: with a multibyte locale and
+    # name, -N asks for more than there is and stops at the EOF that
+    # follows the message (a non-zero status, the message read).
+    __mcpbashd_root=
+    if builtin test "${BASH_VERSINFO[0]}" -ge 5; then
+        builtin read -r -N "$__mcpbashd_l" -u 4 __mcpbashd_root
+    else
+        builtin read -r -d '' -u 4 __mcpbashd_root
+    fi
+    builtin test -n "$__mcpbashd_root" || builtin exit 125
+    exec 4<&-
+    __mcpbashd_tool=${__mcpbashd_root%%/*}
+    __mcpbashd_root=/${__mcpbashd_root#*/}
+    # shellcheck disable=SC2034 # exported to the tool and the shim
+    builtin export MCP_CALL_TMPDIR="$__mcpbashd_root/tmp" MCP_BASHD_EVENTS="$__mcpbashd_root/events" MCP_BASHD_CONTENT="$__mcpbashd_root/content"
+    IFS= builtin read -r -d '' __mcpbashd_args <"$__mcpbashd_root/args"
+    # A cold call's shell starts when its call does.
+    SECONDS=0
+    __mcpbashd_mode=call
+fi
 
 case $__mcpbashd_mode in
 call)
-    if builtin declare -F mcp_before_tool_call >/dev/null; then
+    if builtin test -n "$__mcpbashd_hook"; then
         { builtin shopt -p; builtin set +o; } >|"$__mcpbashd_root/opts"
         builtin printf hook >|"$__mcpbashd_root/phase"
         mcp_before_tool_call "$__mcpbashd_tool" "$__mcpbashd_args" >|"$__mcpbashd_root/hook" 2>&1

@@ -150,46 +150,82 @@ func (s *Supervisor) logNotRun(log *zap.Logger, tool string, err error) {
 }
 
 func (s *Supervisor) call(ctx context.Context, req Request, log *zap.Logger) Outcome {
+	if s.eligible(req) {
+		w, done := s.warm.take(req)
+		defer done()
+		if w != nil {
+			if o, ok := s.callWarm(ctx, req, w, log); ok {
+				return o
+			}
+		}
+	}
 	root, err := s.newRoot(req.argsFile(), log)
 	if err != nil {
 		return Outcome{SetupErr: err, SetupDir: true}
 	}
 	defer s.removeRoot(root, log)
-	out, err := openAppend(root.Out())
+	out, err := openAppendFD(root.Out())
 	if err != nil {
 		return Outcome{SetupErr: &rootError{path: s.base, err: fmt.Errorf("create output file: %w", err)}, SetupDir: true}
 	}
+	defer closeFD(&out)
 	mode, errOut := modeCall, out
 	if req.Exe != "" {
 		mode = modeExec
 	}
 	if req.splitsStderr() {
-		if errOut, err = openAppend(root.Stderr()); err != nil {
-			out.Close()
+		if errOut, err = openAppendFD(root.Stderr()); err != nil {
 			return Outcome{SetupErr: fmt.Errorf("create stderr file: %w", err)}
 		}
-		defer errOut.Close()
+		defer closeFD(&errOut)
 	} else if req.Stderr != nil {
-		errOut = req.Stderr
+		errOut = int(req.Stderr.Fd())
 	}
 	box, err := s.box.Prepare(req.Limits, s.sandboxPaths(req, root))
 	if err != nil {
-		out.Close()
 		return Outcome{SetupErr: err}
 	}
 	pid, done, err := s.startServerCode(mode, req, root, out, errOut, box)
-	out.Close()
+	closeFD(&out)
 	if err != nil {
 		box.Finish(0)
 		return Outcome{SetupErr: err}
 	}
+	return s.run(ctx, req, root, pid, done, box, log)
+}
+
+// callWarm runs req in the warm process w. false: w could not be handed
+// the call (it is retired; the caller starts a cold process instead).
+func (s *Supervisor) callWarm(ctx context.Context, req Request, w *warmProc, log *zap.Logger) (Outcome, bool) {
+	root, err := s.handOver(ctx, w, req)
+	if err != nil {
+		// The cold path takes over: a call cancelled before its warm
+		// process could be handed it is then stopped as any other.
+		if !errors.Is(err, errWarmGone) && !errors.Is(err, errHandOverCancelled) {
+			log.Warn("warm call process not used", zap.Error(err))
+		}
+		if errors.Is(err, unix.EXDEV) || errors.Is(err, unix.EINVAL) || errors.Is(err, errNoArgv) {
+			s.warm.turnOff(err)
+		}
+		s.finishWarm(w, nil)
+		return Outcome{}, false
+	}
+	defer func() {
+		w.sn.release()
+		s.users.Done()
+	}()
+	defer s.removeRoot(root, log)
+	return s.run(ctx, req, root, w.pid, w.done, nil, log), true
+}
+
+// run follows a started call to its end and reads its outcome.
+func (s *Supervisor) run(ctx context.Context, req Request, root callRoot, pid int, done <-chan exitInfo, box *sandbox.Call, log *zap.Logger) Outcome {
 	log = log.With(zap.Int("pgid", pid))
 	if req.Events != nil {
 		stop := make(chan struct{})
 		var wg sync.WaitGroup
 		wg.Add(1)
 		go tailEvents(root.Events(), stop, req.Events, &wg)
-		// Runs before the root is removed (defers run last-in first-out).
 		defer func() { close(stop); wg.Wait() }()
 	}
 	ei, o := s.await(ctx, req, root, pid, done, log)
@@ -302,7 +338,7 @@ func (s *Supervisor) stop(req Request, root callRoot, pid int, done <-chan exitI
 			hookReq.Args = nil
 			_ = os.WriteFile(root.Args(), nil, 0o600)
 		}
-		s.runBounded(modeCancel, hookReq, root, s.devnull, s.devnull, log)
+		s.runBounded(modeCancel, hookReq, root, int(s.devnullFD), int(s.devnullFD), log)
 	}
 	select {
 	case ei := <-done:
@@ -391,7 +427,8 @@ func (s *Supervisor) RunExitTrap(sn *Snapshot) {
 		return
 	}
 	defer s.removeRoot(root, s.log)
-	s.runBounded(modeExit, Request{ID: "exit", Tool: "_", Snapshot: sn}, root, os.Stderr, os.Stderr, s.log)
+	stderr := int(os.Stderr.Fd())
+	s.runBounded(modeExit, Request{ID: "exit", Tool: "_", Snapshot: sn}, root, stderr, stderr, s.log)
 }
 
 // failed is the SDK's sentence for a tool that did not succeed; a tool

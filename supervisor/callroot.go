@@ -6,11 +6,10 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"syscall"
 
 	"go.uber.org/zap"
+	"golang.org/x/sys/unix"
 
 	"github.com/mcp-bashd/mcp-bashd/tmpdir"
 )
@@ -95,10 +94,7 @@ const (
 // env is what a process running server code learns of its root, and the
 // output cap the shim bounds its content copies by (<= 0: none).
 func (r callRoot) env(outputCap int64) []string {
-	limit := ""
-	if outputCap > 0 {
-		limit = strconv.FormatInt(outputCap, 10)
-	}
+	limit := capString(outputCap)
 	return []string{
 		envRoot + "=" + string(r),
 		envCallTmp + "=" + r.Tmp(),
@@ -126,20 +122,21 @@ var errNotRegular = errors.New("not a regular file")
 // may: O_NOFOLLOW (a symlink to /dev/stdin is refused, not followed),
 // O_NONBLOCK (open(2) on a FIFO returns at once instead of waiting for a
 // writer), and only when it then is a regular file. It returns the size.
-func openRegular(path string) (*os.File, int64, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+func openRegular(path string) (rawFile, int64, error) {
+	fd, err := openRaw(path, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
 	if err != nil {
-		return nil, 0, err
+		return rawFile{-1}, 0, err
 	}
-	fi, err := f.Stat()
-	if err == nil && !fi.Mode().IsRegular() {
+	var st unix.Stat_t
+	err = unix.Fstat(fd, &st)
+	if err == nil && st.Mode&unix.S_IFMT != unix.S_IFREG {
 		err = errNotRegular
 	}
 	if err != nil {
-		f.Close()
-		return nil, 0, fmt.Errorf("%s: %w", filepath.Base(path), err)
+		unix.Close(fd)
+		return rawFile{-1}, 0, fmt.Errorf("%s: %w", filepath.Base(path), err)
 	}
-	return f, fi.Size(), nil
+	return rawFile{fd}, st.Size, nil
 }
 
 // readRegular reads at most max bytes (max < 0: no limit) of a root's
@@ -156,8 +153,8 @@ func readRegular(path string, max int64) ([]byte, int64, error) {
 		n = max
 	}
 	b := make([]byte, n)
-	got, err := io.ReadFull(f, b)
-	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) {
+	got, err := f.ReadAt(b, 0)
+	if err != nil && !errors.Is(err, io.EOF) {
 		return b[:got], 0, err
 	}
 	return b[:got], size - int64(got), nil
@@ -214,13 +211,13 @@ func (s *Supervisor) newRoot(args []byte, log *zap.Logger) (callRoot, error) {
 		return "", &rootError{path: s.base, err: err}
 	}
 	root := callRoot(dir)
-	if err := os.Mkdir(root.Tmp(), 0o700); err != nil {
+	if err := unix.Mkdir(root.Tmp(), 0o700); err != nil {
 		s.removeRoot(root, log)
-		return "", &rootError{path: root.Tmp(), tmp: true, err: err}
+		return "", &rootError{path: root.Tmp(), tmp: true, err: &os.PathError{Op: "mkdir", Path: root.Tmp(), Err: err}}
 	}
 	// Writing the root's files is part of creating it: a full TMPDIR fails
 	// here as often as at mkdir.
-	if err := os.WriteFile(root.Args(), args, 0o600); err != nil {
+	if err := writeNew(root.Args(), args); err != nil {
 		s.removeRoot(root, log)
 		return "", &rootError{path: s.base, err: fmt.Errorf("write arguments: %w", err)}
 	}

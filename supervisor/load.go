@@ -20,6 +20,7 @@ func (s *Supervisor) Current() *Snapshot { return s.current.Load() }
 // the one it replaces is retired.
 func (s *Supervisor) Use(sn *Snapshot) {
 	if old := s.current.Swap(sn); old != sn {
+		s.warm.use(sn)
 		old.retire()
 	}
 }
@@ -49,6 +50,7 @@ func (s *Supervisor) Reload(ctx context.Context) (old, new *Snapshot, err error)
 		return s.Current(), nil, err
 	}
 	old = s.current.Swap(sn)
+	s.warm.use(sn)
 	old.retire()
 	return old, sn, nil
 }
@@ -126,14 +128,14 @@ func (s *Supervisor) Load(ctx context.Context) (*Snapshot, error) {
 	// A syntax error does not stop bash: the load would go on and snapshot
 	// a server missing the broken part. `bash -n` reports it with its file
 	// and line; it runs alongside the load, so it costs no start-up time.
-	_, checkDone, err := s.start(proc{mode: modeCheck, zero: s.cfg.Script, dir: dir, stdout: check, stderr: check})
+	_, checkDone, err := s.start(proc{mode: modeCheck, zero: s.cfg.Script, dir: dir, stdout: fdOf(check), stderr: fdOf(check)})
 	check.Close()
 	if err != nil {
 		out.Close()
 		return nil, err
 	}
 	pid, done, err := s.start(proc{mode: modeLoad, then: loadThen, zero: s.cfg.Script, args: s.cfg.ScriptArgs, dir: dir,
-		env: []string{"__MCPBASHD_SHIM=" + s.shim, "__MCPBASHD_SNAPSHOT_OUT=" + path}, stdout: stdout, stderr: out})
+		env: []string{"__MCPBASHD_SHIM=" + s.shim, "__MCPBASHD_SNAPSHOT_OUT=" + path}, stdout: fdOf(stdout), stderr: fdOf(out)})
 	out.Close()
 	if err != nil {
 		<-checkDone
@@ -208,19 +210,20 @@ func (s *Supervisor) ListTools(ctx context.Context, exe string) ([]byte, error) 
 		return nil, err
 	}
 	defer s.removeRoot(root, s.log)
-	out, err := openAppend(root.Out())
+	out, err := openAppendFD(root.Out())
 	if err != nil {
 		return nil, err
 	}
-	errf, err := openAppend(root.Stderr())
+	defer closeFD(&out)
+	errf, err := openAppendFD(root.Stderr())
 	if err != nil {
-		out.Close()
 		return nil, err
 	}
+	defer closeFD(&errf)
 	pid, done, err := s.start(proc{mode: modeList, zero: exe, dir: filepath.Dir(exe),
 		env: []string{"__MCPBASHD_EXE=" + exe}, stdout: out, stderr: errf})
-	out.Close()
-	errf.Close()
+	closeFD(&out)
+	closeFD(&errf)
 	if err != nil {
 		return nil, fmt.Errorf("run %s list: %w", exe, err)
 	}

@@ -224,6 +224,19 @@ func (r *reaper) hold(pid, sentinel int) (<-chan struct{}, bool) {
 	return g.exited, true
 }
 
+// whileRegistered runs fn under the lock if the group led by pid is still
+// registered (its pid cannot be reaped, so not reused, meanwhile) and
+// reports whether it ran.
+func (r *reaper) whileRegistered(pid int, fn func()) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.registeredLocked(pid) {
+		return false
+	}
+	fn()
+	return true
+}
+
 // registered reports whether the group led by pid is still ours to signal:
 // its leader unreaped, or its sentinel pinning it.
 func (r *reaper) registered(pid int) bool {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -68,9 +69,11 @@ import (
 //   - in function bodies, a bare `<>` that bash printed for `1<>` becomes
 //     `1<>` again, when the #rdwr line shows the quirk (snapshot_rdwr.go);
 //   - each function whose #def names the #shim file (the shim's own helper,
-//     not redefined by the script) becomes a one-line stub that sources
-//     the shim ($__mcpbashd_shim_file, set by the prelude) on first use and
-//     calls the real function.
+//     not redefined by the script) becomes a one-line stub,
+//     `NAME () { __mcpbashd_load NAME "$@"; }`; __mcpbashd_load, written
+//     once before the first stub, sources the shim ($__mcpbashd_shim_file,
+//     set by the prelude), which defines the real functions, and calls the
+//     one asked for.
 //
 // The pass also reads, without changing them, the one-line MCP_*
 // variables and the cd line's directory (Snapshot.Vars and Dir,
@@ -95,6 +98,7 @@ const (
 	snapFuncClose  = "}"
 	snapOptions    = "__mcpbashd_options"
 	snapExitTrap   = "__mcpbashd_exit_trap"
+	snapLoader     = "__mcpbashd_load" // what the shim's stubs call
 )
 
 // Snapshot is a loaded server script: the file every call sources and the
@@ -121,6 +125,12 @@ type Snapshot struct {
 	// has none.
 	Vars map[string]string
 	Dir  string
+
+	// readonlyIFS: the script made IFS read-only; the warm prelude's
+	// `IFS= read` would fail in its shell (warm.go).
+	readonlyIFS bool
+	widthOnce   sync.Once // fieldWidth
+	width       int
 
 	mu      sync.Mutex
 	users   int  // calls and hooks holding the file
@@ -213,8 +223,12 @@ func (s *Supervisor) storeSnapshot(path string, gen uint64, data []byte) (*Snaps
 	if err := os.WriteFile(path, out, 0o600); err != nil {
 		return nil, err
 	}
-	return &Snapshot{Path: path, Functions: p.functions, Gen: gen, ExitTrap: installsExitTrap(out), Vars: p.vars, Dir: p.dir}, nil
+	return &Snapshot{Path: path, Functions: p.functions, Gen: gen, ExitTrap: installsExitTrap(out), Vars: p.vars, Dir: p.dir,
+		readonlyIFS: readonlyIFS.Match(out)}, nil
 }
+
+// readonlyIFS finds a read-only IFS among a snapshot's declare lines.
+var readonlyIFS = regexp.MustCompile(`(?m)^declare -[a-zA-Z]*r[a-zA-Z]* IFS=`)
 
 // installsExitTrap reports whether a snapshot's __mcpbashd_exit_trap
 // installs a handler: its first line after the ":" is what `trap -p EXIT`
@@ -236,7 +250,10 @@ func installsExitTrap(snap []byte) bool {
 
 // snapshotWriter writes a snapshot's lines; the trimming pass and Empty
 // share it, so both open and close the functions the prelude calls alike.
-type snapshotWriter struct{ bytes.Buffer }
+type snapshotWriter struct {
+	bytes.Buffer
+	loader bool // the stubs' loader is written
+}
 
 func (w *snapshotWriter) line(s string) { w.WriteString(s); w.WriteByte('\n') }
 func (w *snapshotWriter) header()       { w.line(snapHeader) }
@@ -246,9 +263,16 @@ func (w *snapshotWriter) header()       { w.line(snapHeader) }
 func (w *snapshotWriter) openFunc(name string) { w.line(name + "() {"); w.line(":") }
 func (w *snapshotWriter) closeFunc()           { w.line(snapFuncClose) }
 
-// stub is a function of the shim that loads the shim on first use.
+// stub is a function of the shim that loads the shim on first use, through
+// the one loader written before the first stub. (Every call parses every
+// stub: bash's parser takes about 10 µs per stub of four commands, and
+// two dozen of them were a third of what sourcing a small snapshot cost.)
 func (w *snapshotWriter) stub(name string) {
-	fmt.Fprintf(w, "%s () { __mcpbashd_lazy=1; builtin . \"$__mcpbashd_shim_file\"; builtin unset __mcpbashd_lazy; %s \"$@\"; }\n", name, name)
+	if !w.loader {
+		w.loader = true
+		w.line(snapLoader + ` () { __mcpbashd_lazy=1; builtin . "$__mcpbashd_shim_file"; builtin unset __mcpbashd_lazy; "$@"; }`)
+	}
+	fmt.Fprintf(w, "%s () { %s %s \"$@\"; }\n", name, snapLoader, name)
 }
 
 // The sections of a snapshot, in order, as the pass walks them.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"syscall"
 	"time"
 
@@ -41,39 +40,63 @@ const (
 	modeList   = "list"   // a tools-directory executable: EXE list
 	modeCheck  = "check"  // bash -n SCRIPT
 	modeLoad   = "load"   // the prelude returns; THEN loads the script
+	modeWarm   = "warm"   // a call process waiting for its call on fd 4 (warm.go)
 )
 
 // proc is one process to start.
 type proc struct {
 	mode   string
 	tool   string   // shown in ps after the mode
+	field  string   // shown in ps instead of mode and tool (warm.go)
 	then   string   // bash run after the prelude returns (load mode)
 	zero   string   // $0
 	args   []string // $@
 	dir    string
 	env    []string // added to the daemon's environment and the prelude's variables
-	stdout *os.File
-	stderr *os.File
+	stdout int      // descriptors of the daemon's, the child's fds 1 and 2
+	stderr int
 	box    *sandbox.Call // started through the exec helper when set
+	extra  []uintptr     // the child's fds 4… (a warm process's pipes)
+}
+
+// command is the -c string: the prelude, then a comment ps shows.
+func (p proc) command() string {
+	label := p.field
+	if label == "" {
+		label = p.mode
+		if p.tool != "" {
+			label += " " + p.tool
+		}
+	}
+	return `. "$__MCPBASHD_WORKER"` + p.then + " # " + label
 }
 
 // start is the one spawn helper: p's process in its own group, carrying
 // the lifeline, registered with the reaper. The returned channel delivers
 // the group leader's exit once the rest of its group has been killed.
 func (s *Supervisor) start(p proc) (int, <-chan exitInfo, error) {
-	cmd := `. "$__MCPBASHD_WORKER"` + p.then + " # " + p.mode
-	if p.tool != "" {
-		cmd += " " + p.tool
-	}
-	argv := append([]string{s.cfg.Bash, "--noprofile", "--norc", "-c", cmd, p.zero}, p.args...)
+	return s.startThen(p, nil)
+}
+
+// startThen is start, calling then with the new pid and what it was
+// exec'd with under the reaper's lock (before it can have been reaped).
+func (s *Supervisor) startThen(p proc, then func(pid int, exe string, argv, env []string)) (int, <-chan exitInfo, error) {
+	argv := append([]string{s.cfg.Bash, "--noprofile", "--norc", "-c", p.command(), p.zero}, p.args...)
 	env := make([]string, 0, len(s.env)+len(p.env)+2)
 	env = append(append(env, s.env...), "__MCPBASHD_WORKER="+s.worker, "__MCPBASHD_MODE="+p.mode)
 	env = append(env, p.env...)
 	sys := &syscall.SysProcAttr{Setpgid: true}
-	files := []uintptr{s.devnull.Fd(), p.stdout.Fd(), p.stderr.Fd(), s.life.ReadFD()}
+	files := []uintptr{s.devnullFD, uintptr(p.stdout), uintptr(p.stderr), s.lifeFD}
+	files = append(files, p.extra...)
 	path, env, files := p.box.Apply(s.cfg.Bash, env, files, sys)
 	attr := &syscall.ProcAttr{Dir: p.dir, Env: env, Files: files, Sys: sys}
-	pid, done, err := s.reaper.spawn(func() (int, error) { return syscall.ForkExec(path, argv, attr) })
+	pid, done, err := s.reaper.spawn(func() (int, error) {
+		pid, err := syscall.ForkExec(path, argv, attr)
+		if err == nil && then != nil {
+			then(pid, path, argv, env)
+		}
+		return pid, err
+	})
 	if err != nil {
 		return 0, nil, fmt.Errorf("start %s: %w", s.cfg.Bash, p.box.StartError(err))
 	}
@@ -82,7 +105,7 @@ func (s *Supervisor) start(p proc) (int, <-chan exitInfo, error) {
 
 // startServerCode starts a mode that runs the server's code (call, exec,
 // cancel, exit): the prelude sources req's snapshot and works in root.
-func (s *Supervisor) startServerCode(mode string, req Request, root callRoot, stdout, stderr *os.File, box *sandbox.Call) (int, <-chan exitInfo, error) {
+func (s *Supervisor) startServerCode(mode string, req Request, root callRoot, stdout, stderr int, box *sandbox.Call) (int, <-chan exitInfo, error) {
 	if req.Snapshot == nil {
 		return 0, nil, errors.New("no server snapshot loaded")
 	}
@@ -139,7 +162,7 @@ func (s *Supervisor) waitBounded(ctx context.Context, pid int, done <-chan exitI
 // runBounded runs a hook-like mode (cancel hook, EXIT trap) in its own
 // process group, kills the group after the hook budget, and logs failures
 // with the SDK's sentences (CONTRACT 20, 25); it never fails anything.
-func (s *Supervisor) runBounded(mode string, req Request, root callRoot, stdout, stderr *os.File, log *zap.Logger) {
+func (s *Supervisor) runBounded(mode string, req Request, root callRoot, stdout, stderr int, log *zap.Logger) {
 	// What the SDK called it in its log lines.
 	what := "Chained caller EXIT trap"
 	if mode == modeCancel {

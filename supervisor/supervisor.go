@@ -36,6 +36,11 @@ type Config struct {
 	// Limits are the daemon-wide defaults of every call's sandbox (a
 	// tool's own x-mcp-bashd limits override them key by key); nil: none.
 	Limits *sandbox.Spec
+	// Warm is the most call processes started ahead of their calls
+	// (warm.go); 0: DefaultWarm, < 0: none. WarmIdle is how long they are
+	// kept while no call comes; 0: DefaultWarmIdle.
+	Warm     int
+	WarmIdle time.Duration
 }
 
 // The defaults of Config's zero fields.
@@ -66,6 +71,9 @@ func (c Config) withDefaults() Config {
 	if c.LoadBudget == 0 {
 		c.LoadBudget = DefaultLoadBudget
 	}
+	if c.WarmIdle == 0 {
+		c.WarmIdle = DefaultWarmIdle
+	}
 	if c.Log == nil {
 		c.Log = zap.NewNop()
 	}
@@ -90,12 +98,17 @@ type Supervisor struct {
 	notify  *notifier // MCP_BASHD_NOTIFY (notify.go)
 	reaper  *reaper
 	devnull *os.File
-	env     []string // base environment of every child
-	box     *sandbox.Manager
-	seq     atomic.Uint64
-	current atomic.Pointer[Snapshot] // Current, Use, Reload
-	closeMu sync.Once
-	stats   Stats
+	// devnullFD and lifeFD are devnull's and the lifeline's read end's
+	// descriptors, read once: (*os.File).Fd puts a descriptor in blocking
+	// mode with two fcntl calls each time it is asked.
+	devnullFD, lifeFD uintptr
+	env               []string // base environment of every child
+	box               *sandbox.Manager
+	warm              *warmPool // nil: every call starts its own process
+	seq               atomic.Uint64
+	current           atomic.Pointer[Snapshot] // Current, Use, Reload
+	closeMu           sync.Once
+	stats             Stats
 
 	// Close waits for every user of the processes (calls, loads, the EXIT
 	// trap) after killing what still runs, so nothing spawns after the
@@ -179,6 +192,7 @@ func New(cfg Config) (*Supervisor, error) {
 		return fail(err)
 	}
 	s.lifeID, _ = statID(s.life.Path())
+	s.devnullFD, s.lifeFD = s.devnull.Fd(), s.life.ReadFD()
 	if s.reaper, err = newReaper(s.log.Named("reaper")); err != nil {
 		return fail(err)
 	}
@@ -187,6 +201,11 @@ func New(cfg Config) (*Supervisor, error) {
 		return fail(err)
 	}
 	s.env = append(childEnv(os.Environ(), cfg.Self, cfg.ServerPID), envNotify+"="+s.notify.path)
+	// A warm root is renamed from the runtime directory into TMPDIR, which
+	// needs both on one filesystem: the runtime directory in TMPDIR.
+	if cfg.Warm >= 0 && filepath.Dir(s.runtime) == base {
+		s.warm = newWarmPool(s, cmpOr(cfg.Warm, DefaultWarm))
+	}
 	return s, nil
 }
 
@@ -235,6 +254,7 @@ func (s *Supervisor) Close() error {
 		s.usersMu.Lock()
 		s.closing = true
 		s.usersMu.Unlock()
+		s.warm.close()
 		if s.reaper != nil {
 			s.reaper.killAll()
 		}
@@ -258,4 +278,12 @@ func (s *Supervisor) Close() error {
 		}
 	})
 	return err
+}
+
+// cmpOr is v, or def when v is 0.
+func cmpOr(v, def int) int {
+	if v == 0 {
+		return def
+	}
+	return v
 }

@@ -448,8 +448,15 @@ func rfOwnedDirs(t *testing.T, tmp string, pid int) []string {
 		t.Fatal(err)
 	}
 	for _, e := range ents {
-		b, err := os.ReadFile(filepath.Join(tmp, e.Name(), ".mcp-bashd-owner"))
-		if err == nil && strings.TrimSpace(string(b)) == runtime && filepath.Join(tmp, e.Name()) != runtime {
+		// A call root's record is a symlink to the runtime; the runtime's
+		// own, a file holding its path.
+		rec := filepath.Join(tmp, e.Name(), ".mcp-bashd-owner")
+		owner, err := os.Readlink(rec)
+		if err != nil {
+			b, ferr := os.ReadFile(rec)
+			owner, err = strings.TrimSpace(string(b)), ferr
+		}
+		if err == nil && owner == runtime && filepath.Join(tmp, e.Name()) != runtime {
 			out = append(out, filepath.Join(tmp, e.Name()))
 		}
 	}

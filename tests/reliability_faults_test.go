@@ -164,8 +164,23 @@ func rfTouch(t *testing.T, dir, name string) {
 }
 
 // alive lists the live (non-zombie) processes carrying the daemon's marker,
-// the daemon itself excluded.
+// the daemon itself and its idle warm call processes excluded: a warm
+// process (and its sentinel) shows "# warm" in its command line until it
+// is handed a call, so no process showing it ever ran a call's code, and
+// the daemon keeps them between calls (warm_test.go checks them).
 func (d *rfDaemon) alive(t *testing.T) []proctest.Proc {
+	t.Helper()
+	var out []proctest.Proc
+	for _, p := range d.aliveAll(t) {
+		if !isIdleWarm(p) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// aliveAll is alive with the idle warm processes.
+func (d *rfDaemon) aliveAll(t *testing.T) []proctest.Proc {
 	t.Helper()
 	ps, err := proctest.WithEnv(rfMarkKey, d.mark)
 	if err != nil {
@@ -178,6 +193,12 @@ func (d *rfDaemon) alive(t *testing.T) []proctest.Proc {
 		}
 	}
 	return out
+}
+
+// isIdleWarm reports whether p is a warm call process, or its sentinel,
+// not handed a call yet.
+func isIdleWarm(p proctest.Proc) bool {
+	return len(p.Cmdline) > 4 && strings.HasPrefix(p.Cmdline[4], `. "$__MCPBASHD_WORKER" # warm`)
 }
 
 func rfList(ps []proctest.Proc) string {

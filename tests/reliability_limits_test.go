@@ -98,7 +98,7 @@ func TestRLFileDescriptorLimit(t *testing.T) {
 			if err != nil {
 				return false, err.Error()
 			}
-			return p.fds == base.fds, fmt.Sprintf("%d fds, baseline %d: %s", p.fds, base.fds, rlFDs(pid))
+			return p.warmSettled && p.fds == base.fds, fmt.Sprintf("%d fds, baseline %d: %s", p.fds, base.fds, rlFDs(pid))
 		})
 	})
 	// Whether a removal runs out of descriptors here depends on how the

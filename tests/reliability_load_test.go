@@ -55,7 +55,8 @@ func rlLeft(m rlMark, skip int) ([]proctest.Proc, error) {
 	}
 	var out []proctest.Proc
 	for _, p := range proctest.Alive(ps) {
-		if p.PID != skip {
+		// An idle warm call process is the daemon's, not a call's.
+		if p.PID != skip && !isIdleWarm(p) {
 			out = append(out, p)
 		}
 	}
@@ -117,7 +118,8 @@ func rlWaitNoZombies(t *testing.T, until time.Time, pid int) {
 type rlProc struct {
 	rssKiB, hwmKiB int64
 	threads        int
-	fds            int
+	fds            int  // not counting those of idle warm call processes (rlWarmPipes)
+	warmSettled    bool // no warm call process was starting
 }
 
 func (p rlProc) String() string {
@@ -158,16 +160,53 @@ func rlSample(pid int) (rlProc, error) {
 	if err != nil {
 		return rlProc{}, err
 	}
-	p.fds = len(fds)
+	warm, settled := rlWarmPipes(pid)
+	p.fds, p.warmSettled = len(fds), settled
+	for _, fd := range fds {
+		if target, _ := os.Readlink(fmt.Sprintf("/proc/%d/fd/%d", pid, fd)); warm[target] {
+			p.fds--
+		}
+	}
 	return p, nil
+}
+
+// rlWarmPipes are the pipes connecting daemon pid to its idle warm call
+// processes: each holds its hand-over pipe as fd 4, and the daemon its
+// write end, one descriptor per idle warm process, which the daemon
+// keeps as long as the pool does (up to --warm, 10 s after the last call).
+// settled: every one of them has reported its sentinel (closed its fd 5),
+// so the daemon holds no report pipe of a process still starting.
+func rlWarmPipes(pid int) (map[string]bool, bool) {
+	ps, err := proctest.Scan()
+	if err != nil {
+		return nil, false
+	}
+	pipes, settled := map[string]bool{}, true
+	for _, p := range ps {
+		if p.PPID != pid || p.PID != p.PGID || !isIdleWarm(p) {
+			continue
+		}
+		if target, err := os.Readlink(fmt.Sprintf("/proc/%d/fd/4", p.PID)); err == nil {
+			pipes[target] = true
+		}
+		if _, err := os.Lstat(fmt.Sprintf("/proc/%d/fd/5", p.PID)); err == nil {
+			settled = false
+		}
+	}
+	return pipes, settled
 }
 
 func rlMustSample(t *testing.T, pid int) rlProc {
 	t.Helper()
-	p, err := rlSample(pid)
-	if err != nil {
-		t.Fatal(err)
-	}
+	var p rlProc
+	proctest.WaitUntil(t, deadline(t), "the daemon's warm call processes to have started", func() (bool, string) {
+		var err error
+		p, err = rlSample(pid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p.warmSettled, ""
+	})
 	return p
 }
 
@@ -412,7 +451,7 @@ func TestRLConcurrentRoundsBackToBaseline(t *testing.T) {
 			if err != nil {
 				return false, err.Error()
 			}
-			return p.fds == out.base.fds, fmt.Sprintf("%d fds, baseline %d: %s", p.fds, out.base.fds, rlFDs(pid))
+			return p.warmSettled && p.fds == out.base.fds, fmt.Sprintf("%d fds, baseline %d: %s", p.fds, out.base.fds, rlFDs(pid))
 		})
 		// The runtime returns freed heap to the OS in the background.
 		proctest.WaitUntil(t, time.Now().Add(10*time.Second), "RSS back to the baseline (+10 MiB)", func() (bool, string) {

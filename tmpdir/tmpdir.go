@@ -1,6 +1,8 @@
 package tmpdir
 
 import (
+	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -117,9 +119,14 @@ func Create(base, prefix string, owner Owner) (string, error) {
 		Remove(dir)
 		return "", err
 	}
-	if err := os.WriteFile(filepath.Join(dir, ownerFile), []byte(owner.String()), 0o600); err != nil {
+	// A call root's record is a symlink to the runtime directory: its
+	// target lives in the inode (no data block to allocate, and on a disk
+	// filesystem to free and discard again when the root goes), and it
+	// is made with one system call. Nothing follows it: Sweep reads it.
+	rec := filepath.Join(dir, ownerFile)
+	if err := unix.Symlinkat(owner.Runtime, unix.AT_FDCWD, rec); err != nil {
 		Remove(dir)
-		return "", err
+		return "", &fs.PathError{Op: "symlink", Path: rec, Err: err}
 	}
 	return dir, nil
 }
@@ -129,6 +136,9 @@ func Create(base, prefix string, owner Owner) (string, error) {
 // read-only or mode 000), permissions of the real directories below are
 // restored and the removal is retried.
 func Remove(dir string) error {
+	if removeFlat(dir) {
+		return nil
+	}
 	err := os.RemoveAll(dir)
 	if err == nil {
 		return nil
@@ -200,13 +210,75 @@ func Sweep(base string) ([]string, error) {
 }
 
 func readOwner(dir string) (Owner, bool) {
-	b, err := os.ReadFile(filepath.Join(dir, ownerFile))
+	// A symlink since issue 13; a file (the runtime and a newline) before.
+	rec := filepath.Join(dir, ownerFile)
+	rt, err := os.Readlink(rec)
 	if err != nil {
-		return Owner{}, false
+		b, ferr := os.ReadFile(rec)
+		if ferr != nil {
+			return Owner{}, false
+		}
+		rt = strings.TrimSpace(string(b))
 	}
-	rt := strings.TrimSpace(string(b))
 	if !filepath.IsAbs(rt) || !strings.HasPrefix(filepath.Base(rt), RuntimePrefix) {
 		return Owner{}, false
 	}
 	return Owner{Runtime: rt}, true
+}
+
+// removeFlat removes dir when it holds only files and empty directories —
+// what a call's root holds after nearly every call — with one directory
+// read and one unlinkat per entry (os.RemoveAll first tries dir as a file,
+// then as an empty directory, then each entry as a file before as a
+// directory). false: something is left (a non-empty subdirectory, a
+// permission problem); the caller's full removal takes over from there.
+func removeFlat(dir string) bool {
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return false
+	}
+	ok := removeEntries(fd)
+	unix.Close(fd)
+	return ok && unix.Rmdir(dir) == nil
+}
+
+// removeEntries unlinks every entry of the open directory fd, a
+// directory only as an empty one. One getdents64 is read: a root holds a
+// handful of entries, and one that did not fit is left, so rmdir then
+// fails and the full removal takes over.
+func removeEntries(fd int) bool {
+	var buf [8192]byte
+	n, err := unix.Getdents(fd, buf[:])
+	for err == unix.EINTR {
+		n, err = unix.Getdents(fd, buf[:])
+	}
+	if err != nil {
+		return false
+	}
+	for b := buf[:n]; len(b) >= 19; {
+		// struct linux_dirent64: ino 8, off 8, reclen 2, type 1, name.
+		reclen := int(binary.NativeEndian.Uint16(b[16:]))
+		if reclen < 19 || reclen > len(b) {
+			return false
+		}
+		typ, name := b[18], b[19:reclen]
+		if i := bytes.IndexByte(name, 0); i >= 0 {
+			name = name[:i]
+		}
+		b = b[reclen:]
+		if s := string(name); s != "." && s != ".." {
+			flags := 0
+			if typ == unix.DT_DIR {
+				flags = unix.AT_REMOVEDIR
+			}
+			err := unix.Unlinkat(fd, s, flags)
+			if err == unix.EISDIR {
+				err = unix.Unlinkat(fd, s, unix.AT_REMOVEDIR)
+			}
+			if err != nil && err != unix.ENOENT {
+				return false
+			}
+		}
+	}
+	return true
 }

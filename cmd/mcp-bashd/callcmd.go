@@ -181,7 +181,7 @@ func startLocal(ctx context.Context, f *cliFiles, cf callFlags) (*localServer, e
 		return nil, fmt.Errorf("bash not found on PATH (use --bash PATH)")
 	}
 	self, _ := os.Executable()
-	sup, err := supervisor.New(supervisor.Config{Bash: bash, Script: f.script, Self: self, Log: log.Named("supervisor"), Limits: cf.limits.parsed})
+	sup, err := supervisor.New(supervisor.Config{Bash: bash, Script: f.script, Self: self, Log: log.Named("supervisor"), Limits: cf.limits.parsed, Warm: -1})
 	if err != nil {
 		closeLog()
 		return nil, err

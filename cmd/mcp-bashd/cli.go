@@ -298,7 +298,7 @@ func loadScript(f *cliFiles) (*supervisor.Snapshot, error) {
 		return nil, errors.New("bash not found on PATH (use --bash PATH): cannot load the script")
 	}
 	self, _ := os.Executable()
-	sup, err := supervisor.New(supervisor.Config{Bash: bash, Script: f.script, Self: self, Log: zap.NewNop()})
+	sup, err := supervisor.New(supervisor.Config{Bash: bash, Script: f.script, Self: self, Log: zap.NewNop(), Warm: -1})
 	if err != nil {
 		return nil, err
 	}

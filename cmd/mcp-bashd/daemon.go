@@ -84,7 +84,7 @@ func start(ctx context.Context, o options, p paths, scriptArgs []string, log *za
 	sup, err := supervisor.New(supervisor.Config{
 		Bash: p.bash, Script: p.script, ScriptArgs: scriptArgs, Self: self,
 		OutputCap: zeroMeansNone(o.outputCap), Grace: time.Duration(zeroMeansNone(int64(o.grace))),
-		ServerPID: o.serverPID, Log: log.Named("supervisor"), Limits: o.limits.parsed,
+		ServerPID: o.serverPID, Log: log.Named("supervisor"), Limits: o.limits.parsed, Warm: warmSetting(o),
 	})
 	if err != nil {
 		return nil, err
@@ -224,6 +224,15 @@ func (d *daemon) teardownNoting(o options, sigc <-chan os.Signal) os.Signal {
 	default:
 		return nil
 	}
+}
+
+// warmSetting is Config.Warm for the --warm flag: 0 (none) is the
+// supervisor's negative; a one-shot dispatch never keeps any.
+func warmSetting(o options) int {
+	if o.warm <= 0 || o.oneshot {
+		return -1
+	}
+	return o.warm
 }
 
 // zeroMeansNone maps a flag's 0 ("no cap", "no grace") to the supervisor's

@@ -70,7 +70,7 @@ Environment (flags win):
 
 Settings from the environment (for a server the host starts as ./server.sh):
   MCP_BASHD_MAX_CONCURRENCY, MCP_BASHD_TIMEOUT, MCP_BASHD_GRACE, MCP_BASHD_DRAIN,
-  MCP_BASHD_SEQUENTIAL  each the value of the flag of that name (MCP_BASHD_SEQUENTIAL=1)
+  MCP_BASHD_WARM, MCP_BASHD_SEQUENTIAL  each the value of the flag of that name (MCP_BASHD_SEQUENTIAL=1)
   MCP_BASHD_FLAGS       daemon flags separated by spaces, e.g. "--sequential --grace 5s"
   Precedence: the command line, then MCP_BASHD_FLAGS, then MCP_BASHD_<NAME>, then the default.
 
@@ -84,6 +84,7 @@ type options struct {
 	tools, config, bash string
 	resources, prompts  string
 	maxConcurrent       int
+	warm                int
 	maxLine             int
 	outputCap           int64
 	grace, timeout      time.Duration
@@ -205,6 +206,7 @@ func daemonFlags(o *options) *flag.FlagSet {
 	fs.StringVar(&o.prompts, "prompts", "", "prompts list `file` (overrides MCP_PROMPTS_FILE)")
 	fs.StringVar(&o.bash, "bash", "", "`path` of the bash that runs tools (default: bash on PATH)")
 	fs.IntVar(&o.maxConcurrent, "max-concurrency", 16, "tool calls running at once")
+	fs.IntVar(&o.warm, "warm", supervisor.DefaultWarm, "keep up to `N` call processes started ahead of their calls, as many as calls run\n(bash function tools without limits; none kept after 10 s without a call; 0: every call starts its own)")
 	fs.IntVar(&o.maxLine, "max-line", 16<<20, "longest request line in `bytes`")
 	fs.Int64Var(&o.outputCap, "output-cap", 16<<20, "tool output kept in a result, in `bytes` (the rest is cut with a marker)")
 	fs.DurationVar(&o.grace, "grace", 2*time.Second, "time between SIGTERM and SIGKILL when a call is stopped")

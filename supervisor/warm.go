@@ -1,0 +1,649 @@
+package supervisor
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+	"golang.org/x/sys/unix"
+
+	"github.com/mcp-bashd/mcp-bashd/sandbox"
+	"github.com/mcp-bashd/mcp-bashd/tmpdir"
+)
+
+// Warm call processes. A call's bash is started before its call arrives:
+// the same process a cold call gets (start: its own group, the lifeline
+// and its sentinel, the snapshot sourced, options restored), but in the
+// prelude's warm mode, which then blocks reading its call from a pipe on
+// fd 4. A call takes one, hands it exactly one call and the process exits
+// after it, as a cold one does; what the spawn, bash's start-up and the
+// sourcing cost is off the call's path.
+//
+// What a warm process is handed, and how each promise of a call is kept:
+//
+//   - Its root. A warm process is started in a root made in the runtime
+//     directory (the root's files, its tmp/ and its out file, which is its
+//     fds 1 and 2 as in a cold call); the call writes the args file and
+//     renames the root into TMPDIR under a fresh mcp-call.N name
+//     (renameat2 RENAME_NOREPLACE): the process's cwd and descriptors
+//     follow the directory, and nothing of a call exists in TMPDIR before
+//     the call.
+//   - Tool name and root: written to the pipe in one write (worker.sh
+//     says how), and the write end closed; the prelude exports the root's
+//     variables (as root.env names them), closes fd 4 and goes on as a
+//     cold call does after its sourcing. EOF before a call (the pool
+//     retired it) exits.
+//   - ps: the -c comment holds "warm" padded to the longest "call TOOL"
+//     of the snapshot's tools; before handing the call over, the daemon
+//     writes "call TOOL" over it through /proc/PID/mem (opened under the
+//     reaper's lock while the process is registered, so it names that
+//     process and no later one; locateField) and over the sentinel's
+//     copy (nameSentinel), so $0, $@ and the tool name show as for a cold
+//     call once it runs.
+//   - Containment, cancellation, reaping, pgid pinning: it is registered
+//     with the reaper at its spawn like any call, and a taken process goes
+//     through the same await/stop/outcome as a cold one. One never taken
+//     is SIGKILLed as a group while registered (retire) and reaped.
+//   - No state across calls: each process serves one call and exits; a
+//     reload retires the processes of the old snapshot.
+//
+// Only calls whose process is a plain bash get one: a bash function tool
+// (not a tools-directory executable) whose sandbox is empty (a call with
+// limits is started through the exec helper with that tool's limits, and
+// there is no process to keep warm for it before its limits are known),
+// and a snapshot that defines no function named exec (the prelude closes
+// fd 4 with a plain exec after sourcing it) and does not make IFS
+// read-only (it reads the arguments with IFS= after sourcing it).
+//
+// The pool is sized from the load: one is started when a snapshot is put
+// in use, and a call that takes or misses one asks for one more than calls
+// are running (at most Config.Warm), started when a call ends; after
+// Config.WarmIdle without a call every warm process is retired, until the
+// next call.
+
+// DefaultWarmIdle is how long the pool keeps processes while no call
+// comes.
+const DefaultWarmIdle = 10 * time.Second
+
+// DefaultWarm is the most warm processes kept when Config.Warm is 0.
+const DefaultWarm = 8
+
+// A warm process reads its call on fd 4 and reports its sentinel's pid
+// on fd 5 (the fds after the lifeline, 3).
+
+// warmProc is one warm call process.
+type warmProc struct {
+	pid    int
+	done   <-chan exitInfo
+	pre    string // its root, in the runtime directory until handed a call
+	sn     *Snapshot
+	hand   int      // the pipe's write end
+	report *os.File // the report pipe's read end (non-blocking, polled)
+	// ready is closed once the report is read (or cannot be): then
+	// sentinel is the sentinel's pid, 0 if the process died first.
+	ready    chan struct{}
+	sentinel int
+	width    int // the length of the comment's field in ps
+	// What it was exec'd with, and where the field is in argv: the
+	// address is found at the hand-over (locateField).
+	exe       string
+	argv, env []string
+	off       int
+	mem       int   // /proc/PID/mem; -1: not open
+	nameAt    int64 // the field's address
+}
+
+type warmPool struct {
+	s    *Supervisor
+	max  int
+	mu   sync.Mutex
+	sn   *Snapshot // the snapshot the ready processes source
+	idle []*warmProc
+	// starting counts spawns under way; want is how many to keep ready.
+	starting, want int
+	running        int // calls that took a process or could have
+	last           time.Time
+	kick           chan struct{}
+	stop           chan struct{}
+	off            bool // closed, or warm processes cannot work here
+	once           sync.Once
+}
+
+func newWarmPool(s *Supervisor, max int) *warmPool {
+	return &warmPool{s: s, max: max, kick: make(chan struct{}, 1), stop: make(chan struct{})}
+}
+
+// eligible reports whether req's process can be a warm one.
+func (s *Supervisor) eligible(req Request) bool {
+	// Resource, prompt and completion functions and a tool whose stderr
+	// is kept apart (a 2026-SDK server) take the cold path.
+	return s.warm != nil && req.Exe == "" && req.Func == "" && req.Stderr == nil && s.warmable(req.Snapshot) &&
+		sandbox.Merge(s.box.Defaults(), req.Limits).Empty() && len("call "+req.Tool) <= fieldWidth(req.Snapshot)
+}
+
+// warmable reports whether calls of sn can run in warm processes: it
+// defines tool functions, no function named exec and no read-only IFS.
+// With daemon-wide limits the pool keeps none.
+func (s *Supervisor) warmable(sn *Snapshot) bool {
+	return sn != nil && fieldWidth(sn) > len("warm") && !sn.HasFunction("exec") && !sn.readonlyIFS &&
+		sandbox.Merge(s.box.Defaults(), nil).Empty()
+}
+
+// fieldWidth is the length of the ps field of a snapshot's warm processes:
+// the longest "call TOOL" of its tool functions.
+func fieldWidth(sn *Snapshot) int {
+	sn.widthOnce.Do(func() {
+		sn.width = len("warm")
+		for fn := range sn.Functions {
+			if name, ok := strings.CutPrefix(fn, "tool_"); ok {
+				sn.width = max(sn.width, len("call "+name))
+			}
+		}
+	})
+	return sn.width
+}
+
+// take returns a warm process for req, or nil (the call starts its own);
+// either way the pool learns that a call runs. done must be called when
+// the call ends.
+func (p *warmPool) take(req Request) (w *warmProc, done func()) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.off {
+		return nil, func() {}
+	}
+	p.running++
+	p.last = time.Now()
+	// One more than run at once: a client that sends its next call as
+	// soon as it has an answer finds one ready while the one that replaces
+	// this call's is still being started.
+	p.want = min(max(p.want, p.running+1), p.max)
+	// The pool follows the snapshot in use (use); a call that runs an
+	// older one (it began before a reload) starts its own process.
+	for len(p.idle) > 0 && w == nil && p.sn == req.Snapshot {
+		w = p.idle[len(p.idle)-1]
+		p.idle = p.idle[:len(p.idle)-1]
+		select {
+		case ei := <-w.done: // died waiting (killed from outside): not usable
+			go p.s.finishWarm(w, &ei)
+			w = nil
+		default:
+		}
+	}
+	p.once.Do(func() { go p.fill() })
+	if w == nil {
+		// A miss: the filler starts one while this call starts its own.
+		select {
+		case p.kick <- struct{}{}:
+		default:
+		}
+	}
+	return w, func() {
+		p.mu.Lock()
+		p.running--
+		p.mu.Unlock()
+		// The replacement is started once this call is over, not while
+		// its process runs: on a busy machine a bash starting up takes
+		// the CPU the call's own process and its answer need.
+		select {
+		case p.kick <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// fill keeps want processes ready, and retires them all once no call
+// came for Config.WarmIdle.
+func (p *warmPool) fill() {
+	idle := p.s.cfg.WarmIdle
+	t := time.NewTimer(idle)
+	defer t.Stop()
+	for {
+		select {
+		case <-p.stop:
+			return
+		case <-t.C:
+			p.mu.Lock()
+			if time.Since(p.last) >= idle && p.running == 0 {
+				p.want = 0
+				p.retireLocked()
+			}
+			p.mu.Unlock()
+		case <-p.kick:
+		}
+		t.Reset(idle)
+		for p.spawnOne() {
+		}
+	}
+}
+
+// spawnOne starts one process if the pool wants one more; false when it
+// does not (or cannot).
+func (p *warmPool) spawnOne() bool {
+	p.mu.Lock()
+	sn := p.sn
+	if p.off || sn == nil || len(p.idle)+p.starting >= p.want {
+		p.mu.Unlock()
+		return false
+	}
+	p.starting++
+	p.mu.Unlock()
+	w, err := p.s.startWarm(sn)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.starting--
+	switch {
+	case errors.Is(err, errNoArgv):
+		// A property of the system (ptrace restricted): for good.
+		p.s.log.Warn("warm call processes turned off", zap.Error(err))
+		p.off = true
+		p.retireLocked()
+		return false
+	case err != nil:
+		// Closing, a reload, or a spawn that failed (out of processes,
+		// descriptors or space): the next call's end tries again, and the
+		// calls start their own meanwhile.
+		if !errors.Is(err, errClosed) && !errors.Is(err, errSnapshotGone) {
+			p.s.log.Debug("warm call process not started", zap.Error(err))
+		}
+		return false
+	}
+	if p.off || p.sn != sn {
+		go p.s.finishWarm(w, nil)
+		return true
+	}
+	p.idle = append(p.idle, w)
+	return true
+}
+
+// retireLocked retires every idle process (p.mu held).
+func (p *warmPool) retireLocked() {
+	for _, w := range p.idle {
+		go p.s.finishWarm(w, nil)
+	}
+	p.idle = nil
+}
+
+// turnOff stops warming for good: err says why warm roots cannot be
+// moved into place here.
+func (p *warmPool) turnOff(err error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.off {
+		p.s.log.Warn("warm call processes turned off", zap.Error(err))
+		p.off = true
+		p.retireLocked()
+	}
+}
+
+// use makes sn the snapshot warm processes source (Use, Reload): the
+// processes of the one it replaces are retired, and at least one is
+// started for sn, so the next call — the first one too — finds it warm.
+func (p *warmPool) use(sn *Snapshot) {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.off || p.sn == sn {
+		return
+	}
+	p.retireLocked()
+	p.sn = nil
+	if !p.s.warmable(sn) {
+		return // no call of this snapshot would take one
+	}
+	p.sn = sn
+	p.want = max(p.want, 1)
+	p.last = time.Now()
+	p.once.Do(func() { go p.fill() })
+	select {
+	case p.kick <- struct{}{}:
+	default:
+	}
+}
+
+// close retires everything and stops the filler (Supervisor.Close).
+func (p *warmPool) close() {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	p.off = true
+	p.retireLocked()
+	p.mu.Unlock()
+	close(p.stop)
+}
+
+var (
+	errSnapshotGone = errors.New("snapshot removed")
+	// errNoArgv: without it the tool's name could not show in ps.
+	errNoArgv = errors.New("cannot write a process's argv through /proc/PID/mem")
+)
+
+// startWarm starts a warm process for sn. It holds sn and one user of the
+// supervisor until finishWarm.
+func (s *Supervisor) startWarm(sn *Snapshot) (*warmProc, error) {
+	if !s.enter() {
+		return nil, errClosed
+	}
+	if !sn.hold() {
+		s.users.Done()
+		return nil, errSnapshotGone
+	}
+	w, err := s.spawnWarm(sn)
+	if err != nil {
+		sn.release()
+		s.users.Done()
+		return nil, err
+	}
+	return w, nil
+}
+
+func (s *Supervisor) spawnWarm(sn *Snapshot) (*warmProc, error) {
+	pre, err := tmpdir.Create(s.runtime, "warm.", s.owner)
+	if err != nil {
+		return nil, err
+	}
+	root := callRoot(pre)
+	fail := func(err error) (*warmProc, error) {
+		tmpdir.Remove(pre)
+		return nil, err
+	}
+	if err := unix.Mkdir(root.Tmp(), 0o700); err != nil {
+		return fail(err)
+	}
+	out, err := openAppendFD(root.Out())
+	if err != nil {
+		return fail(err)
+	}
+	defer closeFD(&out)
+	var pipe, report [2]int
+	if err := unix.Pipe2(pipe[:], unix.O_CLOEXEC); err != nil {
+		return fail(err)
+	}
+	defer unix.Close(pipe[0])
+	// The daemon's end is non-blocking, so reading it waits in the
+	// runtime's poller, which a cancellation can interrupt.
+	if err := unix.Pipe2(report[:], unix.O_CLOEXEC); err != nil {
+		unix.Close(pipe[1])
+		return fail(err)
+	}
+	defer unix.Close(report[1])
+	if err := unix.SetNonblock(report[0], true); err != nil {
+		unix.Close(pipe[1])
+		unix.Close(report[0])
+		return fail(err)
+	}
+	w := &warmProc{pre: pre, sn: sn, hand: pipe[1], report: os.NewFile(uintptr(report[0]), "warm report"),
+		ready: make(chan struct{}), mem: -1, width: fieldWidth(sn)}
+	field := "warm" + strings.Repeat(" ", w.width-len("warm"))
+	env := []string{
+		envCap + "=" + capString(s.cfg.OutputCap),
+		"__MCPBASHD_SNAPSHOT=" + sn.Path,
+		"__MCPBASHD_SHIM=" + s.shim,
+	}
+	p := proc{mode: modeWarm, field: field, zero: s.cfg.Script, args: s.cfg.ScriptArgs,
+		dir: pre, env: env, stdout: out, stderr: out, extra: []uintptr{uintptr(pipe[0]), uintptr(report[1])}}
+	// The field's place in argv: argv[0..3] and the comment's prefix.
+	off := len(s.cfg.Bash) + 1 + len("--noprofile") + 1 + len("--norc") + 1 + len("-c") + 1 + len(p.command()) - len(field)
+	w.off = off
+	w.pid, w.done, err = s.startThen(p, func(pid int, exe string, argv, env []string) {
+		w.exe, w.argv, w.env = exe, argv, env
+	})
+	if err != nil {
+		unix.Close(pipe[1])
+		w.report.Close()
+		return fail(err)
+	}
+	// The report is read as soon as it comes, and its pipe closed: an
+	// idle warm process costs the daemon one descriptor, its hand-over
+	// pipe.
+	go w.awaitReport()
+	return w, nil
+}
+
+// openArgv opens /proc/PID/mem for writing and finds the address of
+// want, off bytes into pid's argv; -1 when either fails. exe, argv and
+// env are what pid was exec'd with, and its exec must be complete: a
+// vfork parent resumes once the child has its new memory, before execve
+// has laid argv and the auxiliary vector out in it.
+//
+// execve copies the file name, then the environment's strings, then
+// argv's, each right below the one before, at the top of the new stack,
+// and the auxiliary vector's AT_EXECFN is the file name's address: argv
+// starts the length of all those strings below it. /proc/PID/auxv is a
+// copy, where /proc/PID/stat (arg_start) costs the kernel a walk over
+// the task; the bytes found there are read back and compared, and stat is
+// the fallback.
+func openArgv(pid, off int, want []byte, exe string, argv, env []string) (int, int64) {
+	proc := "/proc/" + strconv.Itoa(pid)
+	fd, err := unix.Open(proc+"/mem", unix.O_RDWR|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, 0
+	}
+	holds := func(at int64) bool {
+		got := make([]byte, len(want))
+		n, err := unix.Pread(fd, got, at)
+		return err == nil && n == len(want) && string(got) == string(want)
+	}
+	if fn := execFn(proc); fn != 0 {
+		start := fn
+		for _, e := range env {
+			start -= int64(len(e) + 1)
+		}
+		for _, a := range argv {
+			start -= int64(len(a) + 1)
+		}
+		if holds(start + int64(off)) {
+			return fd, start + int64(off)
+		}
+	}
+	if start := argStart(proc); start != 0 && holds(start+int64(off)) {
+		return fd, start + int64(off)
+	}
+	unix.Close(fd)
+	return -1, 0
+}
+
+// atExecFn is AT_EXECFN (linux/auxvec.h).
+const atExecFn = 31
+
+// execFn is AT_EXECFN from /proc/PID/auxv (0: not found).
+func execFn(proc string) int64 {
+	fd, err := unix.Open(proc+"/auxv", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return 0
+	}
+	defer unix.Close(fd)
+	var buf [1024]byte
+	n, _ := unix.Read(fd, buf[:])
+	for i := 0; i+16 <= n; i += 16 {
+		key := binary.NativeEndian.Uint64(buf[i:])
+		if key == atExecFn {
+			return int64(binary.NativeEndian.Uint64(buf[i+8:]))
+		}
+		if key == 0 { // AT_NULL
+			break
+		}
+	}
+	return 0
+}
+
+// argStart is arg_start, field 48 of /proc/PID/stat (0: unreadable).
+func argStart(proc string) int64 {
+	b, err := os.ReadFile(proc + "/stat")
+	if err != nil {
+		return 0
+	}
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 46 { // f[0] is field 3
+		return 0
+	}
+	start, _ := strconv.ParseInt(f[45], 10, 64)
+	return start
+}
+
+// handOver gives w its call: the args file, the root renamed into TMPDIR,
+// the tool's name in ps, then tool and root on the pipe. An error means
+// w was not handed anything (the caller retires it).
+func (s *Supervisor) handOver(ctx context.Context, w *warmProc, req Request) (callRoot, error) {
+	// First what can fail without the process having been touched.
+	select {
+	case <-w.ready:
+	case <-ctx.Done():
+		return "", errHandOverCancelled
+	}
+	sentinel := w.sentinel
+	if err := s.locateField(w, sentinel); err != nil {
+		return "", err
+	}
+	pre := callRoot(w.pre)
+	if err := writeNew(pre.Args(), req.Args); err != nil {
+		return "", err
+	}
+	root, err := s.renameIntoBase(w.pre)
+	if err != nil {
+		return "", err
+	}
+	w.pre = root
+	field := []byte("call " + req.Tool + strings.Repeat(" ", w.width-len("call "+req.Tool)))
+	// The process may be gone already; its exit is the call's outcome.
+	_, _ = unix.Pwrite(w.mem, field, w.nameAt)
+	closeFD(&w.mem)
+	s.nameSentinel(w, sentinel, field)
+	// "LENGTH TOOL/ROOT", ended by a NUL for a bash without read -N.
+	body := req.Tool + root
+	msg := strconv.Itoa(len(body)) + " " + body + "\x00"
+	_, _ = unix.Write(w.hand, []byte(msg))
+	closeFD(&w.hand)
+	return callRoot(root), nil
+}
+
+// awaitReport reads the sentinel's pid, which the prelude reports right
+// after forking it, into w.sentinel (0: none), then closes w.ready. Once
+// it is there, the process's exec is complete. The read waits in the
+// runtime's poller; it ends at EOF if the process died first (its group
+// is then killed, the sentinel with it), or when killWarm closes the pipe.
+func (w *warmProc) awaitReport() {
+	defer close(w.ready)
+	defer w.report.Close()
+	var buf [24]byte
+	n := 0
+	for n < len(buf) {
+		m, err := w.report.Read(buf[n:])
+		n += m
+		if err != nil || (n > 0 && buf[n-1] == '\n') {
+			break
+		}
+	}
+	if pid, err := strconv.Atoi(strings.TrimSpace(string(buf[:n]))); err == nil && pid > 0 {
+		w.sentinel = pid
+	}
+}
+
+// errHandOverCancelled: the call ended before its warm process was ready
+// to be handed it.
+var errHandOverCancelled = errors.New("cancelled before the hand-over")
+
+// errWarmGone: the warm process died before its hand-over.
+var errWarmGone = errors.New("the warm call process exited before its call")
+
+// locateField opens w's /proc/PID/mem and finds its field, under the
+// reaper's lock while w is registered (so the pid is w's, unreaped). A
+// process that reported its sentinel has finished its exec; one that did
+// not has died (errWarmGone). errNoArgv: the field cannot be written here.
+func (s *Supervisor) locateField(w *warmProc, sentinel int) error {
+	placeholder := []byte("warm" + strings.Repeat(" ", w.width-len("warm")))
+	registered := s.reaper.whileRegistered(w.pid, func() {
+		w.mem, w.nameAt = openArgv(w.pid, w.off, placeholder, w.exe, w.argv, w.env)
+	})
+	switch {
+	case !registered || sentinel == 0:
+		closeFD(&w.mem)
+		return errWarmGone
+	case w.mem < 0:
+		return errNoArgv
+	}
+	return nil
+}
+
+// nameSentinel writes field into the argv of w's sentinel (pid), forked
+// from w with "warm" there: its argv is at the same address. The
+// /proc/PID/mem opened is the sentinel's only if, once opened, that pid is
+// still a member of w's group, which w's unreaped leader pins.
+func (s *Supervisor) nameSentinel(w *warmProc, pid int, field []byte) {
+	if pid <= 0 {
+		return
+	}
+	fd, err := unix.Open("/proc/"+strconv.Itoa(pid)+"/mem", unix.O_WRONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return
+	}
+	defer unix.Close(fd)
+	if pg, err := unix.Getpgid(pid); err != nil || pg != w.pid {
+		return
+	}
+	_, _ = unix.Pwrite(fd, field, w.nameAt)
+}
+
+// renameIntoBase moves a warm root to TMPDIR as mcp-call.N, never over
+// an existing name.
+func (s *Supervisor) renameIntoBase(pre string) (string, error) {
+	for try := 0; try < 100; try++ {
+		name := filepath.Join(s.base, tmpdir.CallPrefix+strconv.FormatUint(uint64(rand.Uint32()), 10))
+		err := unix.Renameat2(unix.AT_FDCWD, pre, unix.AT_FDCWD, name, unix.RENAME_NOREPLACE)
+		if err == nil {
+			return name, nil
+		}
+		if err != unix.EEXIST {
+			return "", &rootError{path: s.base, err: fmt.Errorf("move a warm call directory into place: %w", err)}
+		}
+	}
+	return "", &rootError{path: s.base, err: errors.New("no free call directory name")}
+}
+
+// finishWarm ends a warm process never handed a call (killWarm) and
+// releases its holds. exited: its exit, already taken from w.done.
+func (s *Supervisor) finishWarm(w *warmProc, exited *exitInfo) {
+	s.killWarm(w, exited)
+	w.sn.release()
+	s.users.Done()
+}
+
+// killWarm SIGKILLs w's group while it is registered, waits until it is
+// reaped (unless exited says it was) and removes its root.
+func (s *Supervisor) killWarm(w *warmProc, exited *exitInfo) {
+	closeFD(&w.hand)
+	w.report.Close()
+	closeFD(&w.mem)
+	if exited == nil {
+		s.reaper.signalGroup(w.pid, unix.SIGKILL)
+		<-w.done
+	}
+	if err := tmpdir.Remove(w.pre); err != nil {
+		s.log.Warn("warm call directory not removed", zap.String("path", w.pre), zap.Error(err))
+	}
+}
+
+// capString is MCP_BASHD_OUTPUT_CAP's value: bytes, empty for none.
+func capString(outputCap int64) string {
+	if outputCap > 0 {
+		return strconv.FormatInt(outputCap, 10)
+	}
+	return ""
+}

@@ -1,0 +1,237 @@
+package tests
+
+// Warm call processes (issue 13): a call's bash is started before its call,
+// handed exactly one call and exits after it. These tests check the
+// promises a cold call keeps, on warm processes, through /proc: which
+// process ran a call, what its command line showed, which processes are
+// left after a cancellation, a reload and the daemon's SIGKILL.
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/mcp-bashd/mcp-bashd/tests/internal/proctest"
+)
+
+// warmBody's tools write their own pid (the group leader, $$) where the
+// test reads it, and report what they see of their call.
+const warmBody = `
+tool_who() { rf_i "$1"; rf_note "who.$RF_I"; echo "pid=$$ tmp=$MCP_CALL_TMPDIR leaked=${LEAK:-none} seconds=$SECONDS $(tr '\0' '\n' </proc/$$/environ | grep '^__MCPBASHD_MODE=')"; LEAK=yes; }
+tool_nap() { rf_note nap.pid; sleep 1000; }
+tool_ps() { tr '\0' ' ' </proc/$$/cmdline; }
+`
+
+// startedWarm reports whether pid was started as a warm process: its
+// environment as exec'd (/proc/PID/environ) says the prelude's mode, which
+// for a process started at its call is the call's.
+func startedWarm(t *testing.T, pid int) bool {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
+	if err != nil {
+		t.Fatalf("environment of pid %d: %v", pid, err)
+	}
+	for _, kv := range strings.Split(string(b), "\x00") {
+		if kv == "__MCPBASHD_MODE=warm" {
+			return true
+		}
+	}
+	return false
+}
+
+// warmProcs lists the daemon's warm processes (group leaders whose
+// command line shows the prelude's warm comment), by pid.
+func (d *rfDaemon) warmProcs(t *testing.T) map[int]proctest.Proc {
+	t.Helper()
+	out := map[int]proctest.Proc{}
+	for _, p := range d.aliveAll(t) {
+		if p.PID == p.PGID && isIdleWarm(p) {
+			out[p.PID] = p
+		}
+	}
+	return out
+}
+
+// waitWarm waits until the daemon keeps at least one warm process and
+// returns them.
+func (d *rfDaemon) waitWarm(t *testing.T) map[int]proctest.Proc {
+	t.Helper()
+	var warm map[int]proctest.Proc
+	proctest.WaitUntil(t, deadline(t), "a warm call process", func() (bool, string) {
+		warm = d.warmProcs(t)
+		return len(warm) > 0, fmt.Sprintf("alive:%s", rfList(d.aliveAll(t)))
+	})
+	return warm
+}
+
+// A call runs in a process that was warm before it came; it serves that
+// one call and is gone after it; a second call gets another process, sees
+// nothing the first left in its shell, and shows its tool in ps.
+func TestWarmProcessServesOneCall(t *testing.T) {
+	d := rfStart(t, warmBody, []string{"who", "nap", "ps"}, nil)
+	seen := map[int]bool{}
+	for i := 0; i < 5; i++ {
+		d.waitWarm(t)
+		d.send(rfCall(strconv.Itoa(i), "who", fmt.Sprintf(`{"i":"%d"}`, i)))
+		r := rfDecode(t, d.recv())
+		pid := rfInt(t, d.dir, fmt.Sprintf("who.%d", i))
+		if !strings.HasSuffix(r.text(), " __MCPBASHD_MODE=warm") {
+			t.Fatalf("call %d did not run in a warm process: %q", i, r.text())
+		}
+		if seen[pid] {
+			t.Fatalf("pid %d served two calls", pid)
+		}
+		seen[pid] = true
+		want := fmt.Sprintf("pid=%d tmp=", pid)
+		if !strings.HasPrefix(r.text(), want) || !strings.Contains(r.text(), " leaked=none ") {
+			t.Fatalf("call %d: %q, want %q… leaked=none", i, r.text(), want)
+		}
+		tmp := strings.Fields(strings.TrimPrefix(r.text(), want[:len(want)-4]))[0]
+		tmp = strings.TrimPrefix(tmp, "tmp=")
+		if !strings.HasPrefix(filepath.Base(filepath.Dir(tmp)), "mcp-call.") || filepath.Dir(filepath.Dir(tmp)) != d.tmp {
+			t.Fatalf("MCP_CALL_TMPDIR %q is not $TMPDIR/mcp-call.N/tmp (TMPDIR %s)", tmp, d.tmp)
+		}
+		if _, err := os.Stat(tmp); !os.IsNotExist(err) {
+			t.Fatalf("MCP_CALL_TMPDIR %s still there after the answer (%v)", tmp, err)
+		}
+		// Gone once answered: the process exits after its one call.
+		proctest.WaitUntil(t, deadline(t), fmt.Sprintf("pid %d to be gone", pid), func() (bool, string) {
+			p, ok := rfProc(t, pid)
+			return !ok || p.State == 'Z' || p.PGID != pid, p.String()
+		})
+	}
+	// ps shows $0, $@ and the tool's name once the call runs.
+	d.waitWarm(t)
+	d.send(rfCall("9", "ps", `{}`))
+	r := rfDecode(t, d.recv())
+	if want := "# call ps"; !strings.Contains(r.text(), want) || !strings.Contains(r.text(), filepath.Join(d.dir, "server.sh")) {
+		t.Fatalf("command line of a warm call's process: %q, want the script and %q", r.text(), want)
+	}
+}
+
+// A cancellation of a call that got a warm process stops its whole group
+// and sends no answer, as for a cold one; the daemon goes on serving.
+func TestWarmProcessCancelled(t *testing.T) {
+	d := rfStart(t, warmBody, []string{"who", "nap", "ps"}, nil)
+	d.waitWarm(t)
+	d.send(rfCall("1", "nap", `{}`))
+	pgid := rfInt(t, d.dir, "nap.pid")
+	if !startedWarm(t, pgid) {
+		t.Fatalf("the call's process %d was not a warm one", pgid)
+	}
+	d.send(rfCancel("1"))
+	rfGroupGone(t, pgid, deadline(t))
+	if got := d.roundTrip(`{"jsonrpc":"2.0","id":2,"method":"ping"}`); got != `{"jsonrpc":"2.0","id":2,"result":{}}` {
+		t.Fatalf("after the cancel: %s", got)
+	}
+	d.stdin.Close()
+	if lines := d.drain(t); len(lines) != 0 {
+		t.Fatalf("lines after the cancel: %q", lines)
+	}
+}
+
+// A reload retires the warm processes of the old snapshot: they are gone
+// (their groups killed and reaped), and the next call runs the new code.
+func TestWarmProcessRetiredByReload(t *testing.T) {
+	d := rfStart(t, warmBody, []string{"who", "nap", "ps"}, nil)
+	d.send(rfCall("0", "who", `{"i":"0"}`))
+	d.recv()
+	old := d.waitWarm(t)
+	script := filepath.Join(d.dir, "server.sh")
+	b, err := os.ReadFile(script)
+	if err != nil {
+		t.Fatal(err)
+	}
+	edited := strings.Replace(string(b), `echo "pid=`, `echo "v2 pid=`, 1)
+	if err := os.WriteFile(script, []byte(edited), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for pid := range old {
+		proctest.WaitUntil(t, deadline(t), fmt.Sprintf("old warm process %d to be gone after the reload", pid), func() (bool, string) {
+			p, ok := rfProc(t, pid)
+			return !ok || p.PGID != pid, p.String()
+		})
+	}
+	proctest.WaitUntil(t, deadline(t), "a call to run the edited script", func() (bool, string) {
+		d.send(rfCall("7", "who", `{"i":"r"}`))
+		r := rfDecode(t, d.recv())
+		return strings.HasPrefix(r.text(), "v2 "), r.text()
+	})
+}
+
+// The daemon's SIGKILL takes its warm processes with it (the lifeline), as
+// it takes every call.
+func TestWarmProcessDiesWithDaemon(t *testing.T) {
+	d := rfStart(t, warmBody, []string{"who", "nap", "ps"}, nil)
+	warm := d.waitWarm(t)
+	if err := d.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	killed := time.Now()
+	var gone time.Time
+	proctest.WaitUntil(t, killed.Add(time.Second+rfScanSlack), "every warm process to die within 1 s of the daemon's SIGKILL", func() (bool, string) {
+		left := d.aliveAll(t)
+		gone = time.Now()
+		return len(left) == 0, fmt.Sprintf("%d alive:%s", len(left), rfList(left))
+	})
+	t.Logf("%d warm processes; all dead %v after SIGKILL", len(warm), gone.Sub(killed).Round(time.Millisecond))
+	d.waitExit(t)
+}
+
+// --warm 0 keeps none: every call starts its own process.
+func TestWarmOff(t *testing.T) {
+	d := rfStart(t, warmBody, []string{"who", "nap", "ps"}, []string{"--warm", "0"})
+	for i := 0; i < 3; i++ {
+		d.send(rfCall(strconv.Itoa(i), "who", fmt.Sprintf(`{"i":"%d"}`, i)))
+		d.recv()
+		if warm := d.warmProcs(t); len(warm) != 0 {
+			t.Fatalf("--warm 0 keeps warm processes: %v", warm)
+		}
+	}
+}
+
+// The hand-off carries the call's root whatever TMPDIR's name holds —
+// spaces, a multibyte character in a UTF-8 locale — and a call that gets a
+// warm process sees its own MCP_CALL_TMPDIR.
+func TestWarmProcessOddTMPDIR(t *testing.T) {
+	dir := writeServer(t, map[string]string{"server.sh": rfLib + warmBody, "tools.json": toolsJSON("who", "nap", "ps")})
+	tmp := filepath.Join(t.TempDir(), "tmp dir é\tx")
+	if err := os.Mkdir(tmp, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	d := rfStartIn(t, dir, tmp, nil, "LC_ALL=C.UTF-8")
+	for i := 0; i < 3; i++ {
+		d.waitWarm(t)
+		d.send(rfCall(strconv.Itoa(i), "who", fmt.Sprintf(`{"i":"%d"}`, i)))
+		r := rfDecode(t, d.recv())
+		pid := rfInt(t, d.dir, fmt.Sprintf("who.%d", i))
+		if !strings.HasSuffix(r.text(), " __MCPBASHD_MODE=warm") {
+			t.Fatalf("call %d did not run in a warm process: %q", i, r.text())
+		}
+		prefix := fmt.Sprintf("pid=%d tmp=%s/mcp-call.", pid, tmp)
+		if !strings.HasPrefix(r.text(), prefix) {
+			t.Fatalf("call %d: %q, want it to start %q", i, r.text(), prefix)
+		}
+	}
+}
+
+// A script that defines a function named exec gets no warm processes (the
+// warm prelude closes its hand-off pipe with a plain exec once the
+// script's functions are defined); its calls start their own, as before.
+func TestWarmNotForAScriptDefiningExec(t *testing.T) {
+	d := rfStart(t, warmBody+"\nexec() { builtin exec \"$@\"; }\n", []string{"who", "nap", "ps"}, nil)
+	for i := 0; i < 3; i++ {
+		d.send(rfCall(strconv.Itoa(i), "who", fmt.Sprintf(`{"i":"%d"}`, i)))
+		if r := rfDecode(t, d.recv()); !strings.Contains(r.text(), " leaked=none ") {
+			t.Fatalf("call %d: %q", i, r.text())
+		}
+		if warm := d.warmProcs(t); len(warm) != 0 {
+			t.Fatalf("warm processes kept for a script defining exec: %v", warm)
+		}
+	}
+}
