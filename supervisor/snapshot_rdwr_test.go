@@ -36,7 +36,11 @@ func trimmedBody(t *testing.T, dump string) string {
 		t.Fatal(err)
 	}
 	_, rest, _ := strings.Cut(string(out), "f () \n{ \n")
-	body, _, ok := strings.Cut(rest, "\n}\nlog () {")
+	// The shim's functions follow f as stubs (after their one loader).
+	body, _, ok := strings.Cut(rest, "\n}\n__mcpbashd_load () {")
+	if !ok {
+		body, _, ok = strings.Cut(rest, "\n}\nlog () {")
+	}
 	if !ok {
 		t.Fatalf("f or the stub of log is missing:\n%s", out)
 	}
