@@ -357,7 +357,7 @@ func (s *Supervisor) spawnWarm(sn *Snapshot) (*warmProc, error) {
 	}
 	root := callRoot(pre)
 	fail := func(err error) (*warmProc, error) {
-		tmpdir.Remove(pre)
+		s.removeRoot(root, s.log) // kept for a later retry if it cannot go now
 		return nil, err
 	}
 	if err := unix.Mkdir(root.Tmp(), 0o700); err != nil {
@@ -635,9 +635,7 @@ func (s *Supervisor) killWarm(w *warmProc, exited *exitInfo) {
 		s.reaper.signalGroup(w.pid, unix.SIGKILL)
 		<-w.done
 	}
-	if err := tmpdir.Remove(w.pre); err != nil {
-		s.log.Warn("warm call directory not removed", zap.String("path", w.pre), zap.Error(err))
-	}
+	s.removeRoot(callRoot(w.pre), s.log)
 }
 
 // capString is MCP_BASHD_OUTPUT_CAP's value: bytes, empty for none.

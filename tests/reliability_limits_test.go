@@ -45,14 +45,14 @@ func TestRLFileDescriptorLimit(t *testing.T) {
 	tmp := t.TempDir()
 	logFile := filepath.Join(t.TempDir(), "daemon.log")
 	s := rlLimited(t, limit, []string{"TMPDIR=" + tmp, m.env(), "MCP_LOG_FILE=" + logFile},
-		[]string{"--max-concurrency", strconv.Itoa(calls), filepath.Join(dir, "server.sh")})
+		append(append([]string{"--max-concurrency", strconv.Itoa(calls)}, rlQuietFlags...), filepath.Join(dir, "server.sh")))
 	pid := s.cmd.Process.Pid
 	s.roundTrip(initLine)
 	if got := s.roundTrip(rlCall(`"warm"`, "work", `{}`)); !strings.Contains(got, `"text":"done {}"`) {
 		t.Fatalf("warm-up call: %s", got)
 	}
 	rlWaitNoneLeft(t, deadline(t), m, pid)
-	base := rlMustSample(t, pid)
+	base := rlQuietSample(t, pid)
 
 	start := time.Now()
 	for i := 0; i < calls; i++ {
@@ -98,7 +98,7 @@ func TestRLFileDescriptorLimit(t *testing.T) {
 			if err != nil {
 				return false, err.Error()
 			}
-			return p.warmSettled && p.fds == base.fds, fmt.Sprintf("%d fds, baseline %d: %s", p.fds, base.fds, rlFDs(pid))
+			return p.quiet() && p.fds == base.fds, fmt.Sprintf("%d fds, baseline %d: %s", p.fds, base.fds, rlFDs(pid))
 		})
 	})
 	// Whether a removal runs out of descriptors here depends on how the
@@ -150,7 +150,10 @@ func rlWaitNoCallDirs(t *testing.T, tmp, logFile string) {
 func TestRLFileDescriptorSqueeze(t *testing.T) {
 	m := rlNewMark(t, "rl20s")
 	logFile := filepath.Join(t.TempDir(), "daemon.log")
-	s, tmp := rlServer(t, m, `tool_work() { printf 'done %s' "$1"; }`, []string{"work"}, nil, "MCP_LOG_FILE="+logFile)
+	// The squeeze is on starting bash at the call: no process is started
+	// ahead of it (a warm one needs no new descriptor pair to be handed
+	// a call).
+	s, tmp := rlServer(t, m, `tool_work() { printf 'done %s' "$1"; }`, []string{"work"}, []string{"--warm", "0"}, "MCP_LOG_FILE="+logFile)
 	pid := s.cmd.Process.Pid
 	if got := s.roundTrip(rlCall(`"warm"`, "work", `{}`)); !strings.Contains(got, `"text":"done {}"`) {
 		t.Fatalf("warm-up call: %s", got)

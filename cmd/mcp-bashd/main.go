@@ -85,6 +85,7 @@ type options struct {
 	resources, prompts  string
 	maxConcurrent       int
 	warm                int
+	warmIdle            time.Duration
 	maxLine             int
 	outputCap           int64
 	grace, timeout      time.Duration
@@ -206,7 +207,8 @@ func daemonFlags(o *options) *flag.FlagSet {
 	fs.StringVar(&o.prompts, "prompts", "", "prompts list `file` (overrides MCP_PROMPTS_FILE)")
 	fs.StringVar(&o.bash, "bash", "", "`path` of the bash that runs tools (default: bash on PATH)")
 	fs.IntVar(&o.maxConcurrent, "max-concurrency", 16, "tool calls running at once")
-	fs.IntVar(&o.warm, "warm", 0, "keep up to `N` call processes started ahead of their calls, as many as calls run\n(bash function tools without limits; none kept after 10 s without a call; 0, the default\nwhile warm processes are being proven: every call starts its own)")
+	fs.IntVar(&o.warm, "warm", supervisor.DefaultWarm, "keep up to `N` call processes started ahead of their calls, as many as calls run\n(bash function tools without limits; none kept once --warm-idle passes without a call; 0: every call starts its own)")
+	fs.DurationVar(&o.warmIdle, "warm-idle", supervisor.DefaultWarmIdle, "how long warm call processes are kept after the last call")
 	fs.IntVar(&o.maxLine, "max-line", 16<<20, "longest request line in `bytes`")
 	fs.Int64Var(&o.outputCap, "output-cap", 16<<20, "tool output kept in a result, in `bytes` (the rest is cut with a marker)")
 	fs.DurationVar(&o.grace, "grace", 2*time.Second, "time between SIGTERM and SIGKILL when a call is stopped")
