@@ -106,19 +106,34 @@ func statID(path string) (fileID, bool) {
 // of the server's, so no other process of the call has it. 0: none (the
 // prelude has not forked it yet, or a tool killed it).
 func (s *Supervisor) sentinelOf(pgid int) int {
+	// The prelude forks the sentinel from the leader, which is still
+	// running when a stop begins: its children list names it without a
+	// scan of every process (several ms on a busy machine, on the cancel
+	// path). The scan remains for kernels without that file.
+	if b, err := os.ReadFile("/proc/" + strconv.Itoa(pgid) + "/task/" + strconv.Itoa(pgid) + "/children"); err == nil {
+		for _, f := range bytes.Fields(b) {
+			if pid, err := strconv.Atoi(string(f)); err == nil && s.isSentinel(pid, pgid) {
+				return pid
+			}
+		}
+	}
 	found := 0
 	eachProcess(func(pid int) bool {
-		if pid == pgid {
-			return true
-		}
-		if st, err := readStat(pid); err != nil || st.pgrp != pgid {
-			return true
-		}
-		if id, ok := statID("/proc/" + strconv.Itoa(pid) + "/fd/3"); ok && id == s.lifeID {
+		if pid != pgid && s.isSentinel(pid, pgid) {
 			found = pid
 			return false
 		}
 		return true
 	})
 	return found
+}
+
+// isSentinel reports whether pid is in group pgid and holds the lifeline
+// FIFO on fd 3.
+func (s *Supervisor) isSentinel(pid, pgid int) bool {
+	if st, err := readStat(pid); err != nil || st.pgrp != pgid {
+		return false
+	}
+	id, ok := statID("/proc/" + strconv.Itoa(pid) + "/fd/3")
+	return ok && id == s.lifeID
 }

@@ -303,17 +303,7 @@ func TestDr2SdkHandleConnectionSocat(t *testing.T) {
 	cmd := exec.Command(socat, "-d", "-d", "TCP-LISTEN:0,bind=127.0.0.1,reuseaddr,fork", "EXEC:./weatherserver.sh handle-connection")
 	cmd.Dir = repoPath("examples/weather")
 	cmd.Env = sdEnv("MCP_BASHD="+binary, "TMPDIR="+t.TempDir(), mark)
-	stderr := &lockedWriter{w: &bytes.Buffer{}}
-	cmd.Stderr = stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() { cmd.Wait(); close(done) }()
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		<-done
-	})
+	stderr, done := dr2StartKilledAtCleanup(t, cmd)
 	var url string
 	proctest.WaitUntil(t, deadline(t), "socat to say where it listens", func() (bool, string) {
 		m := dr2SocatListening.FindStringSubmatch(stderr.String())
@@ -383,17 +373,7 @@ esac
 	cmd := exec.Command("./server.sh", "--http")
 	cmd.Dir = dir
 	cmd.Env = ctShimEnv("TMPDIR="+t.TempDir(), sdMark(t))
-	stderr := &lockedWriter{w: &bytes.Buffer{}}
-	cmd.Stderr = stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() { cmd.Wait(); close(done) }()
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		<-done
-	})
+	stderr, done := dr2StartKilledAtCleanup(t, cmd)
 	serving := regexp.MustCompile(`mcp-bashd: serving (http://127\.0\.0\.1:(\d+)(/\S*))\n`)
 	proctest.WaitUntil(t, deadline(t), "the server to say where it listens", func() (bool, string) {
 		select {
@@ -645,4 +625,23 @@ handle_tools_call 5
 	if isErr || text != wantText {
 		t.Errorf("tool wrap: isError=%v text:\n%s\nwant:\n%s", isErr, text, wantText)
 	}
+}
+
+// dr2StartKilledAtCleanup starts a long-running listener (socat, a server
+// with --http), collecting its stderr, and kills and reaps it when the test
+// ends; done closes once it has exited.
+func dr2StartKilledAtCleanup(t *testing.T, cmd *exec.Cmd) (*lockedWriter, <-chan struct{}) {
+	t.Helper()
+	stderr := &lockedWriter{w: &bytes.Buffer{}}
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		<-done
+	})
+	return stderr, done
 }

@@ -151,6 +151,7 @@ type Source struct {
 
 	runMu sync.Mutex
 	run   *dirRun // the directory listing in flight, if any
+	last  *dirRun // the latest finished one (maybe not yet published)
 }
 
 type dirRun struct {
@@ -313,6 +314,11 @@ func keepGood[T any](log *zap.Logger, old, new T, oldErr error, errOf func(T) er
 func (s *Source) listOnce(ctx context.Context) *dirRun {
 	s.runMu.Lock()
 	r := s.run
+	if r == nil && s.last != nil && s.last.self == StampOf(s.opt.ToolsDir) && s.last.entries == DirStamp(s.opt.ToolsDir) {
+		// A listing of the directory as it is now has just finished and
+		// its waiters are publishing it: take it rather than list again.
+		r = s.last
+	}
 	if r == nil {
 		r = &dirRun{done: make(chan struct{})}
 		s.run = r
@@ -322,7 +328,7 @@ func (s *Source) listOnce(ctx context.Context) *dirRun {
 			r.self, r.entries = StampOf(s.opt.ToolsDir), DirStamp(s.opt.ToolsDir)
 			r.listing = listDir(context.Background(), s.opt.ToolsDir, s.opt.Lister, s.log.Named("tools-dir"))
 			s.runMu.Lock()
-			s.run = nil
+			s.run, s.last = nil, r
 			s.runMu.Unlock()
 			close(r.done)
 		}()

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 )
@@ -18,12 +19,15 @@ type lister struct {
 	block   string
 	started chan struct{}
 	release chan struct{}
+	once    sync.Once // started is closed by the first blocked run only
 }
 
 func (l *lister) ListTools(ctx context.Context, exe string) ([]byte, error) {
 	l.runs.Add(1)
 	if filepath.Base(exe) == l.block {
-		close(l.started)
+		// A later listing (a request after the release may start one
+		// before the first is published) must not close started again.
+		l.once.Do(func() { close(l.started) })
 		<-l.release
 	}
 	out, ok := l.out[filepath.Base(exe)]
