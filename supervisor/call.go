@@ -71,7 +71,10 @@ type Outcome struct {
 	Timeout    time.Duration
 	SetupErr   error // the call never ran (no call directory, spawn failure)
 	SetupDir   bool  // SetupErr is the call directory's creation
-	Duration   time.Duration
+	// OutputErr: the tool ran but its output could not be read back (not
+	// an empty output: the result must say so).
+	OutputErr error
+	Duration  time.Duration
 	// What the tool returned through the shim's content helpers.
 	Items           []Item
 	Structured      json.RawMessage // mcp_structured
@@ -275,17 +278,17 @@ const (
 
 // outcome reads what a finished call left in its root.
 func (s *Supervisor) outcome(o Outcome, ei exitInfo, req Request, root callRoot, log *zap.Logger) Outcome {
-	o.Output, o.Truncated = readOutput(root.Out(), s.cfg.OutputCap, log)
+	o.Output, o.Truncated, o.OutputErr = readOutput(root.Out(), s.cfg.OutputCap, log)
 	o.OutputCap = s.cfg.OutputCap
 	if req.splitsStderr() {
-		o.Stderr, _ = readOutput(root.Stderr(), 64<<10, log)
+		o.Stderr, _, _ = readOutput(root.Stderr(), 64<<10, log)
 		if len(o.Stderr) > 0 {
 			log.Info("tool stderr", zap.ByteString("stderr", o.Stderr))
 		}
 	}
 	o.Phase, o.HookStatus = root.readPhase()
 	if o.Phase != phaseTool {
-		o.HookOutput, _ = readOutput(root.Hook(), s.cfg.OutputCap, log)
+		o.HookOutput, _, _ = readOutput(root.Hook(), s.cfg.OutputCap, log)
 	}
 	if ei.status.Signaled() {
 		o.Signal = ei.status.Signal()
@@ -304,16 +307,21 @@ func (s *Supervisor) outcome(o Outcome, ei exitInfo, req Request, root callRoot,
 
 // readOutput reads at most max bytes (<= 0: no cap) of a root's output file
 // and reports how many more there were. A file the tool replaced with
-// something that is not a regular file is read as empty, and logged.
-func readOutput(path string, max int64, log *zap.Logger) ([]byte, int64) {
+// something that is not a regular file is read as empty, and logged; so
+// is one that could not be read (err: a full descriptor table, say), which
+// the caller must not take for a tool that printed nothing.
+func readOutput(path string, max int64, log *zap.Logger) ([]byte, int64, error) {
 	if max <= 0 {
 		max = -1
 	}
 	b, more, err := readRegular(path, max)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		log.Warn("call output not read", zap.Error(err))
+		if !errors.Is(err, errNotRegular) && !errors.Is(err, unix.ELOOP) {
+			return b, more, err
+		}
 	}
-	return b, more
+	return b, more, nil
 }
 
 // stop is the cancel path: the tool's cancel hook first (own group, its

@@ -231,9 +231,9 @@ func (s *Supervisor) ListTools(ctx context.Context, exe string) ([]byte, error) 
 	if err != nil {
 		return nil, fmt.Errorf("%s list: %w", exe, err)
 	}
-	stdout, _ := readOutput(root.Out(), s.cfg.OutputCap, s.log)
+	stdout, _, _ := readOutput(root.Out(), s.cfg.OutputCap, s.log)
 	if ei.status.Signaled() || ei.status.ExitStatus() != 0 {
-		stderr, _ := readOutput(root.Stderr(), 64<<10, s.log)
+		stderr, _, _ := readOutput(root.Stderr(), 64<<10, s.log)
 		return nil, fmt.Errorf("%s list failed (exit %d): %s", exe, ei.status.ExitStatus(), strings.TrimSpace(string(stderr)))
 	}
 	return stdout, nil

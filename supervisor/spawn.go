@@ -98,7 +98,7 @@ func (s *Supervisor) startThen(p proc, then func(pid int, exe string, argv, env 
 		return pid, err
 	})
 	if err != nil {
-		return 0, nil, fmt.Errorf("start %s: %w", s.cfg.Bash, p.box.StartError(err))
+		return 0, nil, fmt.Errorf("start %s: %w", s.cfg.Bash, p.box.StartError(fullTable(err, files)))
 	}
 	return pid, done, nil
 }
@@ -193,4 +193,21 @@ func (s *Supervisor) runBounded(mode string, req Request, root callRoot, stdout,
 	} else {
 		log.Warn(fmt.Sprintf("%s failed with status %d", what, st), fields...)
 	}
+}
+
+// fullTable names EBADF from a spawn for what it is when one of files is
+// the highest descriptor the limit allows: syscall.ForkExec moves its
+// error pipe above every descriptor passed, which the full table refuses
+// with EBADF (a descriptor table exhausted, not a bad descriptor of ours).
+func fullTable(err error, files []uintptr) error {
+	var lim unix.Rlimit
+	if !errors.Is(err, syscall.EBADF) || unix.Getrlimit(unix.RLIMIT_NOFILE, &lim) != nil {
+		return err
+	}
+	for _, f := range files {
+		if uint64(f)+1 >= lim.Cur {
+			return syscall.EMFILE
+		}
+	}
+	return err
 }

@@ -77,6 +77,11 @@ func TestRLFileDescriptorLimit(t *testing.T) {
 			errTexts[fmt.Sprintf("error %d %s", resp.Error.Code, resp.Error.Message)]++
 		case isText && resp.Result.IsError:
 			isError++
+			// A full descriptor table is what happened, whatever the
+			// spawn's own error was (ForkExec reports EBADF for it).
+			if strings.Contains(text, "bad file descriptor") {
+				t.Errorf("call %s: the error does not say the table is full: %s", id, text)
+			}
 			errTexts["isError "+text]++
 		case isText && text == fmt.Sprintf(`done {"i":%s}`, id):
 			ok++

@@ -303,6 +303,8 @@ func outcomeText(tool string, o supervisor.Outcome, sdk2026 bool) (parts []strin
 		return []string{"Cannot run " + tool + ": its call directory could not be created."}, true
 	case o.SetupErr != nil:
 		return []string{"Cannot run " + tool + ": " + o.SetupErr.Error() + "."}, true
+	case o.OutputErr != nil:
+		return []string{"Tool " + tool + " ran, but its output could not be read back: " + o.OutputErr.Error() + "."}, true
 	case o.TimedOut:
 		t := fmt.Sprintf("Tool %s timed out after %s and was stopped.", tool, o.Timeout)
 		if out := trimNewlines(o.Output); out != "" {

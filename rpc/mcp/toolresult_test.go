@@ -32,6 +32,7 @@ func TestOutcomeText(t *testing.T) {
 		{"timed out", supervisor.Outcome{TimedOut: true, Timeout: time.Second, Output: []byte("so far\n")}, "Tool where timed out after 1s and was stopped. Output so far:\nso far", true},
 		{"truncated", supervisor.Outcome{Output: []byte("abc"), Truncated: 7}, "abc\n[mcp-bashd: output truncated; 7 more bytes not shown]", false},
 		{"no call directory", supervisor.Outcome{SetupErr: errors.New("x"), SetupDir: true}, "Cannot run where: its call directory could not be created.", true},
+		{"output unreadable", supervisor.Outcome{OutputErr: errors.New("out: too many open files")}, "Tool where ran, but its output could not be read back: out: too many open files.", true},
 		{"tools-dir stderr", supervisor.Outcome{Output: []byte("out"), Stderr: []byte("err\n"), ExitCode: 1}, "Error executing where: out\nerr", true},
 	}
 	for _, c := range cases {
