@@ -204,7 +204,7 @@ func (s *Supervisor) callWarm(ctx context.Context, req Request, w *warmProc, log
 	if err != nil {
 		// The cold path takes over: a call cancelled before its warm
 		// process could be handed it is then stopped as any other.
-		if !errors.Is(err, errWarmGone) && !errors.Is(err, errHandOverCancelled) {
+		if !errors.Is(err, errWarmGone) && !errors.Is(err, errHandOverCancelled) && !errors.Is(err, errTmpFull) {
 			log.Warn("warm call process not used", zap.Error(err))
 		}
 		if errors.Is(err, unix.EXDEV) || errors.Is(err, unix.EINVAL) || errors.Is(err, errNoArgv) {

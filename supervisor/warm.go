@@ -508,6 +508,12 @@ func (s *Supervisor) handOver(ctx context.Context, w *warmProc, req Request) (ca
 	case <-ctx.Done():
 		return "", errHandOverCancelled
 	}
+	// A cold call in a TMPDIR without a free block or inode fails to make
+	// its root and says so; a warm root, made earlier, would instead let
+	// the tool run and fail writing. The same answer either way.
+	if err := s.tmpFull(); err != nil {
+		return "", err
+	}
 	sentinel := w.sentinel
 	if err := s.locateField(w, sentinel); err != nil {
 		return "", err
@@ -599,6 +605,23 @@ func (s *Supervisor) nameSentinel(w *warmProc, pid int, field []byte) {
 		return
 	}
 	_, _ = unix.Pwrite(fd, field, w.nameAt)
+}
+
+// errTmpFull: TMPDIR's filesystem has no free block or inode left.
+var errTmpFull = errors.New("TMPDIR has no free block or inode")
+
+// tmpFull is errTmpFull when TMPDIR's filesystem is full (statfs: one
+// system call, no file touched).
+func (s *Supervisor) tmpFull() error {
+	var st unix.Statfs_t
+	if unix.Statfs(s.base, &st) != nil {
+		return nil
+	}
+	// f_files is 0 where a filesystem does not count inodes.
+	if st.Bavail == 0 || (st.Files > 0 && st.Ffree == 0) {
+		return errTmpFull
+	}
+	return nil
 }
 
 // renameIntoBase moves a warm root to TMPDIR as mcp-call.N, never over
