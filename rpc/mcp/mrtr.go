@@ -15,6 +15,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/mcp-bashd/mcp-bashd/rpc/catalog"
+	"github.com/mcp-bashd/mcp-bashd/rpc/transport"
 	"github.com/mcp-bashd/mcp-bashd/rpc/wire"
 	"github.com/mcp-bashd/mcp-bashd/supervisor"
 )
@@ -311,6 +313,9 @@ func (m *mrtrCall) inputRequired() json.RawMessage {
 // the client's capabilities did not allow: what stopped it is the
 // missing capability, not the tool; nil when no ask was refused so.
 func (m *mrtrCall) missingCapability(what string) *wire.Error {
+	if m == nil {
+		return nil
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if len(m.lacking) == 0 {
@@ -330,4 +335,44 @@ func (m *mrtrCall) missingCapability(what string) *wire.Error {
 		Message: "Missing required client capability: " + what + " needs " + strings.Join(names, ", "),
 		Data:    object(field{"requiredCapabilities", wire.Object(caps...)}),
 	}
+}
+
+// ended is the answer to a run that an unanswered ask ended: its
+// input_required result; false for any other run (and on a nil m, the
+// session eras). The supervisor only ends a call for an ErrEndCall from
+// Ask, so a pending request is there; should it not be, the run is an
+// error, never a silent empty result.
+func (m *mrtrCall) ended(oc supervisor.Outcome) (*Result, bool) {
+	if m == nil || !oc.Ended {
+		return nil, false
+	}
+	if ir := m.inputRequired(); ir != nil {
+		return &Result{Body: ir}, true
+	}
+	return errorResult(noPending), true
+}
+
+const noPending = "mcp-bashd: the run was ended for the client's input, but no input request was recorded"
+
+// answer is a 2026 function run's response when MRTR decides it: the
+// input_required result of a run an ask ended, or -32021 for a failed run
+// after an ask the client's capabilities did not allow. false: the
+// function's own result or failure applies.
+func (m *mrtrCall) answer(id json.RawMessage, oc supervisor.Outcome, cfg *catalog.Config, what string) (transport.Response, bool) {
+	if m == nil {
+		return transport.Response{}, false
+	}
+	if oc.Ended {
+		ir := m.inputRequired()
+		if ir == nil {
+			return transport.Response{ID: id, Err: wire.Errorf(wire.CodeInternal, noPending)}, true
+		}
+		return transport.Response{ID: id, Result: modernResult(ir, cfg.ServerInfo(), nil)}, true
+	}
+	if failed(oc) {
+		if e := m.missingCapability(what); e != nil {
+			return transport.Response{ID: id, Err: e}, true
+		}
+	}
+	return transport.Response{}, false
 }

@@ -40,7 +40,10 @@ type Options struct {
 	// server's.
 	ToolStderr *os.File
 	Metrics    *metrics.Metrics // nil: counted privately
-	Log        *zap.Logger
+	// StateKey is the secret that signs 2026 requestState (StateKeyEnv);
+	// empty: a random key of this daemon's own.
+	StateKey string
+	Log      *zap.Logger
 }
 
 // Server answers MCP requests on any number of connections.
@@ -68,6 +71,8 @@ type Server struct {
 	stopped  chan struct{}
 
 	subs listeners // 2026-07-28 subscriptions/listen streams (listen.go)
+
+	states stateSigner // 2026 requestState (mrtr.go)
 }
 
 // New makes a server.
@@ -95,6 +100,7 @@ func New(opt Options) *Server {
 		base: base, cancel: cancel,
 		conns:   map[*conn]bool{},
 		stopped: make(chan struct{}),
+		states:  newStateSigner(opt.StateKey),
 	}
 }
 
