@@ -53,7 +53,6 @@ type Request struct {
 	// own capture): the 2026 bash SDK captured a tool's stdout only, and
 	// its stderr reached the server's own.
 	Stderr *os.File
-	Ask    askStub // TEMPORARY (h15b) until h15a-asks is merged
 }
 
 // Outcome is how a call ended.
@@ -81,7 +80,6 @@ type Outcome struct {
 	// Limits says which of the call's limits bit, one sentence each
 	// ("stopped: memory limit 256 MiB reached"); nil when none did.
 	Limits []string
-	Ended  bool // TEMPORARY (h15b) until h15a-asks is merged
 }
 
 // Call runs req to completion, cancellation or timeout. It returns only
