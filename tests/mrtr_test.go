@@ -14,6 +14,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -28,6 +29,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-bashd/mcp-bashd/tests/internal/mcpschema"
+	"github.com/mcp-bashd/mcp-bashd/tests/internal/proctest"
 )
 
 const mrServer = `
@@ -46,6 +48,15 @@ tool_both() {
 	printf 'run\n' >>"$MR_RUNS"
 	( mcp_ask_all '{"who":{"method":"elicitation/create","params":{"message":"Who?","requestedSchema":{"type":"object","properties":{"name":{"type":"string"}}}}},"where":{"method":"roots/list","params":{}}}' )
 }
+# Leaves a child running when its ask ends the call.
+tool_linger() {
+	local st
+	sleep 1000 &
+	read -r -a st </proc/$BASHPID/stat
+	printf '%s %s\n' "${st[4]}" "$!" >"$MR_LINGER"
+	mcp_elicit "Go on?" '{"type":"object","properties":{}}' >/dev/null || return 1
+	echo done
+}
 prompt_ctx() {
 	local a
 	a=$(mcp_elicit "Context?" '{"type":"object","properties":{"ok":{"type":"boolean"}}}') || return 1
@@ -57,7 +68,8 @@ var mrFiles = map[string]string{
 	"server.sh": mrServer,
 	"tools.json": `{"tools":[
 		{"name":"delete","description":"asks before deleting","inputSchema":{"type":"object","properties":{"path":{"type":"string"}}}},
-		{"name":"both","description":"asks two things at once","inputSchema":{"type":"object"}}]}`,
+		{"name":"both","description":"asks two things at once","inputSchema":{"type":"object"}},
+		{"name":"linger","description":"asks with a child running","inputSchema":{"type":"object"}}]}`,
 	"prompts.json": `{"prompts":[{"name":"ctx","description":"asks for context"}]}`,
 }
 
@@ -281,7 +293,8 @@ func TestMRTRMissingCapability(t *testing.T) {
 func TestMRTRRawStdio(t *testing.T) {
 	runs := filepath.Join(t.TempDir(), "runs")
 	dir := writeServer(t, mrFiles)
-	s := startServer(t, serverOpt{args: []string{filepath.Join(dir, "server.sh")}, env: []string{"TMPDIR=" + t.TempDir(), "MR_RUNS=" + runs}})
+	linger := filepath.Join(t.TempDir(), "linger")
+	s := startServer(t, serverOpt{args: []string{filepath.Join(dir, "server.sh")}, env: []string{"TMPDIR=" + t.TempDir(), "MR_RUNS=" + runs, "MR_LINGER=" + linger}})
 	s.revision = clModernVersion
 	const meta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{},"sampling":{},"roots":{}}}`
 	call := func(id, extra string) map[string]any {
@@ -330,6 +343,25 @@ func TestMRTRRawStdio(t *testing.T) {
 	}
 	if bad := call("6", `,"inputResponses":null`); bad["error"] == nil {
 		t.Errorf("inputResponses null: %v", bad)
+	}
+
+	// The run an ask ended is gone, children included, by the time its
+	// input_required is written.
+	line = s.roundTrip(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{` + meta + `,"name":"linger","arguments":{}}}`)
+	if !strings.Contains(line, `"resultType":"input_required"`) {
+		t.Fatalf("linger: %s", line)
+	}
+	b, err := os.ReadFile(linger)
+	var pgid, child int
+	if _, serr := fmt.Sscan(string(b), &pgid, &child); err != nil || serr != nil {
+		t.Fatalf("linger's pids %q: %v %v", b, err, serr)
+	}
+	group, err := proctest.InGroup(pgid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if left := proctest.Alive(group); len(left) > 0 {
+		t.Errorf("input_required was answered with the run's group %d alive: %v (child %d)", pgid, left, child)
 	}
 }
 
