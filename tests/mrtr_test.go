@@ -57,6 +57,11 @@ tool_linger() {
 	mcp_elicit "Go on?" '{"type":"object","properties":{}}' >/dev/null || return 1
 	echo done
 }
+resource_note() {
+	local roots
+	roots=$(mcp_roots) || return 1
+	printf 'note for %s\n' "$(mr_field uri "$roots")"
+}
 prompt_ctx() {
 	local a
 	a=$(mcp_elicit "Context?" '{"type":"object","properties":{"ok":{"type":"boolean"}}}') || return 1
@@ -70,7 +75,8 @@ var mrFiles = map[string]string{
 		{"name":"delete","description":"asks before deleting","inputSchema":{"type":"object","properties":{"path":{"type":"string"}}}},
 		{"name":"both","description":"asks two things at once","inputSchema":{"type":"object"}},
 		{"name":"linger","description":"asks with a child running","inputSchema":{"type":"object"}}]}`,
-	"prompts.json": `{"prompts":[{"name":"ctx","description":"asks for context"}]}`,
+	"prompts.json":   `{"prompts":[{"name":"ctx","description":"asks for context"}]}`,
+	"resources.json": `{"resources":[{"uri":"note://x","name":"note","mimeType":"text/plain"}]}`,
 }
 
 // mrClient is what the Go SDK client's handlers saw.
@@ -250,6 +256,15 @@ func mrGoSDK(t *testing.T, overHTTP bool) {
 	}
 	if rounds := mrRounds(t, wire(), "prompts/get", "ctx"); strings.Join(rounds, " ") != "input_required:elicitation/create complete" {
 		t.Errorf("prompts/get rounds %q", rounds)
+	}
+
+	// And a resource function.
+	rr, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "note://x"})
+	if err != nil {
+		t.Fatalf("resources/read note://x: %v", err)
+	}
+	if len(rr.Contents) != 1 || rr.Contents[0].Text != "note for file:///e2e/root\n" {
+		t.Errorf("resources/read note://x = %+v", rr.Contents)
 	}
 	cs.Close()
 	clCheckWire(t, clModernVersion, wire())
