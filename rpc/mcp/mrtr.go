@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -140,7 +141,7 @@ type mrtrCall struct {
 	mu      sync.Mutex
 	read    map[string]json.RawMessage // answers the run read: the next round's state
 	pending []inputRequest             // unanswered asks, in order
-	lacking map[string]bool            // capabilities an ask needed and the client did not declare
+	lacking map[string]json.RawMessage // capabilities asks needed and the client did not declare: name → what was needed
 }
 
 // newMRTR reads a 2026 request's inputResponses and requestState. params
@@ -151,7 +152,7 @@ func newMRTR(signer stateSigner, params json.RawMessage, method, name string, ar
 	m := &mrtrCall{
 		signer: signer, binding: requestBinding(method, name, args),
 		known: map[string]json.RawMessage{}, read: map[string]json.RawMessage{},
-		lacking: map[string]bool{},
+		lacking: map[string]json.RawMessage{},
 	}
 	if wire.FirstByte(caps) == '{' {
 		_ = json.Unmarshal(caps, &m.caps)
@@ -224,15 +225,23 @@ func (m *mrtrCall) Ask(_ context.Context, items []supervisor.AskItem) ([]json.Ra
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	reqs := make([]inputRequest, len(items))
-	for i, it := range items {
+	var lacking []string
+	for _, it := range items {
 		capName, ok := askCapability[it.Method]
 		if !ok {
 			return nil, fmt.Errorf("%s cannot be asked of a 2026-07-28 client: only elicitation/create, sampling/createMessage and roots/list can", it.Method)
 		}
-		if !m.declares(capName, it.Params) {
-			m.lacking[capName] = true
-			return nil, fmt.Errorf("the client did not declare the %s capability, so it cannot be asked %s", capName, it.Method)
+		if need := m.missing(capName, it.Params); need != nil {
+			m.lacking[capName] = need
+			if !slices.Contains(lacking, capName) {
+				lacking = append(lacking, capName)
+			}
 		}
+	}
+	if len(lacking) > 0 {
+		return nil, fmt.Errorf("the client did not declare the %s capability, so it cannot be asked that", strings.Join(lacking, " and "))
+	}
+	for i, it := range items {
 		key := it.Key
 		if key == "" {
 			key = askKey(it.Method, it.Params)
@@ -256,27 +265,30 @@ func (m *mrtrCall) Ask(_ context.Context, items []supervisor.AskItem) ([]json.Ra
 	return out, nil
 }
 
-// declares says whether the client's capabilities allow the request: the
-// capability is present, and for a URL-mode elicitation its url member.
-func (m *mrtrCall) declares(capName string, params json.RawMessage) bool {
+// missing is what the request needs of the client's capabilities that
+// they lack, as requiredCapabilities spells it ({} for the capability
+// itself, {"url":{}} for URL-mode elicitation); nil when they allow it.
+func (m *mrtrCall) missing(capName string, params json.RawMessage) json.RawMessage {
 	c, ok := m.caps[capName]
 	if !ok || wire.FirstByte(c) != '{' {
-		return false
+		return json.RawMessage(`{}`)
 	}
 	if capName != "elicitation" {
-		return true
+		return nil
 	}
 	var p struct {
 		Mode string `json:"mode"`
 	}
 	_ = json.Unmarshal(params, &p)
 	if p.Mode != "url" {
-		return true // form mode: elicitation: {} declares it
+		return nil // form mode: elicitation: {} declares it
 	}
 	var modes map[string]json.RawMessage
 	_ = json.Unmarshal(c, &modes)
-	_, url := modes["url"]
-	return url
+	if _, ok := modes["url"]; ok {
+		return nil
+	}
+	return json.RawMessage(`{"url":{}}`)
 }
 
 func (m *mrtrCall) addPending(r inputRequest) {
@@ -328,7 +340,7 @@ func (m *mrtrCall) missingCapability(what string) *wire.Error {
 	sort.Strings(names)
 	caps := make([]wire.Member, len(names))
 	for i, n := range names {
-		caps[i] = wire.Member{Key: n, Val: json.RawMessage(`{}`)}
+		caps[i] = wire.Member{Key: n, Val: m.lacking[n]}
 	}
 	return &wire.Error{
 		Code:    wire.CodeMissingCapability,

@@ -229,6 +229,18 @@ func TestMRTRCapabilities(t *testing.T) {
 	if _, err := m.Ask(context.Background(), []supervisor.AskItem{{Method: "elicitation/create", Params: json.RawMessage(`{"mode":"url","url":"https://x"}`)}}); err == nil || errors.Is(err, supervisor.ErrEndCall) {
 		t.Fatalf("url mode with form only: %v", err)
 	}
+	if e := m.missingCapability("tool greet"); e == nil || string(e.Data) != `{"requiredCapabilities":{"elicitation":{"url":{}}}}` {
+		t.Fatalf("url mode: %+v", e)
+	}
+	// Several lacking at once: all named.
+	m, _ = newMRTR(s, json.RawMessage(`{}`), "tools/call", "greet", json.RawMessage(`{}`), json.RawMessage(`{}`))
+	_, err = m.Ask(context.Background(), []supervisor.AskItem{nameAsk, {Key: "r", Method: "roots/list"}})
+	if err == nil || !strings.Contains(err.Error(), "elicitation and roots") {
+		t.Fatalf("two lacking: %v", err)
+	}
+	if e := m.missingCapability("tool greet"); e == nil || string(e.Data) != `{"requiredCapabilities":{"elicitation":{},"roots":{}}}` {
+		t.Fatalf("two lacking: %+v", e)
+	}
 	if _, err := m.Ask(context.Background(), []supervisor.AskItem{{Method: "ping"}}); err == nil || errors.Is(err, supervisor.ErrEndCall) {
 		t.Fatalf("ping: %v", err)
 	}
