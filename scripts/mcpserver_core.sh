@@ -149,7 +149,8 @@ mcp_ask() { __mcpbashd_ask mcp_ask one "${1:-}" "${2:-}"; }
 # "params": P}, ...}; prints {KEY: result, ...}.
 mcp_ask_all() { __mcpbashd_ask mcp_ask_all all "${1:-}"; }
 # mcp_elicit MESSAGE SCHEMA_JSON — elicitation/create; prints the answer
-# ({"action": "accept", "content": {...}}, or decline, or cancel).
+# ({"action": "accept", "content": {...}}); when the user declines or
+# cancels it prints that answer too, but returns 1.
 mcp_elicit() { __mcpbashd_ask mcp_elicit elicit "${1:-}" "${2:-}"; }
 # mcp_sample REQUEST_JSON — sampling/createMessage with those params.
 mcp_sample() { __mcpbashd_ask mcp_sample one sampling/createMessage "${1:-}"; }
@@ -159,7 +160,8 @@ mcp_roots() { __mcpbashd_ask mcp_roots one roots/list ""; }
 # __mcpbashd_ask WHO FORM FIELDS... — makes a reply FIFO next to the events
 # file (mkfifo creates or fails, so concurrent helpers never share one),
 # appends the ask record naming it, and reads the daemon's reply to EOF:
-# "0", a newline and the result, or "1", a newline and a message.
+# "0", a newline and the result; "1", a newline and a message; or "2", a
+# newline, a message, a newline and the result (a refused elicitation).
 __mcpbashd_ask() {
     local __who=$1 __n=0 __rec __f __reply=
     shift
@@ -189,6 +191,14 @@ __mcpbashd_ask() {
         ;;
     "1
 "*) printf '%s: %s\n' "$__who" "${__reply#??}" >&2 ;;
+    "2
+"*)
+        __reply=${__reply#??}
+        printf '%s\n' "${__reply#*
+}"
+        printf '%s: %s\n' "$__who" "${__reply%%
+*}" >&2
+        ;;
     *) printf '%s: no answer from mcp-bashd\n' "$__who" >&2 ;;
     esac
     return 1

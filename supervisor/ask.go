@@ -1,12 +1,14 @@
 package supervisor
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -28,8 +30,11 @@ import (
 //     ask  events.N  elicit  MESSAGE  SCHEMA     (mcp_elicit: Go builds the params)
 //
 //  3. blocks reading the FIFO to its EOF. The daemon answers "0\n" and the
-//     result JSON (for "all": {KEY: result, …}), or "1\n" and a message the
-//     helper prints on stderr before it returns 1.
+//     result JSON, compact (for "all": {KEY: result, …}); or "1\n" and a
+//     message the helper prints on stderr before it returns 1; or, for an
+//     elicitation the user did not accept, "2\n", a one-line message and
+//     the result: the helper prints both and returns 1, so `answer=$(
+//     mcp_elicit …) || …` reads as "unless the user said yes".
 //
 // Each record is served on its own goroutine through Request.Ask; the
 // goroutines end before Call returns. The daemon opens a FIFO only without
@@ -63,6 +68,7 @@ var errNoAsk = errors.New("this call cannot ask the client")
 type askRecord struct {
 	reply   string // the FIFO's name in the root
 	all     bool
+	elicit  bool // mcp_elicit: an answer other than "accept" fails the helper
 	items   []AskItem
 	problem string
 }
@@ -89,6 +95,7 @@ func parseAsk(f []string, cut bool) askRecord {
 		}
 		rec.items = []AskItem{{Method: field(2), Params: params}}
 	case form == "elicit":
+		rec.elicit = true
 		rec.items, rec.problem = elicitItem(field(2), field(3))
 	case form == "all":
 		rec.all = true
@@ -208,9 +215,14 @@ func (a *asker) answer(rec askRecord) {
 		a.endOnce.Do(func() { close(a.ended) })
 		return
 	}
-	reply := "0\n" + string(body)
-	if err != nil {
+	var reply string
+	switch {
+	case err != nil:
 		reply = "1\n" + a.message(err)
+	case rec.elicit && elicitAction(body) != "accept":
+		reply = "2\nthe user did not accept (action: " + elicitAction(body) + ")\n" + string(body)
+	default:
+		reply = "0\n" + string(body)
 	}
 	if err := a.write(path, reply); err != nil {
 		a.log.Debug("ask reply not delivered", zap.String("reply", rec.reply), zap.Error(err))
@@ -235,13 +247,32 @@ func (a *asker) results(rec askRecord) ([]byte, error) {
 		return nil, fmt.Errorf("%d answers to %d requests", len(res), len(rec.items))
 	}
 	if !rec.all {
-		return res[0], nil
+		return compact(res[0])
 	}
 	out := make(map[string]json.RawMessage, len(res))
 	for i, it := range rec.items {
 		out[it.Key] = res[i]
 	}
-	return json.Marshal(out)
+	return json.Marshal(out) // compacts the results too
+}
+
+// compact is a result on one line, as the helper prints it.
+func compact(raw json.RawMessage) ([]byte, error) {
+	var b bytes.Buffer
+	if err := json.Compact(&b, raw); err != nil {
+		return nil, fmt.Errorf("the answer is not JSON: %w", err)
+	}
+	return b.Bytes(), nil
+}
+
+// elicitAction is an elicitation result's action, printable on one line.
+func elicitAction(result []byte) string {
+	var r struct {
+		Action string `json:"action"`
+	}
+	_ = json.Unmarshal(result, &r)
+	q := strconv.Quote(r.Action)
+	return q[1 : len(q)-1]
 }
 
 // message is the helper's error text: a call that ended says so rather

@@ -79,6 +79,10 @@ really" '{"type":"object","properties":{"ok":{"type":"boolean"}}}' || return
 				defer mu.Unlock()
 				for _, r := range reqs {
 					got = append(got, r.Key+" "+r.Method+" "+string(r.Params))
+					if r.Method == "elicitation/create" {
+						out = append(out, json.RawMessage(`{"action":"accept","content":{"ok":true}}`))
+						continue
+					}
 					out = append(out, json.RawMessage(fmt.Sprintf(`{"answer":%q}`, r.Method)))
 				}
 				return out, nil
@@ -89,7 +93,7 @@ really" '{"type":"object","properties":{"ok":{"type":"boolean"}}}' || return
 			}
 			o := s.Call(context.Background(), Request{ID: "1", Tool: "ask", Args: []byte(`{}`), Snapshot: sn, Ask: ask})
 			want := strings.Join([]string{
-				`{"answer":"elicitation/create"}`,
+				`{"action":"accept","content":{"ok":true}}`,
 				`{"answer":"sampling/createMessage"}`,
 				`{"answer":"roots/list"}`,
 				`{"answer":"ping"}`,
@@ -139,6 +143,26 @@ tool_fail() {
 	o = s.Call(context.Background(), Request{ID: "2", Tool: "fail", Args: []byte(`{}`), Snapshot: sn, Ask: declined})
 	if !strings.HasPrefix(string(o.Output), "mcp_roots: the client did not declare the roots capability\nroots 1\n") {
 		t.Fatalf("failing Ask: %q", o.Output)
+	}
+}
+
+// An elicitation the user declines: mcp_elicit prints the answer but
+// returns 1 and says why; mcp_ask with the same request returns 0.
+func TestAskElicitDeclined(t *testing.T) {
+	s, sn, _ := newAskSupervisor(t, `
+tool_del() {
+    local a
+    if a=$(mcp_elicit "Delete?" '{"type":"object"}' 2>"$MCP_CALL_TMPDIR/err"); then echo "deleting"; else echo "kept ($?): $a / $(<"$MCP_CALL_TMPDIR/err")"; fi
+    mcp_ask elicitation/create '{"message":"m","requestedSchema":{"type":"object"}}'; echo "ask $?"
+}
+`, 2*time.Second, -1)
+	ask := func(ctx context.Context, reqs []AskItem) ([]json.RawMessage, error) {
+		return []json.RawMessage{json.RawMessage("{\n \"action\": \"decline\"\n}")}, nil
+	}
+	o := s.Call(context.Background(), Request{ID: "1", Tool: "del", Args: []byte(`{}`), Snapshot: sn, Ask: ask})
+	want := "kept (1): {\"action\":\"decline\"} / mcp_elicit: the user did not accept (action: decline)\n{\"action\":\"decline\"}\nask 0\n"
+	if string(o.Output) != want {
+		t.Fatalf("output %q\nwant   %q", o.Output, want)
 	}
 }
 

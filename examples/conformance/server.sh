@@ -215,6 +215,55 @@ prompt_test_input_required_result_prompt() {
     answer=$(conformance_ask user_context elicitation/create \
         '{"message":"What context should the prompt use?","requestedSchema":{"type":"object","properties":{"context":{"type":"string"}},"required":["context"]}}') || return
     printf 'Answer with this context in mind: %s\n' "$(conformance_field context "$answer")"
+# ---- tools that ask the client (session eras: a request on the call's
+# stream; mcp_ask, mcp_elicit and mcp_sample come from the shim) ----
+
+# conformance_string NAME JSON — the JSON-escaped text of string argument
+# NAME, as it appears in the arguments: ready to be pasted into JSON.
+conformance_string() {
+    local re='"'"$1"'"[[:space:]]*:[[:space:]]*"(([^"\\]|\\.)*)"'
+    [[ $2 =~ $re ]] && printf '%s' "${BASH_REMATCH[1]}"
+}
+
+tool_test_elicitation() {
+    local message answer
+    message=$(conformance_string message "$1")
+    answer=$(mcp_ask elicitation/create '{"message":"'"$message"'","requestedSchema":{"type":"object","properties":{"username":{"type":"string","description":"User'"'"'s response"},"email":{"type":"string","description":"User'"'"'s email address"}},"required":["username","email"]}}') || return
+    printf 'User response: %s\n' "$answer"
+}
+
+tool_test_sampling() {
+    local prompt result re='"text"[[:space:]]*:[[:space:]]*"(([^"\\]|\\.)*)"'
+    prompt=$(conformance_string prompt "$1")
+    result=$(mcp_sample '{"messages":[{"role":"user","content":{"type":"text","text":"'"$prompt"'"}}],"maxTokens":100}') || return
+    [[ $result =~ $re ]] || { printf 'The client answered without text: %s\n' "$result"; return 1; }
+    printf 'LLM response: %s\n' "${BASH_REMATCH[1]}"
+}
+
+# mcp_elicit returns 1 when the user declines or cancels, but prints the
+# answer all the same: the result reports whatever came back.
+tool_test_elicitation_sep1034_defaults() {
+    local answer
+    answer=$(mcp_elicit 'Test client default value handling - please accept with defaults' '{"type":"object","properties":{
+        "name":{"type":"string","description":"User name","default":"John Doe"},
+        "age":{"type":"integer","description":"User age","default":30},
+        "score":{"type":"number","description":"User score","default":95.5},
+        "status":{"type":"string","description":"User status","enum":["active","inactive","pending"],"default":"active"},
+        "verified":{"type":"boolean","description":"Verification status","default":true}},"required":[]}')
+    [ -n "$answer" ] || return 1
+    printf 'Elicitation completed: %s\n' "$answer"
+}
+
+tool_test_elicitation_sep1330_enums() {
+    local answer
+    answer=$(mcp_elicit 'Pick from each kind of enum' '{"type":"object","properties":{
+        "untitledSingle":{"type":"string","enum":["option1","option2","option3"]},
+        "titledSingle":{"type":"string","oneOf":[{"const":"value1","title":"First Option"},{"const":"value2","title":"Second Option"},{"const":"value3","title":"Third Option"}]},
+        "legacyEnum":{"type":"string","enum":["opt1","opt2","opt3"],"enumNames":["Option One","Option Two","Option Three"]},
+        "untitledMulti":{"type":"array","items":{"type":"string","enum":["option1","option2","option3"]}},
+        "titledMulti":{"type":"array","items":{"anyOf":[{"const":"value1","title":"First Choice"},{"const":"value2","title":"Second Choice"},{"const":"value3","title":"Third Choice"}]}}}}')
+    [ -n "$answer" ] || return 1
+    printf 'Elicitation completed: %s\n' "$answer"
 }
 
 # ---- resources, prompts and completion (resources.json, prompts.json) ----

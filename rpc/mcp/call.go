@@ -195,6 +195,9 @@ type slotStream struct {
 	held *bool
 }
 
+// Unwrap is the stream under o (transport.RequesterOf).
+func (o slotStream) Unwrap() transport.Stream { return o.Stream }
+
 func (o slotStream) Respond(r transport.Response) {
 	if !*o.held {
 		o.Stream.Respond(r)
@@ -330,6 +333,7 @@ func (s *Server) run(ctx context.Context, tc toolCall, cfg *catalog.Config, t *c
 	req := supervisor.Request{
 		ID: string(tc.req.Msg.ID), Tool: t.Name, Args: args, Snapshot: snap, Timeout: timeout,
 		Events: s.eventSink(ctx, tc.req, cfg), Exe: t.Exe, Limits: t.Sandbox,
+		Ask: s.askFor(tc.req),
 	}
 	if sdk2026 {
 		req.Stderr = s.opt.ToolStderr

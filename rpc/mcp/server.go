@@ -70,7 +70,8 @@ type Server struct {
 	stopOnce sync.Once
 	stopped  chan struct{}
 
-	subs listeners // 2026-07-28 subscriptions/listen streams (listen.go)
+	subs listeners   // 2026-07-28 subscriptions/listen streams (listen.go)
+	asks pendingAsks // requests sent to clients, waiting for answers (ask.go)
 
 	states stateSigner // 2026 requestState (mrtr.go)
 }
@@ -156,6 +157,9 @@ func (s *Server) readLoop(c *conn) error {
 		}
 		if err != nil {
 			return err
+		}
+		if s.clientResponse(req) {
+			continue
 		}
 		if req.Msg.HasID && s.Stopping() {
 			// Nothing new starts during the drain, but every request is
