@@ -215,6 +215,8 @@ prompt_test_input_required_result_prompt() {
     answer=$(conformance_ask user_context elicitation/create \
         '{"message":"What context should the prompt use?","requestedSchema":{"type":"object","properties":{"context":{"type":"string"}},"required":["context"]}}') || return
     printf 'Answer with this context in mind: %s\n' "$(conformance_field context "$answer")"
+}
+
 # ---- tools that ask the client (session eras: a request on the call's
 # stream; mcp_ask, mcp_elicit and mcp_sample come from the shim) ----
 
