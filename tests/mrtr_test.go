@@ -110,6 +110,13 @@ func (h *mrClient) options(elicit bool) *mcp.ClientOptions {
 // a daemon serving mrFiles over stdio or HTTP; wire lists the messages.
 func mrConnect(t *testing.T, overHTTP bool, opts *mcp.ClientOptions, runs string) (*mcp.ClientSession, func() []clMsg, *lockedWriter) {
 	t.Helper()
+	return mrConnectPinned(t, overHTTP, opts, runs, "")
+}
+
+// mrConnectPinned is mrConnect with the session pinned to version ("":
+// the SDK's default, 2026-07-28).
+func mrConnectPinned(t *testing.T, overHTTP bool, opts *mcp.ClientOptions, runs, version string) (*mcp.ClientSession, func() []clMsg, *lockedWriter) {
+	t.Helper()
 	dir := writeServer(t, mrFiles)
 	mark := clMarker(t)
 	t.Cleanup(func() { clKillMarked(mark) })
@@ -135,13 +142,18 @@ func mrConnect(t *testing.T, overHTTP bool, opts *mcp.ClientOptions, runs string
 	}
 	ctx, cancel := context.WithDeadline(context.Background(), deadline(t))
 	defer cancel()
-	cs, err := client.Connect(ctx, transport, nil)
+	var sopts *mcp.ClientSessionOptions
+	want := clModernVersion
+	if version != "" {
+		sopts, want = &mcp.ClientSessionOptions{ProtocolVersion: version}, version
+	}
+	cs, err := client.Connect(ctx, transport, sopts)
 	if err != nil {
 		t.Fatalf("connect: %v\nstderr:\n%s", err, stderr.String())
 	}
 	t.Cleanup(func() { cs.Close() })
-	if v := cs.InitializeResult().ProtocolVersion; v != clModernVersion {
-		t.Fatalf("negotiated %s, want %s", v, clModernVersion)
+	if v := cs.InitializeResult().ProtocolVersion; v != want {
+		t.Fatalf("negotiated %s, want %s", v, want)
 	}
 	return cs, wire, stderr
 }
@@ -427,5 +439,44 @@ func TestMRTRTamperedHTTP(t *testing.T) {
 	}
 	if n := mrRuns(t, runs); n != 1 {
 		t.Errorf("delete ran %d times, want 1", n)
+	}
+}
+
+// The same tool, unchanged, in a session era (2025-11-25): the asks go to
+// the client as requests while the tool waits, so it runs once; the
+// answers are the same as in 2026-07-28 (TestMRTRGoSDK*).
+func TestMRTRSameToolSessionEra(t *testing.T) {
+	for _, overHTTP := range []bool{false, true} {
+		name := "stdio"
+		if overHTTP {
+			name = "http"
+		}
+		t.Run(name, func(t *testing.T) {
+			runs := filepath.Join(t.TempDir(), "runs")
+			h := &mrClient{}
+			cs, wire, stderr := mrConnectPinned(t, overHTTP, h.options(true), runs, "2025-11-25")
+			ctx, cancel := context.WithDeadline(context.Background(), deadline(t))
+			defer cancel()
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "delete", Arguments: map[string]any{"path": "/srv/old"}})
+			if err != nil {
+				t.Fatalf("tools/call delete: %v\nstderr:\n%s", err, stderr.String())
+			}
+			if text, want := mrText(t, res.Content), `answer={"action":"accept","content":{"name":"Ada","ok":true}} summary=SUMMARY-42 root=file:///e2e/root`; res.IsError || text != want {
+				t.Errorf("delete = %q (isError %v), want %q", text, res.IsError, want)
+			}
+			if n := mrRuns(t, runs); n != 1 {
+				t.Errorf("delete ran %d times in a session era, want 1", n)
+			}
+			var asked []string
+			for _, m := range wire() {
+				if f := m.fields(t); m.In && f.ID != nil && f.Method != "" {
+					asked = append(asked, f.Method)
+				}
+			}
+			if strings.Join(asked, " ") != "elicitation/create sampling/createMessage roots/list" {
+				t.Errorf("server requests %q", asked)
+			}
+			cs.Close()
+		})
 	}
 }
