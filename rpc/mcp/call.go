@@ -178,6 +178,9 @@ type toolCall struct {
 	// held, when set, keeps the concurrency slot run takes: run sets it,
 	// and the caller gives the slot back once the answer is written.
 	held *bool
+	// mrtr answers the tool's asks in a 2026 request (mrtr.go); nil in
+	// the session eras.
+	mrtr *mrtrCall
 }
 
 // slotStream is the output of a call that may keep its slot until its
@@ -191,6 +194,9 @@ type slotStream struct {
 	s    *Server
 	held *bool
 }
+
+// Unwrap is the stream under o (transport.RequesterOf).
+func (o slotStream) Unwrap() transport.Stream { return o.Stream }
 
 func (o slotStream) Respond(r transport.Response) {
 	if !*o.held {
@@ -258,6 +264,13 @@ func (s *Server) runCall(ctx context.Context, tc toolCall) (*Result, *wire.Error
 		if e := checkModernCall(tc.req, t, cp.args); e != nil {
 			return nil, e
 		}
+		// A retry's answers (inputResponses, requestState) are checked
+		// before anything runs: a tampered state is refused outright.
+		mc, e := newMRTR(s.states, tc.params, "tools/call", name, cp.args, tc.req.Meta.Caps)
+		if e != nil {
+			return nil, e
+		}
+		tc.mrtr = mc
 	}
 	if t.SandboxErr != nil {
 		s.log.Error("tool call rejected: its limits are unusable", zap.String("tool", name), zap.Error(t.SandboxErr))
@@ -273,7 +286,13 @@ func (s *Server) runCall(ctx context.Context, tc toolCall) (*Result, *wire.Error
 		s.log.Info(validationFailed(name, err.Error()), zap.String("tool", name), zap.String("reason", err.Error()))
 		return errorResult(err.Error()), nil
 	}
-	return s.run(ctx, tc, cat.Config, t, snap, toolArgs(cp.args, cat.Config)), nil
+	res := s.run(ctx, tc, cat.Config, t, snap, toolArgs(cp.args, cat.Config))
+	if res != nil && res.IsError {
+		if e := tc.mrtr.missingCapability("tool " + name); e != nil {
+			return nil, e
+		}
+	}
+	return res, nil
 }
 
 // toolArgs is the arguments JSON the tool receives in $1 (its before-tool
@@ -314,11 +333,19 @@ func (s *Server) run(ctx context.Context, tc toolCall, cfg *catalog.Config, t *c
 	req := supervisor.Request{
 		ID: string(tc.req.Msg.ID), Tool: t.Name, Args: args, Snapshot: snap, Timeout: timeout,
 		Events: s.eventSink(ctx, tc.req, cfg), Exe: t.Exe, Limits: t.Sandbox,
+		Ask: s.askFor(tc.req),
 	}
 	if sdk2026 {
 		req.Stderr = s.opt.ToolStderr
 	}
+	if tc.mrtr != nil {
+		req.Ask = tc.mrtr.Ask
+	}
 	oc := s.opt.Runner.Call(ctx, req)
+	if res, ok := tc.mrtr.ended(oc); ok {
+		s.metrics.Finish(t.Name, "input_required", oc.Duration)
+		return res
+	}
 	// A bash error names the file that defined the function: the
 	// snapshot calls source. Point it at the script, as under the SDK.
 	oc.Output, oc.HookOutput = snap.MapLocations(oc.Output), snap.MapLocations(oc.HookOutput)
