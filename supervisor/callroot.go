@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"go.uber.org/zap"
@@ -236,10 +237,49 @@ func (s *Supervisor) newRoot(args []byte, log *zap.Logger) (callRoot, error) {
 	return root, nil
 }
 
-// removeRoot removes a root; one that cannot be removed now (out of file
+// removeRoot takes a finished root out of TMPDIR before the call is
+// answered, but does not make the answer wait for the filesystem to free
+// its files (0.2–0.7 ms a directory on an ext4 mounted with discard): one
+// rename moves it into the runtime directory as gone.N, and one goroutine
+// removes those in turn (one, so that a burst of calls does not become a
+// burst of threads blocked in unlinkat); Close waits for it. When the
+// rename cannot be done (another filesystem, say), the queue is full or
+// the supervisor is closing, it is removed here.
+func (s *Supervisor) removeRoot(root callRoot, log *zap.Logger) {
+	if s.gone != nil {
+		gone := filepath.Join(s.runtime, "gone."+strconv.FormatUint(s.goneSeq.Add(1), 10))
+		if unix.Renameat2(unix.AT_FDCWD, string(root), unix.AT_FDCWD, gone, unix.RENAME_NOREPLACE) == nil {
+			root = callRoot(gone)
+			s.usersMu.Lock()
+			queued := false
+			if !s.closing {
+				select {
+				case s.gone <- gone:
+					queued = true
+				default:
+				}
+			}
+			s.usersMu.Unlock()
+			if queued {
+				return
+			}
+		}
+	}
+	s.removeNow(root, log)
+}
+
+// removeGone removes the roots removeRoot queued, until Close.
+func (s *Supervisor) removeGone() {
+	defer close(s.goneDone)
+	for dir := range s.gone {
+		s.removeNow(callRoot(dir), s.log)
+	}
+}
+
+// removeNow removes a root; one that cannot be removed now (out of file
 // descriptors, say) is kept on a list and retried after later calls and at
 // Close, so it is not left behind until the next daemon's sweep.
-func (s *Supervisor) removeRoot(root callRoot, log *zap.Logger) {
+func (s *Supervisor) removeNow(root callRoot, log *zap.Logger) {
 	if err := tmpdir.Remove(string(root)); err != nil {
 		log.Warn(fmt.Sprintf("Cannot remove call directory %s: %v", root, err), zap.String("path", string(root)), zap.Error(err), zap.Bool("will_retry", true))
 		s.leftMu.Lock()

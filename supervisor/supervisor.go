@@ -117,6 +117,12 @@ type Supervisor struct {
 	closing bool
 	users   sync.WaitGroup
 
+	// gone queues finished roots for removeGone (removeRoot); closed, under
+	// usersMu, by Close, which then waits for goneDone.
+	gone     chan string
+	goneDone chan struct{}
+	goneSeq  atomic.Uint64
+
 	leftMu    sync.Mutex
 	leftovers []string // call roots whose removal failed, retried later
 }
@@ -206,8 +212,14 @@ func New(cfg Config) (*Supervisor, error) {
 	if cfg.Warm >= 0 && filepath.Dir(s.runtime) == base {
 		s.warm = newWarmPool(s, cmpOr(cfg.Warm, DefaultWarm))
 	}
+	s.gone, s.goneDone = make(chan string, goneQueue), make(chan struct{})
+	go s.removeGone()
 	return s, nil
 }
+
+// goneQueue is how many finished roots may wait for removeGone; past it a
+// call removes its own before it is answered, as when there was no queue.
+const goneQueue = 64
 
 // Sandbox is how calls' limits are enforced here (mcp-bashd call shows it).
 func (s *Supervisor) Sandbox() *sandbox.Manager { return s.box }
@@ -259,6 +271,12 @@ func (s *Supervisor) Close() error {
 			s.reaper.killAll()
 		}
 		s.users.Wait()
+		if s.gone != nil {
+			s.usersMu.Lock()
+			close(s.gone)
+			s.usersMu.Unlock()
+			<-s.goneDone
+		}
 		s.box.Close()
 		s.retryLeftovers()
 		if s.life != nil {

@@ -503,9 +503,10 @@ func TestRLConcurrentRoundsBackToBaseline(t *testing.T) {
 		if rounds > 0 {
 			t.Logf("%s: %d rounds of %d calls took %s", name, rounds, perRound, strings.Join(took, " "))
 		}
-		// Every call's group is gone and its root removed before its
-		// response is written, so the count must be back already; polling
-		// only absorbs a scan racing the last close.
+		// Every call's group is gone and its root out of TMPDIR before its
+		// response is written; the root's removal (removeRoot) holds a
+		// descriptor for a moment after. Polling absorbs that and a scan
+		// racing the last close.
 		proctest.WaitUntil(t, time.Now().Add(5*time.Second), "open fds back to the baseline", func() (bool, string) {
 			p, err := rlSample(pid)
 			if err != nil {
