@@ -49,6 +49,7 @@ type Conn struct {
 	lr      *wire.LineReader
 	session *transport.Session
 	out     *output
+	queue   []*transport.Request // a batch's members not yet read (batch)
 }
 
 // New reads requests from r and writes to w. When w is a file (stdout),
@@ -90,6 +91,11 @@ func (c *Conn) Session() *transport.Session { return c.session }
 // lines are skipped.
 func (c *Conn) Read() (*transport.Request, error) {
 	for {
+		if len(c.queue) > 0 {
+			req := c.queue[0]
+			c.queue = c.queue[1:]
+			return req, nil
+		}
 		line, err := c.lr.Next()
 		var le *wire.LineError
 		switch {
@@ -109,6 +115,9 @@ func (c *Conn) Read() (*transport.Request, error) {
 			continue
 		}
 		msg, gerr := wire.Parse(line)
+		if gerr != nil && c.batch(line) {
+			continue
+		}
 		if gerr != nil {
 			c.opt.Log.Warn(gerr.Sentence, zap.Int("code", gerr.Code), zap.String("message", gerr.Message))
 			c.write(gerr.Line())
@@ -124,6 +133,39 @@ func (c *Conn) Read() (*transport.Request, error) {
 		req.Out = stream{c}
 		return req, nil
 	}
+}
+
+// batch serves a line that is a JSON-RPC batch, once initialize has
+// negotiated the one revision that has them; false for any other line (it
+// keeps the gates' answer). The members are queued for Read; their answers
+// leave as one array line, and a batch of notifications only is answered
+// with nothing.
+func (c *Conn) batch(line []byte) bool {
+	if c.session.Version() != wire.BatchVersion {
+		return false
+	}
+	members, ok := wire.Batch(line)
+	if !ok {
+		return false
+	}
+	if len(members) == 0 {
+		c.opt.Log.Warn("empty JSON-RPC batch refused")
+		c.write(wire.EmptyBatch())
+		return true
+	}
+	reqs, refused := transport.SplitBatch(members, "", c.opt.ModernEnabled, func(s string) { c.opt.Log.Warn(s) })
+	answers := 0
+	for _, r := range reqs {
+		if r.Msg.HasID {
+			answers++
+		}
+	}
+	b := transport.NewBatch(stream{c}, answers, refused)
+	for _, r := range reqs {
+		r.Session, r.Out = c.session, b.Member()
+	}
+	c.queue = append(c.queue, reqs...)
+	return true
 }
 
 // Notify writes a notification that belongs to no request.

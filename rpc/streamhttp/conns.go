@@ -96,24 +96,26 @@ func (c *sessionConn) Read() (*transport.Request, error) {
 
 func (c *sessionConn) Session() *transport.Session { return c.session }
 
-// oneConn is a stateless request: a Connection that yields it and ends.
+// oneConn is a stateless POST: a Connection that yields its request (or a
+// batch's members, batch.go) and ends.
 type oneConn struct {
-	req  *transport.Request
-	st   *stream
-	read bool
+	reqs    []*transport.Request
+	session *transport.Session
+	st      *stream
 }
 
 func (c *oneConn) Abandon() { c.st.abandon() }
 
 func (c *oneConn) Read() (*transport.Request, error) {
-	if c.read {
+	if len(c.reqs) == 0 {
 		return nil, io.EOF
 	}
-	c.read = true
-	return c.req, nil
+	req := c.reqs[0]
+	c.reqs = c.reqs[1:]
+	return req, nil
 }
 func (c *oneConn) Notify(string, json.RawMessage) bool { return false }
-func (c *oneConn) Session() *transport.Session         { return c.req.Session }
+func (c *oneConn) Session() *transport.Session         { return c.session }
 
 // stream is one POST's output: JSON when the response comes first, SSE
 // once a notification must go out before it. Its writes come from the

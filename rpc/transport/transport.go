@@ -72,11 +72,16 @@ type Response struct {
 	// valid JSON, rendered straight into the line rather than re-printed
 	// (a tool result: the line is its only copy).
 	Body wire.Body
+	// Raw, when set, is a whole line built elsewhere (the array that
+	// answers a JSON-RPC batch, batch.go); Line returns it as it is.
+	Raw []byte
 }
 
 // Line renders the response as one JSON-RPC line.
 func (r Response) Line() []byte {
 	switch {
+	case r.Raw != nil:
+		return r.Raw
 	case r.Err != nil:
 		return wire.ErrorLine(r.ID, r.Err.Code, r.Err.Message, r.Err.Data)
 	case r.Body != nil:

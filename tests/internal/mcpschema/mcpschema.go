@@ -365,7 +365,25 @@ func (r *rev) checkBatch(arr []any) error {
 	if len(arr) == 0 {
 		return errors.New("empty batch response (not a schema rule; JSON-RPC 2.0 forbids an empty array)")
 	}
-	if err := r.validate("batch", arr, "batch", r.ref(r.batch)); err != nil {
+	// A member the server could not read is answered with "id": null
+	// (JSON-RPC 2.0), which no MCP schema allows: the array is validated
+	// with a placeholder there, and checkMessage below holds each such
+	// element to the same rule as a lone error (-32700/-32600 only).
+	placeheld := make([]any, len(arr))
+	for i, el := range arr {
+		placeheld[i] = el
+		if obj, ok := el.(map[string]any); ok && obj["error"] != nil {
+			if id, present := obj["id"]; present && id == nil {
+				cp := make(map[string]any, len(obj))
+				for k, v := range obj {
+					cp[k] = v
+				}
+				cp["id"] = 0
+				placeheld[i] = cp
+			}
+		}
+	}
+	if err := r.validate("batch", placeheld, "batch", r.ref(r.batch)); err != nil {
 		return err
 	}
 	for i, el := range arr {
