@@ -178,6 +178,11 @@ type toolCall struct {
 	// held, when set, keeps the concurrency slot run takes: run sets it,
 	// and the caller gives the slot back once the answer is written.
 	held *bool
+	// events, when set, takes the tool's mcp_progress/mcp_log records
+	// instead of the request's notifications (a task's, tasks.go).
+	events func(supervisor.Event)
+	// ask, when set, answers the tool's questions to the client (a task's).
+	ask func(ctx context.Context, reqs []askItem) ([]json.RawMessage, error)
 }
 
 // slotStream is the output of a call that may keep its slot until its
@@ -273,6 +278,13 @@ func (s *Server) runCall(ctx context.Context, tc toolCall) (*Result, *wire.Error
 		s.log.Info(validationFailed(name, err.Error()), zap.String("tool", name), zap.String("reason", err.Error()))
 		return errorResult(err.Error()), nil
 	}
+	asTask, ttl, terr := taskRequested(tc.req, t, tc.params)
+	if terr != nil {
+		return nil, terr
+	}
+	if asTask {
+		return s.startTask(tc, cat.Config, t, snap, toolArgs(cp.args, cat.Config), ttl)
+	}
 	return s.run(ctx, tc, cat.Config, t, snap, toolArgs(cp.args, cat.Config)), nil
 }
 
@@ -295,6 +307,12 @@ func toolArgs(args json.RawMessage, cfg *catalog.Config) json.RawMessage {
 // call was checked against (cfg); nil when cancelled. The slot is given
 // back when run returns, unless tc.held asks to keep it.
 func (s *Server) run(ctx context.Context, tc toolCall, cfg *catalog.Config, t *catalog.Tool, snap *supervisor.Snapshot, args json.RawMessage) *Result {
+	res, _ := s.runTool(ctx, tc, cfg, t, snap, args)
+	return res
+}
+
+// runTool is run that also returns how the call ended.
+func (s *Server) runTool(ctx context.Context, tc toolCall, cfg *catalog.Config, t *catalog.Tool, snap *supervisor.Snapshot, args json.RawMessage) (*Result, supervisor.Outcome) {
 	if !s.takeSlot(ctx, tc) {
 		if errors.Is(context.Cause(ctx), supervisor.ErrCancelled) {
 			// Cancelled while it waited for a slot: it never started, so
@@ -302,7 +320,7 @@ func (s *Server) run(ctx context.Context, tc toolCall, cfg *catalog.Config, t *c
 			id := string(tc.req.Msg.ID)
 			s.log.Info(fmt.Sprintf("Cancelled tools/call %s (%s)", id, t.Name), zap.String("call_id", id), zap.String("tool", t.Name), zap.Bool("started", false))
 		}
-		return nil
+		return nil, supervisor.Outcome{Cancelled: true}
 	}
 	defer s.giveSlot(tc)
 	timeout := s.opt.DefaultTimeout
@@ -313,7 +331,10 @@ func (s *Server) run(ctx context.Context, tc toolCall, cfg *catalog.Config, t *c
 	sdk2026 := cfg.DeclaresSupportedVersions()
 	req := supervisor.Request{
 		ID: string(tc.req.Msg.ID), Tool: t.Name, Args: args, Snapshot: snap, Timeout: timeout,
-		Events: s.eventSink(ctx, tc.req, cfg), Exe: t.Exe, Limits: t.Sandbox,
+		Events: tc.events, Exe: t.Exe, Limits: t.Sandbox,
+	}
+	if req.Events == nil {
+		req.Events = s.eventSink(ctx, tc.req, cfg)
 	}
 	if sdk2026 {
 		req.Stderr = s.opt.ToolStderr
@@ -334,9 +355,9 @@ func (s *Server) run(ctx context.Context, tc toolCall, cfg *catalog.Config, t *c
 	}
 	s.metrics.Finish(t.Name, outcome, oc.Duration)
 	if oc.Cancelled {
-		return nil
+		return nil, oc
 	}
-	return res
+	return res, oc
 }
 
 // takeSlot takes a concurrency slot for tc; false when ctx ended first.

@@ -67,7 +67,8 @@ type Server struct {
 	stopOnce sync.Once
 	stopped  chan struct{}
 
-	subs listeners // 2026-07-28 subscriptions/listen streams (listen.go)
+	subs  listeners // 2026-07-28 subscriptions/listen streams (listen.go)
+	tasks taskStore // tools/call tasks (tasks.go)
 }
 
 // New makes a server.

@@ -341,6 +341,16 @@ func (hd headers) Check(msg *wire.Message, version string) string {
 		return mismatch("Mcp-Method", hd.shown("Mcp-Method", m), msg.Method)
 	}
 	switch msg.Method {
+	case "tasks/get", "tasks/update", "tasks/cancel":
+		// The tasks extension (SEP-2663) names the task in Mcp-Name; a
+		// value that differs from params.taskId is refused.
+		var p struct {
+			TaskID string `json:"taskId"`
+		}
+		_ = json.Unmarshal(msg.Params, &p)
+		if n, ok := hd.value("Mcp-Name"); ok && n != p.TaskID {
+			return mismatch("Mcp-Name", hd.shown("Mcp-Name", n), p.TaskID)
+		}
 	case "tools/call", "resources/read", "prompts/get":
 		var p struct {
 			Name string `json:"name"`

@@ -210,6 +210,10 @@ func constCode(v any) (int64, bool) {
 	return c, err == nil
 }
 
+// TaskAugmented is the method to pass to Check for the answer to a
+// task-augmented tools/call in a revision with tasks (CreateTaskResult).
+const TaskAugmented = "tools/call (task)"
+
 func (r *rev) derive() error {
 	r.resultEnv, r.errorEnv = "JSONRPCResponse", "JSONRPCError"
 	if r.has("JSONRPCResultResponse") {
@@ -254,6 +258,11 @@ func (r *rev) derive() error {
 			}
 		}
 		r.results[method] = cands
+	}
+	if r.has("CreateTaskResult") {
+		// A task-augmented tools/call (2025-11-25's experimental tasks) is
+		// answered with CreateTaskResult; callers name it this way.
+		r.results[TaskAugmented] = []string{"CreateTaskResult"}
 	}
 	r.notifs = r.unionMethods("ServerNotification")
 	r.serverReqs = r.unionMethods("ServerRequest")
@@ -434,6 +443,17 @@ func (r *rev) checkMessage(method string, msg any) error {
 
 func (r *rev) checkResult(method string, obj map[string]any) error {
 	cands := []string{"Result"}
+	if method == TaskAugmented && r.resultTyped && !r.has("CreateTaskResult") {
+		// 2026-07-28's tasks extension (SEP-2663) is not in the core
+		// schema: its CreateTaskResult is checked as a Result whose
+		// resultType is "task" (an extension value the core types only as
+		// a string).
+		if rt := dig(obj, "result", "resultType"); rt != "task" {
+			return fmt.Errorf("%s task-creating result: resultType is %v, want \"task\"", r.name, rt)
+		}
+		return r.validate("task-creating result", obj, "result:Result", r.ref(r.resultEnv),
+			map[string]any{"properties": map[string]any{"result": r.ref("Result")}})
+	}
 	if method != "" {
 		var ok bool
 		if cands, ok = r.results[method]; !ok {
