@@ -138,6 +138,72 @@ mcp_log() {
     printf 'log\t%s\t%s\n' "${1:-info}" "$__mcpbashd_e" >>"$MCP_BASHD_EVENTS"
 }
 
+# Asking the client (elicitation, sampling, roots): each helper prints the
+# client's result JSON and returns 0, or prints why not on stderr and
+# returns 1 (the client lacks the capability, declined or failed, the call
+# ended). They work from the tool and from any child it starts; the daemon
+# speaks the protocol (supervisor/ask.go says how they reach it).
+# mcp_ask METHOD [PARAMS_JSON] — any server-to-client request.
+mcp_ask() { __mcpbashd_ask mcp_ask one "${1:-}" "${2:-}"; }
+# mcp_ask_all REQUESTS_JSON — several as one unit, {KEY: {"method": M,
+# "params": P}, ...}; prints {KEY: result, ...}.
+mcp_ask_all() { __mcpbashd_ask mcp_ask_all all "${1:-}"; }
+# mcp_elicit MESSAGE SCHEMA_JSON — elicitation/create; prints the answer
+# ({"action": "accept", "content": {...}}); when the user declines or
+# cancels it prints that answer too, but returns 1.
+mcp_elicit() { __mcpbashd_ask mcp_elicit elicit "${1:-}" "${2:-}"; }
+# mcp_sample REQUEST_JSON — sampling/createMessage with those params.
+mcp_sample() { __mcpbashd_ask mcp_sample one sampling/createMessage "${1:-}"; }
+# mcp_roots — roots/list; prints {"roots": [...]}.
+mcp_roots() { __mcpbashd_ask mcp_roots one roots/list ""; }
+
+# __mcpbashd_ask WHO FORM FIELDS... — makes a reply FIFO next to the events
+# file (mkfifo creates or fails, so concurrent helpers never share one),
+# appends the ask record naming it, and reads the daemon's reply to EOF:
+# "0", a newline and the result; "1", a newline and a message; or "2", a
+# newline, a message, a newline and the result (a refused elicitation).
+__mcpbashd_ask() {
+    local __who=$1 __n=0 __rec __f __reply=
+    shift
+    if [ -z "${MCP_BASHD_EVENTS:-}" ]; then
+        printf '%s: not inside a tool call\n' "$__who" >&2
+        return 1
+    fi
+    until mkfifo -m 600 "$MCP_BASHD_EVENTS.$__n" 2>/dev/null; do
+        if [ ! -e "$MCP_BASHD_EVENTS.$__n" ] && [ ! -L "$MCP_BASHD_EVENTS.$__n" ]; then
+            printf '%s: cannot make a reply FIFO (mkfifo) in the call directory\n' "$__who" >&2
+            return 1
+        fi
+        __n=$((__n + 1))
+    done
+    __rec="ask	${MCP_BASHD_EVENTS##*/}.$__n"
+    for __f in "$@"; do
+        __mcpbashd_esc "$__f"
+        __rec="$__rec	$__mcpbashd_e"
+    done
+    printf '%s\n' "$__rec" >>"$MCP_BASHD_EVENTS"
+    IFS= read -r -d '' __reply <"$MCP_BASHD_EVENTS.$__n"
+    case $__reply in
+    "0
+"*)
+        printf '%s\n' "${__reply#??}"
+        return 0
+        ;;
+    "1
+"*) printf '%s: %s\n' "$__who" "${__reply#??}" >&2 ;;
+    "2
+"*)
+        __reply=${__reply#??}
+        printf '%s\n' "${__reply#*
+}"
+        printf '%s: %s\n' "$__who" "${__reply%%
+*}" >&2
+        ;;
+    *) printf '%s: no answer from mcp-bashd\n' "$__who" >&2 ;;
+    esac
+    return 1
+}
+
 # mcp_text TEXT — a text item in the result.
 mcp_text() {
     [ -n "${MCP_BASHD_CONTENT:-}" ] || return 0

@@ -53,6 +53,13 @@ type Request struct {
 	// own capture): the 2026 bash SDK captured a tool's stdout only, and
 	// its stderr reached the server's own.
 	Stderr *os.File
+	// Ask, when set, asks the client what the tool's mcp_ask helpers ask
+	// (ask.go): called on its own goroutine per ask record, with a context
+	// that is done when the call ends (cancel, timeout, exit); it must
+	// return then. An error's message reaches the helper's stderr; one
+	// that wraps ErrEndCall ends the call instead (Outcome.Ended). Nil:
+	// every helper fails with "this call cannot ask the client".
+	Ask func(ctx context.Context, reqs []AskItem) ([]json.RawMessage, error)
 }
 
 // Outcome is how a call ended.
@@ -68,10 +75,13 @@ type Outcome struct {
 	HookOutput []byte
 	Cancelled  bool // stopped for ErrCancelled or ErrShutdown: no response is sent
 	TimedOut   bool
-	Timeout    time.Duration
-	SetupErr   error // the call never ran (no call directory, spawn failure)
-	SetupDir   bool  // SetupErr is the call directory's creation
-	Duration   time.Duration
+	// Ended: an Ask returned ErrEndCall and the call's group was killed;
+	// its output is not a result.
+	Ended    bool
+	Timeout  time.Duration
+	SetupErr error // the call never ran (no call directory, spawn failure)
+	SetupDir bool  // SetupErr is the call directory's creation
+	Duration time.Duration
 	// What the tool returned through the shim's content helpers.
 	Items           []Item
 	Structured      json.RawMessage // mcp_structured
@@ -115,6 +125,8 @@ func (s *Supervisor) Call(ctx context.Context, req Request) Outcome {
 	case o.Cancelled:
 		// After the call's directory is gone, as the SDK logged it.
 		log.Info(fmt.Sprintf("Cancelled tools/call %s (%s)", req.ID, req.Tool), fields...)
+	case o.Ended:
+		log.Info("call ended to ask the client", fields...)
 	case o.TimedOut:
 		log.Warn("call timed out", append(fields, zap.Duration("timeout", o.Timeout))...)
 	case o.Signal != 0:
@@ -221,14 +233,21 @@ func (s *Supervisor) callWarm(ctx context.Context, req Request, w *warmProc, log
 // run follows a started call to its end and reads its outcome.
 func (s *Supervisor) run(ctx context.Context, req Request, root callRoot, pid int, done <-chan exitInfo, box *sandbox.Call, log *zap.Logger) Outcome {
 	log = log.With(zap.Int("pgid", pid))
-	if req.Events != nil {
-		stop := make(chan struct{})
-		var wg sync.WaitGroup
-		wg.Add(1)
-		go tailEvents(root.Events(), stop, req.Events, &wg)
-		defer func() { close(stop); wg.Wait() }()
-	}
-	ei, o := s.await(ctx, req, root, pid, done, log)
+	asks := newAsker(ctx, req, root, log)
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go tailEvents(root.Events(), stop, func(ev Event) {
+		switch {
+		case ev.ask != nil:
+			asks.serve(*ev.ask)
+		case req.Events != nil:
+			req.Events(ev)
+		}
+	}, &wg)
+	defer func() { close(stop); wg.Wait(); asks.close() }()
+	ei, o := s.await(ctx, req, root, pid, done, asks, log)
+	asks.cancel(errCallOver) // the group is gone: nobody is left to answer
 	// Before the root goes: escapees still running in the call's cgroup
 	// may be writing into it.
 	o.Limits = box.Finish(ei.status)
@@ -237,7 +256,7 @@ func (s *Supervisor) run(ctx context.Context, req Request, root callRoot, pid in
 
 // await waits for the call's group leader, stopping the call when ctx ends
 // or its timeout passes; o says which happened.
-func (s *Supervisor) await(ctx context.Context, req Request, root callRoot, pid int, done <-chan exitInfo, log *zap.Logger) (ei exitInfo, o Outcome) {
+func (s *Supervisor) await(ctx context.Context, req Request, root callRoot, pid int, done <-chan exitInfo, asks *asker, log *zap.Logger) (ei exitInfo, o Outcome) {
 	var timeout <-chan time.Time
 	if req.Timeout > 0 {
 		t := time.NewTimer(req.Timeout)
@@ -259,7 +278,16 @@ func (s *Supervisor) await(ctx context.Context, req Request, root callRoot, pid 
 	case <-timeout:
 		o.TimedOut, o.Timeout = true, req.Timeout
 		s.stats.TimedOut.Add(1)
+		asks.cancel(errCallTimedOut) // a helper waiting for the client fails before the TERM
 		ei = s.stop(req, root, pid, done, stopTimeout, log)
+	case <-asks.ended:
+		// The tool is run again from the start later: no cancel hook, no
+		// grace. The leader is registered until reaped, so the group id
+		// is still this call's.
+		o.Ended = true
+		asks.cancel(ErrEndCall)
+		s.reaper.signalGroup(pid, unix.SIGKILL)
+		ei = <-done
 	}
 	return ei, o
 }

@@ -56,6 +56,8 @@ import (
 //	         in the tool's own process (so /dev/stdin, a FIFO or a relative
 //	         path mean what they mean to the tool) and stopped just past
 //	         MCP_BASHD_OUTPUT_CAP bytes; its content record names it.
+//	events.N a reply FIFO of one mcp_ask (ask.go): made by the shim,
+//	         named in its ask record, written once by Go and removed.
 //	tmp/     MCP_CALL_TMPDIR: the tool's own scratch directory, made by Go
 //	         (the SDK's contract: it exists when the tool starts and is
 //	         gone after the call).
@@ -109,6 +111,16 @@ func (r callRoot) env(outputCap int64) []string {
 // point at nothing but a file of this root.
 func (r callRoot) copyFile(name string) (string, bool) {
 	n, ok := strings.CutPrefix(name, filepath.Base(r.Content())+".")
+	if !ok || n == "" || len(n) > 9 || strings.Trim(n, "0123456789") != "" {
+		return "", false
+	}
+	return r.file(name), true
+}
+
+// replyFile is the reply FIFO an ask record names (see callRoot): only
+// events.N, never a path.
+func (r callRoot) replyFile(name string) (string, bool) {
+	n, ok := strings.CutPrefix(name, filepath.Base(r.Events())+".")
 	if !ok || n == "" || len(n) > 9 || strings.Trim(n, "0123456789") != "" {
 		return "", false
 	}

@@ -19,6 +19,7 @@ import (
 //
 //     progress  PROGRESS  TOTAL  MESSAGE    (mcp_progress; TOTAL may be empty)
 //     log       LEVEL     DATA              (mcp_log)
+//     ask       REPLY     FORM  …           (mcp_ask and its wrappers: ask.go)
 //
 //   - content (MCP_BASHD_CONTENT): result items, read once at the end
 //     (content.go).
@@ -48,11 +49,14 @@ type Event struct {
 	Level    string
 	Data     string
 	Cut      int64 // bytes of the message (Message or Data) past MessageCap, not kept
+
+	ask *askRecord // an ask record: served by the call's asker, never emitted
 }
 
 // eventPoll is how often a running call's events file is checked. Progress
-// is human-paced; 20 ms keeps it prompt at negligible cost, and only calls
-// whose request can receive notifications are polled at all.
+// and asks are human-paced; 20 ms keeps them prompt at negligible cost.
+// Every call is polled, notifications or not: a tool may ask the client
+// anything at any time, and a helper must never wait for nobody.
 const eventPoll = 20 * time.Millisecond
 
 // tailEvents follows path until stop is closed, then drains what is left.
@@ -170,6 +174,12 @@ func parseEvent(line string, dropped int64, cut bool) (Event, bool) {
 			ev.Message, ev.Cut = capMessage(unescape(f[3]), dropped)
 		}
 		return ev, true
+	case "ask":
+		if len(f) < 2 {
+			return Event{}, false
+		}
+		rec := parseAsk(f[1:], cut)
+		return Event{Kind: "ask", ask: &rec}, true
 	case "log":
 		if len(f) < 3 {
 			return Event{}, false

@@ -80,6 +80,7 @@ func limitMemory(o options) {
 // makes the server; the reload watcher runs unless turned off.
 func start(ctx context.Context, o options, p paths, scriptArgs []string, log *zap.Logger) (*daemon, error) {
 	limitMemory(o)
+	stateKey := takeStateKey()
 	self, _ := os.Executable()
 	sup, err := supervisor.New(supervisor.Config{
 		Bash: p.bash, Script: p.script, ScriptArgs: scriptArgs, Self: self,
@@ -116,7 +117,7 @@ func start(ctx context.Context, o options, p paths, scriptArgs []string, log *za
 	d.srv = mcp.New(mcp.Options{
 		Catalog: src, Runner: sup, Snapshot: sup.Current, Metrics: d.met,
 		MaxConcurrent: o.maxConcurrent, DefaultTimeout: o.timeout, Sequential: o.sequential,
-		Log: log.Named("mcp"),
+		Log: log.Named("mcp"), StateKey: stateKey,
 	})
 	if !o.noWatch && !o.oneshot {
 		ctx, cancel := context.WithCancel(context.Background())
@@ -249,4 +250,13 @@ func zeroMeansNone(v int64) int64 {
 func isTerminal(f *os.File) bool {
 	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
 	return err == nil
+}
+
+// takeStateKey reads the secret that signs 2026 requestState and removes
+// it from the environment the tools inherit: a tool that could read it
+// could forge the answers its own re-runs are given.
+func takeStateKey() string {
+	k := os.Getenv(mcp.StateKeyEnv)
+	_ = os.Unsetenv(mcp.StateKeyEnv)
+	return k
 }

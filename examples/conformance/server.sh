@@ -126,6 +126,148 @@ tool_test_header_param() {
     [[ $1 =~ $re ]] && printf 'region: %s\n' "${BASH_REMATCH[1]}"
 }
 
+# ---- tools that ask the client: 2026-07-28 MRTR (input_required) ----
+# In 2026-07-28 an ask ends the call with an input_required result; the
+# client answers with inputResponses and the tool runs again from the
+# start, its asks answered this time. mcp_ask_all names each request's key
+# (the suite looks for these names); mcp_elicit, mcp_sample and mcp_roots
+# key theirs by content. Nothing here runs twice that may not.
+
+conformance_name_schema='{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}'
+
+# conformance_ask KEY METHOD PARAMS — one request under KEY; prints the
+# client's result for it.
+conformance_ask() {
+    local answers
+    answers=$(mcp_ask_all "{\"$1\":{\"method\":\"$2\",\"params\":$3}}") || return
+    printf '%s' "$answers"
+}
+
+tool_test_input_required_result_elicitation() {
+    local answer
+    answer=$(conformance_ask user_name elicitation/create \
+        "{\"message\":\"What is your name?\",\"requestedSchema\":$conformance_name_schema}") || return
+    printf 'Hello, %s!\n' "$(conformance_field name "$answer")"
+}
+
+tool_test_input_required_result_sampling() {
+    local answer
+    answer=$(conformance_ask capital_question sampling/createMessage \
+        '{"messages":[{"role":"user","content":{"type":"text","text":"What is the capital of France?"}}],"maxTokens":100}') || return
+    printf 'The model said: %s\n' "$(conformance_field text "$answer")"
+}
+
+tool_test_input_required_result_list_roots() {
+    local answer
+    answer=$(conformance_ask client_roots roots/list '{}') || return
+    printf 'The client shares the root %s\n' "$(conformance_field uri "$answer")"
+}
+
+tool_test_input_required_result_request_state() {
+    conformance_ask confirm elicitation/create \
+        '{"message":"Please confirm","requestedSchema":{"type":"object","properties":{"ok":{"type":"boolean"}},"required":["ok"]}}' >/dev/null || return
+    # mcp-bashd checked the requestState's signature before this re-run.
+    printf 'state-ok: confirmed\n'
+}
+
+tool_test_input_required_result_tampered_state() {
+    tool_test_input_required_result_request_state
+}
+
+tool_test_input_required_result_multiple_inputs() {
+    local answers
+    answers=$(mcp_ask_all "{
+        \"user_name\": {\"method\": \"elicitation/create\", \"params\": {\"message\": \"What is your name?\", \"requestedSchema\": $conformance_name_schema}},
+        \"greeting\": {\"method\": \"sampling/createMessage\", \"params\": {\"messages\": [{\"role\": \"user\", \"content\": {\"type\": \"text\", \"text\": \"Generate a greeting\"}}], \"maxTokens\": 50}},
+        \"client_roots\": {\"method\": \"roots/list\", \"params\": {}}
+    }") || return
+    printf '%s, %s (root %s)\n' "$(conformance_field text "$answers")" \
+        "$(conformance_field name "$answers")" "$(conformance_field uri "$answers")"
+}
+
+tool_test_input_required_result_multi_round() {
+    local name color
+    name=$(conformance_ask step1 elicitation/create \
+        "{\"message\":\"Step 1: What is your name?\",\"requestedSchema\":$conformance_name_schema}") || return
+    color=$(conformance_ask step2 elicitation/create \
+        '{"message":"Step 2: What is your favorite color?","requestedSchema":{"type":"object","properties":{"color":{"type":"string"}},"required":["color"]}}') || return
+    printf '%s likes %s.\n' "$(conformance_field name "$name")" "$(conformance_field color "$color")"
+}
+
+# The client's capabilities decide what it can be asked: this request
+# declares sampling only, so the elicitation fails at once (mcp_ask_all
+# returns non-zero) and the tool asks the model instead.
+tool_test_input_required_result_capabilities() {
+    local answer
+    if answer=$(conformance_ask user_name elicitation/create \
+        "{\"message\":\"What is your name?\",\"requestedSchema\":$conformance_name_schema}" 2>/dev/null); then
+        printf 'Hello, %s!\n' "$(conformance_field name "$answer")"
+        return
+    fi
+    answer=$(conformance_ask name_guess sampling/createMessage \
+        '{"messages":[{"role":"user","content":{"type":"text","text":"Suggest a name"}}],"maxTokens":20}') || return
+    printf 'Hello, %s!\n' "$(conformance_field text "$answer")"
+}
+
+# prompts/get can ask too (prompts.json).
+prompt_test_input_required_result_prompt() {
+    local answer
+    answer=$(conformance_ask user_context elicitation/create \
+        '{"message":"What context should the prompt use?","requestedSchema":{"type":"object","properties":{"context":{"type":"string"}},"required":["context"]}}') || return
+    printf 'Answer with this context in mind: %s\n' "$(conformance_field context "$answer")"
+}
+
+# ---- tools that ask the client (session eras: a request on the call's
+# stream; mcp_ask, mcp_elicit and mcp_sample come from the shim) ----
+
+# conformance_string NAME JSON — the JSON-escaped text of string argument
+# NAME, as it appears in the arguments: ready to be pasted into JSON.
+conformance_string() {
+    local re='"'"$1"'"[[:space:]]*:[[:space:]]*"(([^"\\]|\\.)*)"'
+    [[ $2 =~ $re ]] && printf '%s' "${BASH_REMATCH[1]}"
+}
+
+tool_test_elicitation() {
+    local message answer
+    message=$(conformance_string message "$1")
+    answer=$(mcp_ask elicitation/create '{"message":"'"$message"'","requestedSchema":{"type":"object","properties":{"username":{"type":"string","description":"User'"'"'s response"},"email":{"type":"string","description":"User'"'"'s email address"}},"required":["username","email"]}}') || return
+    printf 'User response: %s\n' "$answer"
+}
+
+tool_test_sampling() {
+    local prompt result re='"text"[[:space:]]*:[[:space:]]*"(([^"\\]|\\.)*)"'
+    prompt=$(conformance_string prompt "$1")
+    result=$(mcp_sample '{"messages":[{"role":"user","content":{"type":"text","text":"'"$prompt"'"}}],"maxTokens":100}') || return
+    [[ $result =~ $re ]] || { printf 'The client answered without text: %s\n' "$result"; return 1; }
+    printf 'LLM response: %s\n' "${BASH_REMATCH[1]}"
+}
+
+# mcp_elicit returns 1 when the user declines or cancels, but prints the
+# answer all the same: the result reports whatever came back.
+tool_test_elicitation_sep1034_defaults() {
+    local answer
+    answer=$(mcp_elicit 'Test client default value handling - please accept with defaults' '{"type":"object","properties":{
+        "name":{"type":"string","description":"User name","default":"John Doe"},
+        "age":{"type":"integer","description":"User age","default":30},
+        "score":{"type":"number","description":"User score","default":95.5},
+        "status":{"type":"string","description":"User status","enum":["active","inactive","pending"],"default":"active"},
+        "verified":{"type":"boolean","description":"Verification status","default":true}},"required":[]}')
+    [ -n "$answer" ] || return 1
+    printf 'Elicitation completed: %s\n' "$answer"
+}
+
+tool_test_elicitation_sep1330_enums() {
+    local answer
+    answer=$(mcp_elicit 'Pick from each kind of enum' '{"type":"object","properties":{
+        "untitledSingle":{"type":"string","enum":["option1","option2","option3"]},
+        "titledSingle":{"type":"string","oneOf":[{"const":"value1","title":"First Option"},{"const":"value2","title":"Second Option"},{"const":"value3","title":"Third Option"}]},
+        "legacyEnum":{"type":"string","enum":["opt1","opt2","opt3"],"enumNames":["Option One","Option Two","Option Three"]},
+        "untitledMulti":{"type":"array","items":{"type":"string","enum":["option1","option2","option3"]}},
+        "titledMulti":{"type":"array","items":{"anyOf":[{"const":"value1","title":"First Choice"},{"const":"value2","title":"Second Choice"},{"const":"value3","title":"Third Choice"}]}}}}')
+    [ -n "$answer" ] || return 1
+    printf 'Elicitation completed: %s\n' "$answer"
+}
+
 # ---- resources, prompts and completion (resources.json, prompts.json) ----
 # A resource_NAME function prints the resource's text (or bytes: output that
 # is not UTF-8 is sent as a blob); $1 is the URI, $2 a template's variables

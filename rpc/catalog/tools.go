@@ -53,6 +53,10 @@ type Tool struct {
 	// TaskTTL is how long a finished task's result is kept (x-mcp-bashd's
 	// "taskTtl"); 0: the server's default.
 	TaskTTL time.Duration
+	// TaskAfterInput (x-mcp-bashd "taskAfterInput": true): in 2026-07-28
+	// the tool gathers its input synchronously (input_required rounds) and
+	// becomes a task on the retry that brings the answers.
+	TaskAfterInput bool
 }
 
 // TaskCapable reports whether the tool may run as a task.
@@ -177,7 +181,7 @@ func ParseTool(raw json.RawMessage) (*Tool, json.RawMessage) {
 		case SettingsKey:
 			t.Timeout, t.Requires = parseSettings(m.Val)
 			t.Sandbox, t.SandboxErr = sandbox.ParseSettings(m.Val)
-			t.TaskSupport, t.TaskTTL = parseTaskSettings(m.Val)
+			t.TaskSupport, t.TaskTTL, t.TaskAfterInput = parseTaskSettings(m.Val)
 			continue
 		case "execution":
 			hasExecution = true
@@ -242,14 +246,16 @@ func parseSettings(raw json.RawMessage) (time.Duration, json.RawMessage) {
 }
 
 // parseTaskSettings reads x-mcp-bashd's "task" (one of the ToolExecution
-// values) and "taskTtl" (a Go duration or a number of seconds).
-func parseTaskSettings(raw json.RawMessage) (string, time.Duration) {
+// values), "taskTtl" (a Go duration or a number of seconds) and
+// "taskAfterInput".
+func parseTaskSettings(raw json.RawMessage) (string, time.Duration, bool) {
 	var p struct {
-		Task json.RawMessage `json:"task"`
-		TTL  json.RawMessage `json:"taskTtl"`
+		Task       json.RawMessage `json:"task"`
+		TTL        json.RawMessage `json:"taskTtl"`
+		AfterInput bool            `json:"taskAfterInput"`
 	}
 	if json.Unmarshal(raw, &p) != nil {
-		return "", 0
+		return "", 0, false
 	}
 	var support string
 	_ = json.Unmarshal(p.Task, &support)
@@ -268,7 +274,7 @@ func parseTaskSettings(raw json.RawMessage) (string, time.Duration) {
 			ttl = d
 		}
 	}
-	return support, ttl
+	return support, ttl, p.AfterInput
 }
 
 // executionTaskSupport is the entry's own execution.taskSupport, "" when

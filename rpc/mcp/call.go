@@ -178,11 +178,14 @@ type toolCall struct {
 	// held, when set, keeps the concurrency slot run takes: run sets it,
 	// and the caller gives the slot back once the answer is written.
 	held *bool
+	// mrtr answers the tool's asks in a 2026 request (mrtr.go); nil in
+	// the session eras.
+	mrtr *mrtrCall
 	// events, when set, takes the tool's mcp_progress/mcp_log records
 	// instead of the request's notifications (a task's, tasks.go).
 	events func(supervisor.Event)
-	// ask, when set, answers the tool's questions to the client (a task's).
-	ask func(ctx context.Context, reqs []askItem) ([]json.RawMessage, error)
+	// ask, when set, answers the tool's asks instead (a task's, tasks.go).
+	ask func(ctx context.Context, reqs []supervisor.AskItem) ([]json.RawMessage, error)
 }
 
 // slotStream is the output of a call that may keep its slot until its
@@ -196,6 +199,9 @@ type slotStream struct {
 	s    *Server
 	held *bool
 }
+
+// Unwrap is the stream under o (transport.RequesterOf).
+func (o slotStream) Unwrap() transport.Stream { return o.Stream }
 
 func (o slotStream) Respond(r transport.Response) {
 	if !*o.held {
@@ -263,6 +269,13 @@ func (s *Server) runCall(ctx context.Context, tc toolCall) (*Result, *wire.Error
 		if e := checkModernCall(tc.req, t, cp.args); e != nil {
 			return nil, e
 		}
+		// A retry's answers (inputResponses, requestState) are checked
+		// before anything runs: a tampered state is refused outright.
+		mc, e := newMRTR(s.states, tc.params, "tools/call", name, cp.args, tc.req.Meta.Caps)
+		if e != nil {
+			return nil, e
+		}
+		tc.mrtr = mc
 	}
 	if t.SandboxErr != nil {
 		s.log.Error("tool call rejected: its limits are unusable", zap.String("tool", name), zap.Error(t.SandboxErr))
@@ -285,7 +298,13 @@ func (s *Server) runCall(ctx context.Context, tc toolCall) (*Result, *wire.Error
 	if asTask {
 		return s.startTask(tc, cat.Config, t, snap, toolArgs(cp.args, cat.Config), ttl)
 	}
-	return s.run(ctx, tc, cat.Config, t, snap, toolArgs(cp.args, cat.Config)), nil
+	res := s.run(ctx, tc, cat.Config, t, snap, toolArgs(cp.args, cat.Config))
+	if res != nil && res.IsError {
+		if e := tc.mrtr.missingCapability("tool " + name); e != nil {
+			return nil, e
+		}
+	}
+	return res, nil
 }
 
 // toolArgs is the arguments JSON the tool receives in $1 (its before-tool
@@ -332,6 +351,7 @@ func (s *Server) runTool(ctx context.Context, tc toolCall, cfg *catalog.Config, 
 	req := supervisor.Request{
 		ID: string(tc.req.Msg.ID), Tool: t.Name, Args: args, Snapshot: snap, Timeout: timeout,
 		Events: tc.events, Exe: t.Exe, Limits: t.Sandbox,
+		Ask: s.askFor(tc.req),
 	}
 	if req.Events == nil {
 		req.Events = s.eventSink(ctx, tc.req, cfg)
@@ -339,7 +359,17 @@ func (s *Server) runTool(ctx context.Context, tc toolCall, cfg *catalog.Config, 
 	if sdk2026 {
 		req.Stderr = s.opt.ToolStderr
 	}
+	if tc.mrtr != nil {
+		req.Ask = tc.mrtr.Ask
+	}
+	if tc.ask != nil {
+		req.Ask = tc.ask
+	}
 	oc := s.opt.Runner.Call(ctx, req)
+	if res, ok := tc.mrtr.ended(oc); ok {
+		s.metrics.Finish(t.Name, "input_required", oc.Duration)
+		return res, oc
+	}
 	// A bash error names the file that defined the function: the
 	// snapshot calls source. Point it at the script, as under the SDK.
 	oc.Output, oc.HookOutput = snap.MapLocations(oc.Output), snap.MapLocations(oc.HookOutput)

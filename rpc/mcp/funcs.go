@@ -26,6 +26,8 @@ type funcCall struct {
 	fn      string
 	argv    []string
 	timeout time.Duration // the declaration's x-mcp-bashd timeout; 0: the default
+	// mrtr answers the function's asks in a 2026 request (mrtr.go).
+	mrtr *mrtrCall
 }
 
 // startFunc starts f for req and answers it with shape's response once
@@ -52,10 +54,14 @@ func (s *Server) runFunc(ctx context.Context, tc toolCall, cfg *catalog.Config, 
 		timeout = f.timeout
 	}
 	s.metrics.Start()
-	oc := s.opt.Runner.Call(ctx, supervisor.Request{
+	req := supervisor.Request{
 		ID: string(tc.req.Msg.ID), Tool: f.fn, Func: f.fn, Argv: f.argv, Snapshot: snap, Timeout: timeout,
 		Events: s.eventSink(ctx, tc.req, cfg),
-	})
+	}
+	if f.mrtr != nil {
+		req.Ask = f.mrtr.Ask
+	}
+	oc := s.opt.Runner.Call(ctx, req)
 	oc.Output, oc.HookOutput, oc.Stderr = snap.MapLocations(oc.Output), snap.MapLocations(oc.HookOutput), snap.MapLocations(oc.Stderr)
 	for _, p := range oc.ContentProblems {
 		s.log.Warn("content ignored", zap.String("function", f.fn), zap.String("problem", p))
@@ -66,6 +72,8 @@ func (s *Server) runFunc(ctx context.Context, tc toolCall, cfg *catalog.Config, 
 		outcome = "cancelled"
 	case oc.TimedOut:
 		outcome = "timeout"
+	case oc.Ended:
+		outcome = "input_required"
 	case failed(oc):
 		outcome = "error"
 	}

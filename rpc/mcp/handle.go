@@ -44,6 +44,7 @@ func (s *Server) handle(c *conn, req *transport.Request) {
 		s.log.Info("initialize", zap.String("protocol_version", version))
 		if req.Session != nil {
 			req.Session.SetVersion(version)
+			req.Session.SetClientCaps(clientCaps(req.Msg.Params))
 		}
 		respond(res, nil)
 	case "logging/setLevel":

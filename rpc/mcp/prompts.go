@@ -50,7 +50,19 @@ func (s *Server) getPrompt(c *conn, req *transport.Request, cat *catalog.Catalog
 		return
 	}
 	cfg := cat.Config
-	s.startFunc(c, req, cfg, funcCall{fn: fn, argv: []string{string(args)}, timeout: pr.Timeout}, func(oc supervisor.Outcome) transport.Response {
+	f := funcCall{fn: fn, argv: []string{string(args)}, timeout: pr.Timeout}
+	if req.Era == transport.Modern {
+		mc, e := newMRTR(s.states, req.Msg.Params, "prompts/get", pr.Name, args, req.Meta.Caps)
+		if e != nil {
+			fail(e)
+			return
+		}
+		f.mrtr = mc
+	}
+	s.startFunc(c, req, cfg, f, func(oc supervisor.Outcome) transport.Response {
+		if r, ok := f.mrtr.answer(id, oc, cfg, "prompt "+pr.Name); ok {
+			return r
+		}
 		if failed(oc) {
 			return funcFailed(id, fn, oc)
 		}

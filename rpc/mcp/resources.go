@@ -69,7 +69,19 @@ func (s *Server) readResource(c *conn, req *transport.Request, cat *catalog.Cata
 		vars = wire.Marshal(t.Vars)
 	}
 	cfg, cache := cat.Config, cat.DiscoverCache()
-	s.startFunc(c, req, cfg, funcCall{fn: fn, argv: []string{uri, string(vars)}, timeout: t.Timeout}, func(oc supervisor.Outcome) transport.Response {
+	f := funcCall{fn: fn, argv: []string{uri, string(vars)}, timeout: t.Timeout}
+	if req.Era == transport.Modern {
+		mc, e := newMRTR(s.states, req.Msg.Params, "resources/read", uri, nil, req.Meta.Caps)
+		if e != nil {
+			fail(e)
+			return
+		}
+		f.mrtr = mc
+	}
+	s.startFunc(c, req, cfg, f, func(oc supervisor.Outcome) transport.Response {
+		if r, ok := f.mrtr.answer(id, oc, cfg, "resource "+uri); ok {
+			return r
+		}
 		for _, it := range oc.Items {
 			if it.Kind == "notfound" && !oc.TimedOut && oc.SetupErr == nil {
 				return transport.Response{ID: id, Err: resourceNotFound(uri, req.Era)}

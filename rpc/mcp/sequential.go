@@ -48,6 +48,10 @@ func (s *Server) readSequential(c *conn) error {
 	go func() {
 		for {
 			req, err := c.t.Read()
+			if err == nil && s.clientResponse(req) {
+				// At once, not in turn: the call it answers is running.
+				continue
+			}
 			select {
 			case in <- received{req, err}:
 			case <-stopReading:
@@ -168,6 +172,9 @@ type answeredStream struct {
 	done chan struct{}
 	once sync.Once
 }
+
+// Unwrap is the stream under a (transport.RequesterOf).
+func (a *answeredStream) Unwrap() transport.Stream { return a.Stream }
 
 func (a *answeredStream) Respond(r transport.Response) {
 	a.Stream.Respond(r)

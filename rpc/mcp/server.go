@@ -40,7 +40,10 @@ type Options struct {
 	// server's.
 	ToolStderr *os.File
 	Metrics    *metrics.Metrics // nil: counted privately
-	Log        *zap.Logger
+	// StateKey is the secret that signs 2026 requestState (StateKeyEnv);
+	// empty: a random key of this daemon's own.
+	StateKey string
+	Log      *zap.Logger
 }
 
 // Server answers MCP requests on any number of connections.
@@ -67,8 +70,11 @@ type Server struct {
 	stopOnce sync.Once
 	stopped  chan struct{}
 
-	subs  listeners // 2026-07-28 subscriptions/listen streams (listen.go)
-	tasks taskStore // tools/call tasks (tasks.go)
+	subs  listeners   // 2026-07-28 subscriptions/listen streams (listen.go)
+	asks  pendingAsks // requests sent to clients, waiting for answers (ask.go)
+	tasks taskStore   // tools/call tasks (tasks.go)
+
+	states stateSigner // 2026 requestState (mrtr.go)
 }
 
 // New makes a server.
@@ -96,6 +102,7 @@ func New(opt Options) *Server {
 		base: base, cancel: cancel,
 		conns:   map[*conn]bool{},
 		stopped: make(chan struct{}),
+		states:  newStateSigner(opt.StateKey),
 	}
 }
 
@@ -151,6 +158,9 @@ func (s *Server) readLoop(c *conn) error {
 		}
 		if err != nil {
 			return err
+		}
+		if s.clientResponse(req) {
+			continue
 		}
 		if req.Msg.HasID && s.Stopping() {
 			// Nothing new starts during the drain, but every request is

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 	"sync"
@@ -140,7 +141,6 @@ type task struct {
 	result  json.RawMessage // a CallToolResult (completed)
 	err     *wire.Error     // failed
 	inputs  []*taskInput    // what the tool waits for (input_required)
-	nextKey int
 }
 
 // taskInput is one request a task's tool waits to have answered.
@@ -179,7 +179,10 @@ func taskRequested(req *transport.Request, t *catalog.Tool, params json.RawMessa
 			return false, t.TaskTTL, nil // a legacy params.task is tolerated, never obeyed
 		}
 		if declaresTasks(req.Meta.Caps) {
-			return true, t.TaskTTL, nil
+			// A tool that gathers its input first (taskAfterInput) runs
+			// synchronously until a retry brings inputResponses: that
+			// round becomes the task (MRTR, then a task).
+			return !t.TaskAfterInput || hasInputResponses(params), t.TaskTTL, nil
 		}
 		if t.TaskSupport == "required" {
 			return false, 0, &wire.Error{Code: wire.CodeMissingCapability,
@@ -207,6 +210,14 @@ func taskRequested(req *transport.Request, t *catalog.Tool, params json.RawMessa
 		ttl = time.Duration(*p.Task.TTL * float64(time.Millisecond))
 	}
 	return true, ttl, nil
+}
+
+// hasInputResponses reports whether a 2026 tools/call is an MRTR retry.
+func hasInputResponses(params json.RawMessage) bool {
+	var p struct {
+		InputResponses json.RawMessage `json:"inputResponses"`
+	}
+	return json.Unmarshal(params, &p) == nil && wire.FirstByte(p.InputResponses) == '{'
 }
 
 // declaresTasks reports whether 2026 client capabilities name the tasks
@@ -251,7 +262,7 @@ func (s *Server) startTask(tc toolCall, cfg *catalog.Config, t *catalog.Tool, sn
 	}
 	s.tasks.add(tk)
 	s.log.Info("task created", zap.String("task", tk.id), zap.String("tool", t.Name), zap.Duration("ttl", ttl))
-	own := toolCall{req: tc.req, params: tc.params, events: s.taskEvents(tk), ask: s.taskAsk(tk)}
+	own := toolCall{req: tc.req, params: tc.params, events: s.taskEvents(tk), ask: s.taskAsk(tk, tc)}
 	go func() {
 		defer s.calls.Done()
 		defer cancel(nil)
@@ -545,18 +556,24 @@ func (s *Server) taskList() json.RawMessage {
 	return wire.Marshal(items)
 }
 
-// askItem is one request a call's tool asks the client (supervisor's
-// AskItem: Key is "" for a single mcp_ask).
-type askItem struct {
-	Key, Method string
-	Params      json.RawMessage
-}
-
-// taskAsk is the Ask of a task's call (2026): the requests become the
-// task's inputRequests, its status input_required, until tasks/update has
-// answered every one of them (or the call ends).
-func (s *Server) taskAsk(tk *task) func(ctx context.Context, reqs []askItem) ([]json.RawMessage, error) {
-	return func(ctx context.Context, reqs []askItem) ([]json.RawMessage, error) {
+// taskAsk is the Ask of a task's call. In 2026 an ask the creating
+// request's own inputResponses answer (an MRTR round that became a task)
+// gets that answer; otherwise the requests become the task's
+// inputRequests, its status input_required, until tasks/update has
+// answered every one of them (or the call ends). 2025-11-25's tasks have
+// no way to ask: the session's own mechanism (askFor) is used, on the
+// stream of the request that created the task while it is open.
+func (s *Server) taskAsk(tk *task, tc toolCall) func(ctx context.Context, reqs []supervisor.AskItem) ([]json.RawMessage, error) {
+	if !tk.modern {
+		return s.askFor(tc.req)
+	}
+	return func(ctx context.Context, reqs []supervisor.AskItem) ([]json.RawMessage, error) {
+		if tc.mrtr != nil {
+			out, err := tc.mrtr.Ask(ctx, reqs)
+			if !errors.Is(err, supervisor.ErrEndCall) {
+				return out, err // answered, or refused (a capability the client lacks)
+			}
+		}
 		ins := make([]*taskInput, len(reqs))
 		s.tasks.mu.Lock()
 		if tk.status != taskWorking && tk.status != taskAwaiting {
@@ -564,10 +581,9 @@ func (s *Server) taskAsk(tk *task) func(ctx context.Context, reqs []askItem) ([]
 			return nil, fmt.Errorf("task %s has ended", tk.id)
 		}
 		for i, r := range reqs {
-			tk.nextKey++
 			key := r.Key
 			if key == "" {
-				key = fmt.Sprintf("input-%d", tk.nextKey)
+				key = askKey(r.Method, r.Params)
 			}
 			ins[i] = &taskInput{key: key, request: object(field{"method", wire.Quote(r.Method)}, field{"params", r.Params}), answer: make(chan json.RawMessage, 1)}
 		}

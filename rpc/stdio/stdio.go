@@ -87,8 +87,9 @@ func (c *Conn) Abandon() { c.out.abandon() }
 func (c *Conn) Session() *transport.Session { return c.session }
 
 // Read returns the next request. Rejected lines are answered here; empty
-// lines (the SDK skipped them), client responses and silently dropped
-// lines are skipped.
+// lines (the SDK skipped them) and silently dropped lines are skipped; a
+// client's response comes back with Msg.IsResponse set, for the server to
+// match with the request it sent.
 func (c *Conn) Read() (*transport.Request, error) {
 	for {
 		if len(c.queue) > 0 {
@@ -123,8 +124,12 @@ func (c *Conn) Read() (*transport.Request, error) {
 			c.write(gerr.Line())
 			continue
 		}
-		if msg == nil || msg.IsResponse {
+		if msg == nil {
 			continue
+		}
+		if msg.IsResponse {
+			// An answer to a request the server sent (rpc/mcp ask.go).
+			return &transport.Request{Msg: msg, Out: stream{c}}, nil
 		}
 		req := transport.Decode(msg, "", c.opt.ModernEnabled)
 		if req.Era == transport.Legacy {
@@ -156,7 +161,7 @@ func (c *Conn) batch(line []byte) bool {
 	reqs, refused := transport.SplitBatch(members, "", c.opt.ModernEnabled, func(s string) { c.opt.Log.Warn(s) })
 	answers := 0
 	for _, r := range reqs {
-		if r.Msg.HasID {
+		if transport.Answers(r) {
 			answers++
 		}
 	}
@@ -200,4 +205,10 @@ func (s stream) Notify(method string, params json.RawMessage) {
 	s.c.write(wire.NotificationLine(method, params))
 }
 func (s stream) Respond(r transport.Response) { s.c.write(r.Line()) }
-func (s stream) Finish()                      {}
+
+// Request sends a server-to-client request: stdio has one connection, on
+// which it always goes out.
+func (s stream) Request(id json.RawMessage, method string, params json.RawMessage) bool {
+	return s.c.out.write(wire.RequestLine(id, method, params))
+}
+func (s stream) Finish() {}

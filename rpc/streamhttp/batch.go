@@ -55,7 +55,7 @@ func (h *Handler) serveBatch(w http.ResponseWriter, r *http.Request, members [][
 	}
 	answers := 0
 	for _, req := range reqs {
-		if req.Msg.HasID {
+		if transport.Answers(req) {
 			answers++
 		}
 	}

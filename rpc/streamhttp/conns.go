@@ -104,7 +104,11 @@ type oneConn struct {
 	st      *stream
 }
 
-func (c *oneConn) Abandon() { c.st.abandon() }
+func (c *oneConn) Abandon() {
+	if c.st != nil { // a client's response has no stream
+		c.st.abandon()
+	}
+}
 
 func (c *oneConn) Read() (*transport.Request, error) {
 	if len(c.reqs) == 0 {
@@ -234,6 +238,24 @@ func (s *stream) Notify(method string, params json.RawMessage) {
 	}
 	s.startSSE()
 	s.event(wire.NotificationLine(method, params))
+}
+
+// Request sends a server-to-client request related to this POST's request
+// on its SSE stream (started now if it is not yet): "The server MAY send
+// JSON-RPC requests and notifications before sending the JSON-RPC
+// response. These messages SHOULD relate to the originating client
+// request." False when the client cannot get it.
+func (s *stream) Request(id json.RawMessage, method string, params json.RawMessage) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.finished || !s.accepts("text/event-stream") {
+		return false
+	}
+	s.startSSE()
+	s.event(wire.RequestLine(id, method, params))
+	s.dmu.Lock()
+	defer s.dmu.Unlock()
+	return !s.broken
 }
 
 // startSSE sends the headers of an SSE response once.

@@ -189,7 +189,16 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusBadRequest, badBody(gerr).Line())
 		return
 	}
-	if msg == nil || msg.IsResponse {
+	if msg == nil {
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	if msg.IsResponse {
+		// "If the input is a JSON-RPC response or notification: If the
+		// server accepts the input, the server MUST return HTTP status
+		// code 202 Accepted with no body." The server matches it with
+		// the request it sent (on whichever POST's stream) by its id.
+		h.opt.Serve(&oneConn{reqs: []*transport.Request{{Msg: msg}}})
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}

@@ -29,7 +29,12 @@ func SplitBatch(members [][]byte, versionHeader string, modernEnabled func() boo
 			logf("JSON-RPC batch member refused: " + gerr.Sentence)
 			refused = append(refused, gerr.Line())
 			continue
-		case msg == nil || msg.IsResponse:
+		case msg == nil:
+			continue
+		case msg.IsResponse:
+			// An answer to a request the server sent: handed on as it is
+			// (Answers says it gets no answer of its own).
+			reqs = append(reqs, &Request{Msg: msg})
 			continue
 		}
 		req := Decode(msg, versionHeader, modernEnabled)
@@ -74,6 +79,10 @@ func NewBatch(out Stream, requests int, refused [][]byte) *Batch {
 	b.flushLocked()
 	return b
 }
+
+// Answers reports whether a batch member is answered (through Member): a
+// request, not a notification nor a client's response.
+func Answers(r *Request) bool { return r.Msg.HasID && !r.Msg.IsResponse }
 
 // Member is the Stream a member request of the batch answers on.
 func (b *Batch) Member() Stream { return batchMember{b} }

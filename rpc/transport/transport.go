@@ -63,6 +63,31 @@ type Stream interface {
 	Finish()
 }
 
+// Requester is a Stream that can also carry requests from the server to
+// the client that relate to its request (elicitation, sampling, roots
+// while a tool runs): stdio writes them on the connection, Streamable
+// HTTP on the POST's SSE stream. Request reports false when it cannot
+// (the stream is finished, or the client does not accept SSE).
+type Requester interface {
+	Request(id json.RawMessage, method string, params json.RawMessage) bool
+}
+
+// RequesterOf finds the Requester under s, through the wrappers that embed
+// a Stream and give it back with Unwrap; false when there is none.
+func RequesterOf(s Stream) (Requester, bool) {
+	for s != nil {
+		if r, ok := s.(Requester); ok {
+			return r, true
+		}
+		u, ok := s.(interface{ Unwrap() Stream })
+		if !ok {
+			break
+		}
+		s = u.Unwrap()
+	}
+	return nil, false
+}
+
 // Response is the answer to one request: a result or an error.
 type Response struct {
 	ID     json.RawMessage
@@ -96,7 +121,23 @@ func (r Response) Line() []byte {
 type Session struct {
 	mu       sync.Mutex
 	version  string
-	logLevel int // index into LogLevels; -1: not set
+	logLevel int             // index into LogLevels; -1: not set
+	caps     json.RawMessage // the client's capabilities from initialize
+}
+
+// SetClientCaps records initialize's params.capabilities.
+func (s *Session) SetClientCaps(caps json.RawMessage) {
+	s.mu.Lock()
+	s.caps = caps
+	s.mu.Unlock()
+}
+
+// ClientCaps are the capabilities the client declared in initialize; nil
+// before initialize (or in a request that has no session).
+func (s *Session) ClientCaps() json.RawMessage {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.caps
 }
 
 // NewSession is a session before initialize.

@@ -98,6 +98,22 @@ func NotificationLine(method string, params json.RawMessage) []byte {
 	return append(b, "}\n"...)
 }
 
+// RequestLine is {"jsonrpc":"2.0","id":<id>,"method":<method>,"params":
+// <params>} and a newline (params left out when empty): a request the
+// server sends the client.
+func RequestLine(id json.RawMessage, method string, params json.RawMessage) []byte {
+	b := make([]byte, 0, 48+len(id)+len(method)+len(params))
+	b = append(b, `{"jsonrpc":"2.0","id":`...)
+	b = appendRaw(b, id)
+	b = append(b, `,"method":`...)
+	b = jq.AppendString(b, method)
+	if len(params) > 0 {
+		b = append(b, `,"params":`...)
+		b = appendRaw(b, params)
+	}
+	return append(b, "}\n"...)
+}
+
 // appendRaw appends raw as the SDK's jq printed it, or null (see above).
 func appendRaw(b []byte, raw []byte) []byte {
 	if printsAsIs(raw) {

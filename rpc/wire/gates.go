@@ -64,8 +64,11 @@ type Message struct {
 	// Params is nil when absent, the raw bytes otherwise (null included).
 	Params json.RawMessage
 	// IsResponse marks a client-sent response (result or error present, no
-	// method key): never answered, dropped by the caller.
+	// method key): never answered; the server matches it to a request it
+	// sent (rpc/mcp ask.go) or drops it.
 	IsResponse bool
+	// Result and Error are a response's members as written (nil: absent).
+	Result, Error json.RawMessage
 }
 
 // GateError is the error response Parse wants sent back.
@@ -171,6 +174,12 @@ func Parse(line []byte) (*Message, *GateError) {
 	}
 	if !f.method.present && (f.result.present || f.error.present) {
 		msg.IsResponse = true
+		if f.result.present {
+			msg.Result = data[f.result.start:f.result.end:f.result.end]
+		}
+		if f.error.present {
+			msg.Error = data[f.error.start:f.error.end:f.error.end]
+		}
 		return msg, nil
 	}
 	if !f.id.present {
