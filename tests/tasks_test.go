@@ -44,6 +44,18 @@ tool_slow_cancel() { echo cancelled >"$TK_DIR/hook.ran"; }
 tool_quick() { echo "quick $(jq -r .n <<<"$1")"; }
 tool_broken() { echo "it broke" >&2; return 2; }
 tool_crash() { kill -KILL $$; }
+# confirm: asks the user from inside the task, then answers with the reply.
+tool_confirm() {
+	local answer
+	answer=$(mcp_elicit "Delete it?" '{"type":"object","properties":{"confirm":{"type":"boolean"}}}') || return
+	echo "answer: $answer"
+}
+# after: asks first (input_required rounds), becomes a task on the retry.
+tool_after() {
+	local answer
+	answer=$(mcp_elicit "Your name?" '{"type":"object","properties":{"name":{"type":"string"}}}') || return
+	echo "after: $answer"
+}
 `
 
 const tkTools = `{"tools":[
@@ -51,7 +63,9 @@ const tkTools = `{"tools":[
  {"name":"slow","description":"a task","inputSchema":{"type":"object","properties":{"label":{"type":"string"}}},"x-mcp-bashd":{"task":"optional"}},
  {"name":"quick","description":"short-lived task","inputSchema":{"type":"object"},"x-mcp-bashd":{"task":"optional","taskTtl":0.2}},
  {"name":"broken","description":"tool error","inputSchema":{"type":"object"},"x-mcp-bashd":{"task":"required"}},
- {"name":"crash","description":"dies by a signal","inputSchema":{"type":"object"},"x-mcp-bashd":{"task":"optional"}}]}`
+ {"name":"crash","description":"dies by a signal","inputSchema":{"type":"object"},"x-mcp-bashd":{"task":"optional"}},
+ {"name":"confirm","description":"asks","inputSchema":{"type":"object"},"x-mcp-bashd":{"task":"optional"}},
+ {"name":"after","description":"asks, then a task","inputSchema":{"type":"object"},"x-mcp-bashd":{"task":"required","taskAfterInput":true}}]}`
 
 // tkClient sends one request and returns the response's result or error,
 // after checking the whole response against the revision's schema.
@@ -265,7 +279,7 @@ func atoi(t *testing.T, s string) int {
 // ---- 2026-07-28: the tasks extension ----
 
 func tkMeta(ext bool) map[string]any {
-	caps := map[string]any{}
+	caps := map[string]any{"elicitation": map[string]any{}}
 	if ext {
 		caps["extensions"] = map[string]any{"io.modelcontextprotocol/tasks": map[string]any{}}
 	}
@@ -374,6 +388,62 @@ func tkModern(t *testing.T, c tkClient, dir string) {
 	}
 	if again := c.call(t, "tasks/cancel", "", tkParams(true, "taskId", bTask)); again.Err != nil || again.Result["resultType"] != "complete" {
 		t.Errorf("cancel of an ended task: %s", again.raw)
+	}
+
+	// A task whose tool asks: input_required with the request, until
+	// tasks/update answers it; an unknown key is ignored; then completed
+	// with the answer the tool read.
+	ak := c.call(t, "tools/call", ta, tkParams(true, "name", "confirm", "arguments", map[string]any{}))
+	akID, _ := ak.Result["taskId"].(string)
+	getAk := func() tkResp { return c.call(t, "tasks/get", "", tkParams(true, "taskId", akID)) }
+	ir := tkPoll(t, "input_required", getAk, func(r tkResp) bool { return r.Result["status"] == "input_required" })
+	reqs, _ := ir.Result["inputRequests"].(map[string]any)
+	if len(reqs) != 1 {
+		t.Fatalf("inputRequests: %s", ir.raw)
+	}
+	var key string
+	for k, v := range reqs {
+		key = k
+		if dig(v, "method") != "elicitation/create" || dig(v, "params", "message") != "Delete it?" {
+			t.Errorf("input request %s: %v", k, v)
+		}
+	}
+	if up := c.call(t, "tasks/update", "", tkParams(true, "taskId", akID, "inputResponses", map[string]any{"other": map[string]any{"action": "decline"}})); up.Err != nil || up.Result["resultType"] != "complete" || up.Result["status"] != nil {
+		t.Errorf("tasks/update ack: %s", up.raw)
+	}
+	if r := getAk(); r.Result["status"] != "input_required" {
+		t.Errorf("an unknown key answered the task: %s", r.raw)
+	}
+	c.call(t, "tasks/update", "", tkParams(true, "taskId", akID, "inputResponses", map[string]any{key: map[string]any{"action": "accept", "content": map[string]any{"confirm": true}}}))
+	fin := tkPoll(t, "the asking task to end", getAk, func(r tkResp) bool { return r.Result["status"] != "input_required" && r.Result["status"] != "working" })
+	if fin.Result["status"] != "completed" || !strings.Contains(string(fin.raw), `answer: {\"action\":\"accept\",\"content\":{\"confirm\":true}}`) {
+		t.Errorf("asking task after tasks/update: %s", fin.raw)
+	}
+
+	// taskAfterInput: the first round is an MRTR input_required result (no
+	// task); the retry with the answer becomes the task, whose result has
+	// the answer.
+	r1 := c.call(t, "tools/call", "tools/call", tkParams(true, "name", "after", "arguments", map[string]any{}))
+	irs, _ := r1.Result["inputRequests"].(map[string]any)
+	if r1.Result["resultType"] != "input_required" || r1.Result["taskId"] != nil || len(irs) != 1 {
+		t.Fatalf("round 1: %s", r1.raw)
+	}
+	retry := tkParams(true, "name", "after", "arguments", map[string]any{})
+	for k := range irs {
+		retry["inputResponses"] = map[string]any{k: map[string]any{"action": "accept", "content": map[string]any{"name": "Alice"}}}
+	}
+	if st, ok := r1.Result["requestState"]; ok {
+		retry["requestState"] = st
+	}
+	r2 := c.call(t, "tools/call", ta, retry)
+	afterID, _ := r2.Result["taskId"].(string)
+	if r2.Result["resultType"] != "task" || afterID == "" || r2.Result["requestState"] != nil || r2.Result["inputRequests"] != nil {
+		t.Fatalf("round 2: %s", r2.raw)
+	}
+	af := tkPoll(t, "the task after input", func() tkResp { return c.call(t, "tasks/get", "", tkParams(true, "taskId", afterID)) },
+		func(r tkResp) bool { return r.Result["status"] != "working" })
+	if af.Result["status"] != "completed" || !strings.Contains(string(af.raw), `Alice`) {
+		t.Errorf("task after input: %s", af.raw)
 	}
 
 	// TTL: quick's tasks are kept 200 ms from creation, then dropped.
