@@ -67,7 +67,7 @@ func (r *Result) modern(info json.RawMessage) {
 func (s *Server) startCall(c *conn, req *transport.Request) {
 	s.startInFlight(c, req, func(ctx context.Context, req *transport.Request, held *bool) (transport.Response, bool) {
 		id := req.Msg.ID
-		res, err := s.runCall(ctx, toolCall{req: req, params: req.Msg.Params, held: held})
+		res, err := s.runCall(ctx, toolCall{req: req, params: req.Msg.Params, held: held, conn: c})
 		switch {
 		case err != nil:
 			return transport.Response{ID: id, Err: err}, true
@@ -178,6 +178,9 @@ type toolCall struct {
 	// held, when set, keeps the concurrency slot run takes: run sets it,
 	// and the caller gives the slot back once the answer is written.
 	held *bool
+	// conn is the connection the request came on (nil for Server.Call):
+	// where what no longer fits on the request's own stream may go.
+	conn *conn
 }
 
 // slotStream is the output of a call that may keep its slot until its
@@ -317,7 +320,7 @@ func (s *Server) run(ctx context.Context, tc toolCall, cfg *catalog.Config, t *c
 	req := supervisor.Request{
 		ID: string(tc.req.Msg.ID), Tool: t.Name, Args: args, Snapshot: snap, Timeout: timeout,
 		Events: s.eventSink(ctx, tc.req, cfg), Exe: t.Exe, Limits: t.Sandbox,
-		Ask: s.askFor(tc.req),
+		Ask: s.askFor(tc),
 	}
 	if sdk2026 {
 		req.Stderr = s.opt.ToolStderr
