@@ -55,6 +55,9 @@ tool_confirm() {
     fi
     echo "deleted"
 }
+tool_elicit() {
+    mcp_elicit "Your name?" '{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}'
+}
 tool_wait() {
     local pgid rest
     read -r _ _ _ _ pgid rest </proc/$BASHPID/stat
@@ -72,7 +75,8 @@ func akTools(waitTimeout string) string {
 		wait = `{"name":"wait","description":"asks and waits","inputSchema":{"type":"object"},"x-mcp-bashd":{"timeout":"` + waitTimeout + `"}}`
 	}
 	return `{"tools":[{"name":"ask","description":"asks everything","inputSchema":{"type":"object"}},` +
-		`{"name":"confirm","description":"deletes after a yes","inputSchema":{"type":"object"}},` + wait + `]}`
+		`{"name":"confirm","description":"deletes after a yes","inputSchema":{"type":"object"}},` +
+		`{"name":"elicit","description":"asks a name","inputSchema":{"type":"object"}},` + wait + `]}`
 }
 
 // akClient is a Go SDK client whose handlers answer the daemon's requests
@@ -392,4 +396,58 @@ func akText(t *testing.T, res *mcp.CallToolResult) string {
 		b.WriteString(tc.Text)
 	}
 	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// The TypeScript SDK v1 over stdio answers the tool's elicitation: the
+// request it sees is the tool's, the answer reaches the tool, and every
+// daemon message is valid for the negotiated revision.
+func TestAkTypeScriptSDKElicitation(t *testing.T) {
+	cmNodeModules(t)
+	mark := clMarker(t)
+	t.Cleanup(func() { clKillMarked(mark) })
+	args := []string{repoPath("tests/clients/asks_client.mjs"), "--sdk", "v1"}
+	for _, kv := range []string{clMarkKey + "=" + mark, "TMPDIR=" + t.TempDir()} {
+		args = append(args, "--env", kv)
+	}
+	args = append(args, "--", binary, akServerDir(t, ""))
+	n := cmStartNode(t, cmNode22(), "", nil, args...)
+	var connected struct {
+		ProtocolVersion string `json:"protocolVersion"`
+	}
+	n.event("connected", &connected)
+	var r struct {
+		Asked []struct {
+			Message         string
+			RequestedSchema json.RawMessage `json:"requestedSchema"`
+		}
+		Call struct {
+			Result struct {
+				Content []struct{ Type, Text string }
+				IsError bool `json:"isError"`
+			}
+			Error *struct{ Message string }
+		}
+	}
+	n.event("results", &r)
+	if len(r.Asked) != 1 || r.Asked[0].Message != "Your name?" ||
+		string(r.Asked[0].RequestedSchema) != `{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}` {
+		t.Errorf("the handler was asked %+v", r.Asked)
+	}
+	want := `{"action":"accept","content":{"name":"Ada from TypeScript"}}`
+	if c := r.Call.Result.Content; r.Call.Error != nil || r.Call.Result.IsError || len(c) != 1 || strings.TrimSuffix(c[0].Text, "\n") != want {
+		t.Errorf("the call: %+v, want the text %s", r.Call, want)
+	}
+	var done struct {
+		ErrorsBeforeClose []string
+		Exit              *clTSExit
+		Wire              clTSWire
+	}
+	n.event("done", &done)
+	if len(done.ErrorsBeforeClose) != 0 {
+		t.Errorf("the SDK reported errors: %q", done.ErrorsBeforeClose)
+	}
+	if done.Exit == nil || !done.Exit.clean() {
+		t.Errorf("daemon after the client closed stdin: %v", done.Exit)
+	}
+	clCheckWire(t, connected.ProtocolVersion, done.Wire.msgs())
 }
