@@ -451,3 +451,54 @@ func TestAkTypeScriptSDKElicitation(t *testing.T) {
 	}
 	clCheckWire(t, connected.ProtocolVersion, done.Wire.msgs())
 }
+
+// The README's example, as printed there: declined, the file stays;
+// accepted, it is gone — with the Go SDK over stdio.
+func TestAkReadmeDeleteExample(t *testing.T) {
+	readme, err := os.ReadFile(repoPath("README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := bytes.Index(readme, []byte("tool_delete_file() {"))
+	end := bytes.Index(readme[max(start, 0):], []byte("\n}\n"))
+	if start < 0 || end < 0 {
+		t.Fatal("the README has no tool_delete_file example")
+	}
+	code := string(readme[start : start+end+3])
+	dir := writeServer(t, map[string]string{"server.sh": code, "tools.json": `{"tools":[{"name":"delete_file","description":"Deletes a file once the user agrees",` +
+		`"inputSchema":{"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}}]}`})
+	victim := filepath.Join(t.TempDir(), "victim")
+	if err := os.WriteFile(victim, []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	a := newAkClient()
+	s := akConnect(t, a, false, "2025-11-25", clMarker(t), []string{"TMPDIR=" + t.TempDir()}, filepath.Join(dir, "server.sh"))
+	ctx, cancel := context.WithDeadline(context.Background(), deadline(t))
+	defer cancel()
+	call := func() string {
+		res, err := s.cs.CallTool(ctx, &mcp.CallToolParams{Name: "delete_file", Arguments: map[string]any{"path": victim}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return akText(t, res)
+	}
+	a.decline = true
+	if got := call(); got != "Kept "+victim+": not confirmed." {
+		t.Errorf("declined: %q", got)
+	}
+	if _, err := os.Stat(victim); err != nil {
+		t.Errorf("declined, yet the file is gone: %v", err)
+	}
+	a.decline = false
+	if got := call(); got != "Deleted "+victim+"." {
+		t.Errorf("accepted: %q", got)
+	}
+	if _, err := os.Stat(victim); !os.IsNotExist(err) {
+		t.Errorf("accepted, yet the file is still there: %v", err)
+	}
+	if e := <-a.elicited; e.Message != "Delete "+victim+"?" {
+		t.Errorf("the question: %q", e.Message)
+	}
+	s.cs.Close()
+	s.check()
+}
