@@ -67,7 +67,7 @@ func (r *Result) modern(info json.RawMessage) {
 func (s *Server) startCall(c *conn, req *transport.Request) {
 	s.startInFlight(c, req, func(ctx context.Context, req *transport.Request, held *bool) (transport.Response, bool) {
 		id := req.Msg.ID
-		res, err := s.runCall(ctx, toolCall{req: req, params: req.Msg.Params, held: held})
+		res, err := s.runCall(ctx, toolCall{req: req, params: req.Msg.Params, held: held, conn: c})
 		switch {
 		case err != nil:
 			return transport.Response{ID: id, Err: err}, true
@@ -186,6 +186,9 @@ type toolCall struct {
 	events func(supervisor.Event)
 	// ask, when set, answers the tool's asks instead (a task's, tasks.go).
 	ask func(ctx context.Context, reqs []supervisor.AskItem) ([]json.RawMessage, error)
+	// conn is the connection the request came on (nil for Server.Call):
+	// where what no longer fits on the request's own stream may go.
+	conn *conn
 }
 
 // slotStream is the output of a call that may keep its slot until its
@@ -351,7 +354,7 @@ func (s *Server) runTool(ctx context.Context, tc toolCall, cfg *catalog.Config, 
 	req := supervisor.Request{
 		ID: string(tc.req.Msg.ID), Tool: t.Name, Args: args, Snapshot: snap, Timeout: timeout,
 		Events: tc.events, Exe: t.Exe, Limits: t.Sandbox,
-		Ask: s.askFor(tc.req),
+		Ask: s.askFor(tc),
 	}
 	if req.Events == nil {
 		req.Events = s.eventSink(ctx, tc.req, cfg)

@@ -262,7 +262,7 @@ func (s *Server) startTask(tc toolCall, cfg *catalog.Config, t *catalog.Tool, sn
 	}
 	s.tasks.add(tk)
 	s.log.Info("task created", zap.String("task", tk.id), zap.String("tool", t.Name), zap.Duration("ttl", ttl))
-	own := toolCall{req: tc.req, params: tc.params, events: s.taskEvents(tk), ask: s.taskAsk(tk, tc)}
+	own := toolCall{req: tc.req, params: tc.params, conn: tc.conn, events: s.taskEvents(tk), ask: s.taskAsk(tk, tc)}
 	go func() {
 		defer s.calls.Done()
 		defer cancel(nil)
@@ -565,7 +565,7 @@ func (s *Server) taskList() json.RawMessage {
 // stream of the request that created the task while it is open.
 func (s *Server) taskAsk(tk *task, tc toolCall) func(ctx context.Context, reqs []supervisor.AskItem) ([]json.RawMessage, error) {
 	if !tk.modern {
-		return s.askFor(tc.req)
+		return s.askFor(tc)
 	}
 	return func(ctx context.Context, reqs []supervisor.AskItem) ([]json.RawMessage, error) {
 		if tc.mrtr != nil {

@@ -206,6 +206,9 @@ func (s stream) Notify(method string, params json.RawMessage) {
 }
 func (s stream) Respond(r transport.Response) { s.c.write(r.Line()) }
 
+// Live: stdio's one connection carries everything while it lasts.
+func (s stream) Live() bool { return true }
+
 // Request sends a server-to-client request: stdio has one connection, on
 // which it always goes out.
 func (s stream) Request(id json.RawMessage, method string, params json.RawMessage) bool {

@@ -258,6 +258,15 @@ func (s *stream) Request(id json.RawMessage, method string, params json.RawMessa
 	return !s.broken
 }
 
+// Live reports whether the POST can still carry something to the client.
+func (s *stream) Live() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.dmu.Lock()
+	defer s.dmu.Unlock()
+	return !s.finished && !s.broken
+}
+
 // startSSE sends the headers of an SSE response once.
 func (s *stream) startSSE() {
 	if s.sse {

@@ -67,9 +67,12 @@ type Stream interface {
 // the client that relate to its request (elicitation, sampling, roots
 // while a tool runs): stdio writes them on the connection, Streamable
 // HTTP on the POST's SSE stream. Request reports false when it cannot
-// (the stream is finished, or the client does not accept SSE).
+// (the stream is finished, or the client does not accept SSE). Live says
+// whether the stream can still carry anything to the client (an HTTP
+// POST the client gave up on cannot).
 type Requester interface {
 	Request(id json.RawMessage, method string, params json.RawMessage) bool
+	Live() bool
 }
 
 // RequesterOf finds the Requester under s, through the wrappers that embed
