@@ -358,3 +358,79 @@ tool_test_trigger_prompt_change() {
     printf '%s\n' "$json" >"$f.new" && mv -f "$f.new" "$f"
     printf 'The prompt list changed.\n'
 }
+
+# ---- tasks (the 2026-07-28 io.modelcontextprotocol/tasks extension) ----
+# tools.json marks these tools with x-mcp-bashd "task": for a client whose
+# request declares the extension, mcp-bashd answers the call at once with a
+# task and the function below keeps running in its own process group;
+# tasks/get reports it (mcp_progress becomes its statusMessage) and, once
+# it returned, its result. An mcp_elicit inside a task parks it in
+# input_required until tasks/update brings the answer.
+
+# conformance_number NAME JSON — the number value of a flat JSON member.
+conformance_number() {
+    local re="\"$1\"[[:space:]]*:[[:space:]]*([0-9]+(\\.[0-9]+)?)"
+    [[ $2 =~ $re ]] && printf '%s' "${BASH_REMATCH[1]}"
+}
+
+tool_greet() {
+    printf 'Hello, %s!' "$(conformance_field name "$1")"
+}
+
+# slow_compute {seconds, label}: a task (optional) that sleeps, then answers.
+tool_slow_compute() {
+    local seconds label
+    seconds=$(conformance_number seconds "$1")
+    label=$(conformance_field label "$1")
+    mcp_progress 0 1 "computing ${label:-}"
+    sleep "${seconds:-0}"
+    printf 'Computed %s after %s seconds.\n' "${label:-}" "${seconds:-0}"
+}
+
+# failing_job: a task (required) whose tool reports an error: the task
+# completes with isError (a tool error is not a failed task).
+tool_failing_job() {
+    printf 'The job failed.\n'
+    return 1
+}
+
+# protocol_error_job: the tool's shell dies by a signal, so the call has no
+# result at all: the task ends failed, with an error object.
+tool_protocol_error_job() {
+    kill -KILL $$
+}
+
+# confirm_delete {filename}: asks the user, then answers (the task waits in
+# input_required meanwhile).
+tool_confirm_delete() {
+    local file answer
+    file=$(conformance_field filename "$1")
+    answer=$(mcp_elicit "Delete $file?" '{"type":"object","properties":{"confirm":{"type":"boolean"}},"required":["confirm"]}') || {
+        printf 'Kept %s.\n' "$file"
+        return 0
+    }
+    case $answer in
+    *'"confirm":true'*) printf 'Deleted %s.\n' "$file" ;;
+    *) printf 'Kept %s.\n' "$file" ;;
+    esac
+}
+
+# multi_input: two elicitations at once (one input_required with two keys).
+tool_multi_input() {
+    local answers
+    answers=$(mcp_ask_all '{
+        "first": {"method": "elicitation/create", "params": {"message": "First input?", "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}}}},
+        "second": {"method": "elicitation/create", "params": {"message": "Second input?", "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}}}}
+    }') || return
+    printf 'Got both inputs: %s\n' "$answers"
+}
+
+# test_tool_with_task: x-mcp-bashd "taskAfterInput" — the call gathers the
+# user's name synchronously (input_required, as the MRTR tools above), and
+# the retry that brings it becomes a task, whose result names the user.
+tool_test_tool_with_task() {
+    local answer
+    answer=$(conformance_ask user_name elicitation/create \
+        "{\"message\":\"What is your name?\",\"requestedSchema\":$conformance_name_schema}") || return
+    printf 'Task done for %s.\n' "$(conformance_field name "$answer")"
+}

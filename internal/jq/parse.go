@@ -80,6 +80,25 @@ func Members(data []byte, i int) iter.Seq2[string, Span] {
 	}
 }
 
+// Elements yields the span of each element of the array starting at
+// data[i], in order. data must be what Scan or Parse accepted, with an
+// array at i.
+func Elements(data []byte, i int) iter.Seq[Span] {
+	return func(yield func(Span) bool) {
+		i := skipSpace(data, i+1)
+		for data[i] != ']' {
+			v := Span{Start: i, End: skipValue(data, i)}
+			if !yield(v) {
+				return
+			}
+			i = skipSpace(data, v.End)
+			if data[i] == ',' {
+				i = skipSpace(data, i+1)
+			}
+		}
+	}
+}
+
 // --- validating --------------------------------------------------------------
 
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }

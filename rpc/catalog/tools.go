@@ -15,10 +15,11 @@ import (
 // per-tool settings. It is never sent to clients. Shape:
 //
 //	"x-mcp-bashd": {"timeout": "30s", "requiresClientCapabilities": {...},
+//	                "task": "optional", "taskTtl": "1h",
 //	                "limits": {...}, "filesystem": {...}, "network": false}
 //
 // (the timeout a Go duration or a number of seconds; the sandbox keys are
-// package sandbox's, see sandbox.Spec).
+// package sandbox's, see sandbox.Spec; task and taskTtl: see TaskSupport).
 const SettingsKey = "x-mcp-bashd"
 
 // ValidName is what a tool name must look like to name a bash function
@@ -44,7 +45,22 @@ type Tool struct {
 	// are then refused: a limit must never be silently dropped).
 	Sandbox    *sandbox.Spec
 	SandboxErr error
+	// TaskSupport is whether the tool runs as a task (rpc/mcp/tasks.go):
+	// "optional", "required" or "forbidden" from x-mcp-bashd's "task" or,
+	// when that is absent, the entry's own execution.taskSupport; "" when
+	// neither says.
+	TaskSupport string
+	// TaskTTL is how long a finished task's result is kept (x-mcp-bashd's
+	// "taskTtl"); 0: the server's default.
+	TaskTTL time.Duration
+	// TaskAfterInput (x-mcp-bashd "taskAfterInput": true): in 2026-07-28
+	// the tool gathers its input synchronously (input_required rounds) and
+	// becomes a task on the retry that brings the answers.
+	TaskAfterInput bool
 }
+
+// TaskCapable reports whether the tool may run as a task.
+func (t *Tool) TaskCapable() bool { return t.TaskSupport == "optional" || t.TaskSupport == "required" }
 
 // ToolsFile is one parse of tools.json. Errors are recorded rather than
 // returned: the server keeps serving and each request reports what
@@ -60,6 +76,8 @@ type ToolsFile struct {
 	// Cache is the file's own top-level ttlMs and cacheScope, each nil
 	// when absent or unusable (the 2026 SDK's tools file may carry them).
 	Cache CacheHints
+	// Tasks: some tool may run as a task, so the server advertises tasks.
+	Tasks bool
 }
 
 // Declared returns the entries naming name (possibly several).
@@ -104,6 +122,7 @@ func LoadTools(path string) *ToolsFile {
 		t, pub := ParseTool(it)
 		public = append(public, pub)
 		if t != nil {
+			f.Tasks = f.Tasks || t.TaskCapable()
 			f.Order = append(f.Order, t)
 			f.byName[t.Name] = append(f.byName[t.Name], t)
 		}
@@ -154,15 +173,18 @@ func ParseTool(raw json.RawMessage) (*Tool, json.RawMessage) {
 		return nil, raw
 	}
 	t := &Tool{}
-	var named bool
+	var named, hasExecution bool
 	var input, output json.RawMessage
-	public := make([]wire.Member, 0, len(ms))
+	public := make([]wire.Member, 0, len(ms)+1)
 	for _, m := range ms {
 		switch m.Key {
 		case SettingsKey:
 			t.Timeout, t.Requires = parseSettings(m.Val)
 			t.Sandbox, t.SandboxErr = sandbox.ParseSettings(m.Val)
+			t.TaskSupport, t.TaskTTL, t.TaskAfterInput = parseTaskSettings(m.Val)
 			continue
+		case "execution":
+			hasExecution = true
 		case "name":
 			named = json.Unmarshal(m.Val, &t.Name) == nil
 		case "inputSchema":
@@ -172,6 +194,12 @@ func ParseTool(raw json.RawMessage) (*Tool, json.RawMessage) {
 			output = m.Val
 		}
 		public = append(public, m)
+	}
+	if t.TaskSupport == "" {
+		t.TaskSupport = executionTaskSupport(ms)
+	} else if !hasExecution {
+		// Clients learn it from tools/list (2025-11-25's ToolExecution).
+		public = append(public, wire.Member{Key: "execution", Val: wire.Object(wire.Member{Key: "taskSupport", Val: wire.Quote(t.TaskSupport)})})
 	}
 	pub := wire.Object(public...)
 	if !named {
@@ -215,6 +243,58 @@ func parseSettings(raw json.RawMessage) (time.Duration, json.RawMessage) {
 		}
 	}
 	return 0, requires
+}
+
+// parseTaskSettings reads x-mcp-bashd's "task" (one of the ToolExecution
+// values), "taskTtl" (a Go duration or a number of seconds) and
+// "taskAfterInput".
+func parseTaskSettings(raw json.RawMessage) (string, time.Duration, bool) {
+	var p struct {
+		Task       json.RawMessage `json:"task"`
+		TTL        json.RawMessage `json:"taskTtl"`
+		AfterInput bool            `json:"taskAfterInput"`
+	}
+	if json.Unmarshal(raw, &p) != nil {
+		return "", 0, false
+	}
+	var support string
+	_ = json.Unmarshal(p.Task, &support)
+	switch support {
+	case "optional", "required", "forbidden":
+	default:
+		support = ""
+	}
+	var ttl time.Duration
+	var secs float64
+	var str string
+	if json.Unmarshal(p.TTL, &secs) == nil && secs > 0 {
+		ttl = time.Duration(secs * float64(time.Second))
+	} else if json.Unmarshal(p.TTL, &str) == nil {
+		if d, err := time.ParseDuration(str); err == nil && d > 0 {
+			ttl = d
+		}
+	}
+	return support, ttl, p.AfterInput
+}
+
+// executionTaskSupport is the entry's own execution.taskSupport, "" when
+// it has none.
+func executionTaskSupport(ms []wire.Member) string {
+	for _, m := range ms {
+		if m.Key != "execution" {
+			continue
+		}
+		var e struct {
+			TaskSupport string `json:"taskSupport"`
+		}
+		if json.Unmarshal(m.Val, &e) == nil {
+			switch e.TaskSupport {
+			case "optional", "required", "forbidden":
+				return e.TaskSupport
+			}
+		}
+	}
+	return ""
 }
 
 func paramHeaders(schema json.RawMessage) map[string]string {

@@ -85,19 +85,19 @@ func (s *Server) clientResponse(req *transport.Request) bool {
 
 // askFor is the Ask of a tools/call: the session eras ask over the
 // connection; a 2026-07-28 request cannot ask this way.
-func (s *Server) askFor(req *transport.Request) func(context.Context, []supervisor.AskItem) ([]json.RawMessage, error) {
-	if req.Era == transport.Modern {
+func (s *Server) askFor(tc toolCall) func(context.Context, []supervisor.AskItem) ([]json.RawMessage, error) {
+	if tc.req.Era == transport.Modern {
 		return func(context.Context, []supervisor.AskItem) ([]json.RawMessage, error) {
 			return nil, errors.New("asking the client is not in this era (" + transport.ModernVersion + ")")
 		}
 	}
 	return func(ctx context.Context, items []supervisor.AskItem) ([]json.RawMessage, error) {
-		return s.askSession(ctx, req, items)
+		return s.askSession(ctx, tc.req, tc.conn, items)
 	}
 }
 
 // askSession sends items to the client together and waits for every answer.
-func (s *Server) askSession(ctx context.Context, req *transport.Request, items []supervisor.AskItem) ([]json.RawMessage, error) {
+func (s *Server) askSession(ctx context.Context, req *transport.Request, c *conn, items []supervisor.AskItem) ([]json.RawMessage, error) {
 	var caps json.RawMessage
 	version := ""
 	if req.Session != nil {
@@ -143,9 +143,16 @@ func (s *Server) askSession(ctx context.Context, req *transport.Request, items [
 			}
 			results[i] = res
 		case <-ctx.Done():
-			// The client may stop working on what nobody waits for.
+			// The client may stop working on what nobody waits for: on
+			// the call's stream, or (an HTTP POST the client gave up
+			// on) the session's GET stream when it has one.
 			for _, w := range waits[i:] {
-				req.Out.Notify("notifications/cancelled", object(field{"requestId", w.id}, field{"reason", wire.Quote("the tool call ended")}))
+				params := object(field{"requestId", w.id}, field{"reason", wire.Quote("the tool call ended")})
+				if out.Live() {
+					req.Out.Notify("notifications/cancelled", params)
+				} else if c != nil {
+					c.t.Notify("notifications/cancelled", params)
+				}
 			}
 			return nil, ctx.Err()
 		}

@@ -67,7 +67,7 @@ func (r *Result) modern(info json.RawMessage) {
 func (s *Server) startCall(c *conn, req *transport.Request) {
 	s.startInFlight(c, req, func(ctx context.Context, req *transport.Request, held *bool) (transport.Response, bool) {
 		id := req.Msg.ID
-		res, err := s.runCall(ctx, toolCall{req: req, params: req.Msg.Params, held: held})
+		res, err := s.runCall(ctx, toolCall{req: req, params: req.Msg.Params, held: held, conn: c})
 		switch {
 		case err != nil:
 			return transport.Response{ID: id, Err: err}, true
@@ -181,6 +181,14 @@ type toolCall struct {
 	// mrtr answers the tool's asks in a 2026 request (mrtr.go); nil in
 	// the session eras.
 	mrtr *mrtrCall
+	// events, when set, takes the tool's mcp_progress/mcp_log records
+	// instead of the request's notifications (a task's, tasks.go).
+	events func(supervisor.Event)
+	// ask, when set, answers the tool's asks instead (a task's, tasks.go).
+	ask func(ctx context.Context, reqs []supervisor.AskItem) ([]json.RawMessage, error)
+	// conn is the connection the request came on (nil for Server.Call):
+	// where what no longer fits on the request's own stream may go.
+	conn *conn
 }
 
 // slotStream is the output of a call that may keep its slot until its
@@ -286,6 +294,13 @@ func (s *Server) runCall(ctx context.Context, tc toolCall) (*Result, *wire.Error
 		s.log.Info(validationFailed(name, err.Error()), zap.String("tool", name), zap.String("reason", err.Error()))
 		return errorResult(err.Error()), nil
 	}
+	asTask, ttl, terr := taskRequested(tc.req, t, tc.params)
+	if terr != nil {
+		return nil, terr
+	}
+	if asTask {
+		return s.startTask(tc, cat.Config, t, snap, toolArgs(cp.args, cat.Config), ttl)
+	}
 	res := s.run(ctx, tc, cat.Config, t, snap, toolArgs(cp.args, cat.Config))
 	if res != nil && res.IsError {
 		if e := tc.mrtr.missingCapability("tool " + name); e != nil {
@@ -314,6 +329,12 @@ func toolArgs(args json.RawMessage, cfg *catalog.Config) json.RawMessage {
 // call was checked against (cfg); nil when cancelled. The slot is given
 // back when run returns, unless tc.held asks to keep it.
 func (s *Server) run(ctx context.Context, tc toolCall, cfg *catalog.Config, t *catalog.Tool, snap *supervisor.Snapshot, args json.RawMessage) *Result {
+	res, _ := s.runTool(ctx, tc, cfg, t, snap, args)
+	return res
+}
+
+// runTool is run that also returns how the call ended.
+func (s *Server) runTool(ctx context.Context, tc toolCall, cfg *catalog.Config, t *catalog.Tool, snap *supervisor.Snapshot, args json.RawMessage) (*Result, supervisor.Outcome) {
 	if !s.takeSlot(ctx, tc) {
 		if errors.Is(context.Cause(ctx), supervisor.ErrCancelled) {
 			// Cancelled while it waited for a slot: it never started, so
@@ -321,7 +342,7 @@ func (s *Server) run(ctx context.Context, tc toolCall, cfg *catalog.Config, t *c
 			id := string(tc.req.Msg.ID)
 			s.log.Info(fmt.Sprintf("Cancelled tools/call %s (%s)", id, t.Name), zap.String("call_id", id), zap.String("tool", t.Name), zap.Bool("started", false))
 		}
-		return nil
+		return nil, supervisor.Outcome{Cancelled: true}
 	}
 	defer s.giveSlot(tc)
 	timeout := s.opt.DefaultTimeout
@@ -332,8 +353,11 @@ func (s *Server) run(ctx context.Context, tc toolCall, cfg *catalog.Config, t *c
 	sdk2026 := cfg.DeclaresSupportedVersions()
 	req := supervisor.Request{
 		ID: string(tc.req.Msg.ID), Tool: t.Name, Args: args, Snapshot: snap, Timeout: timeout,
-		Events: s.eventSink(ctx, tc.req, cfg), Exe: t.Exe, Limits: t.Sandbox,
-		Ask: s.askFor(tc.req),
+		Events: tc.events, Exe: t.Exe, Limits: t.Sandbox,
+		Ask: s.askFor(tc),
+	}
+	if req.Events == nil {
+		req.Events = s.eventSink(ctx, tc.req, cfg)
 	}
 	if sdk2026 {
 		req.Stderr = s.opt.ToolStderr
@@ -341,10 +365,13 @@ func (s *Server) run(ctx context.Context, tc toolCall, cfg *catalog.Config, t *c
 	if tc.mrtr != nil {
 		req.Ask = tc.mrtr.Ask
 	}
+	if tc.ask != nil {
+		req.Ask = tc.ask
+	}
 	oc := s.opt.Runner.Call(ctx, req)
 	if res, ok := tc.mrtr.ended(oc); ok {
 		s.metrics.Finish(t.Name, "input_required", oc.Duration)
-		return res
+		return res, oc
 	}
 	// A bash error names the file that defined the function: the
 	// snapshot calls source. Point it at the script, as under the SDK.
@@ -361,9 +388,9 @@ func (s *Server) run(ctx context.Context, tc toolCall, cfg *catalog.Config, t *c
 	}
 	s.metrics.Finish(t.Name, outcome, oc.Duration)
 	if oc.Cancelled {
-		return nil
+		return nil, oc
 	}
-	return res
+	return res, oc
 }
 
 // takeSlot takes a concurrency slot for tc; false when ctx ended first.

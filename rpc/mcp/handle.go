@@ -36,7 +36,11 @@ func (s *Server) handle(c *conn, req *transport.Request) {
 			respond(nil, s.fileError(cfg.ConfigError(), req.Era))
 			return
 		}
-		res, version := initializeResult(cfg, req.Msg.Params, cat.Capabilities(asWritten(cfg.Field("capabilities"), cfg.Capabilities())))
+		caps := cat.Capabilities(asWritten(cfg.Field("capabilities"), cfg.Capabilities()))
+		res, version := initializeResult(cfg, req.Msg.Params, caps)
+		if version == tasksVersion && offersTasks(cat) {
+			res, _ = initializeResult(cfg, req.Msg.Params, addCapability(caps, "tasks", json.RawMessage(legacyTasksCapability)))
+		}
 		s.log.Info("initialize", zap.String("protocol_version", version))
 		if req.Session != nil {
 			req.Session.SetVersion(version)
@@ -64,8 +68,8 @@ func (s *Server) handle(c *conn, req *transport.Request) {
 	case "tools/call":
 		s.startCall(c, req)
 	default:
-		// resources, prompts, completion (declared.go)
-		if !s.serveDeclared(c, req) {
+		// resources, prompts, completion (declared.go), tasks (tasks.go)
+		if !s.serveDeclared(c, req) && !s.serveTasks(c, req) {
 			respond(nil, wire.Errorf(wire.CodeMethodNotFound, "Method not found: "+req.Msg.Method))
 		}
 	}

@@ -45,7 +45,12 @@ func (s *Server) handleModern(c *conn, req *transport.Request) {
 	switch req.Msg.Method {
 	case "server/discover":
 		// listChanged as declared: subscriptions/listen delivers it.
-		respond(discoverResult(cfg, s.src.Declarations().Capabilities(cfg.Capabilities()), s.src.Current().DiscoverCache()), catalog.CacheHints{})
+		cat := s.src.Declarations()
+		caps := cat.Capabilities(cfg.Capabilities())
+		if offersTasks(cat) {
+			caps = addExtension(caps, TasksExtension)
+		}
+		respond(discoverResult(cfg, caps, s.src.Current().DiscoverCache()), catalog.CacheHints{})
 	case "tools/list":
 		s.toolsList(c, req, func(cat *catalog.Catalog, list json.RawMessage) json.RawMessage {
 			return modernResult(list, cat.Config.ServerInfo(), cacheFields(cat.ListCache()))
@@ -56,7 +61,7 @@ func (s *Server) handleModern(c *conn, req *transport.Request) {
 		// resources, prompts, completion, subscriptions/listen
 		// (declared.go): a 2026 server answers only what server/discover
 		// declared.
-		if !s.serveDeclared(c, req) {
+		if !s.serveDeclared(c, req) && !s.serveTasks(c, req) {
 			fail(wire.Errorf(wire.CodeMethodNotFound, "Method not found: "+req.Msg.Method))
 		}
 	}

@@ -70,8 +70,9 @@ type Server struct {
 	stopOnce sync.Once
 	stopped  chan struct{}
 
-	subs listeners   // 2026-07-28 subscriptions/listen streams (listen.go)
-	asks pendingAsks // requests sent to clients, waiting for answers (ask.go)
+	subs  listeners   // 2026-07-28 subscriptions/listen streams (listen.go)
+	asks  pendingAsks // requests sent to clients, waiting for answers (ask.go)
+	tasks taskStore   // tools/call tasks (tasks.go)
 
 	states stateSigner // 2026 requestState (mrtr.go)
 }

@@ -49,6 +49,7 @@ type Conn struct {
 	lr      *wire.LineReader
 	session *transport.Session
 	out     *output
+	queue   []*transport.Request // a batch's members not yet read (batch)
 }
 
 // New reads requests from r and writes to w. When w is a file (stdout),
@@ -91,6 +92,11 @@ func (c *Conn) Session() *transport.Session { return c.session }
 // match with the request it sent.
 func (c *Conn) Read() (*transport.Request, error) {
 	for {
+		if len(c.queue) > 0 {
+			req := c.queue[0]
+			c.queue = c.queue[1:]
+			return req, nil
+		}
 		line, err := c.lr.Next()
 		var le *wire.LineError
 		switch {
@@ -110,6 +116,9 @@ func (c *Conn) Read() (*transport.Request, error) {
 			continue
 		}
 		msg, gerr := wire.Parse(line)
+		if gerr != nil && c.batch(line) {
+			continue
+		}
 		if gerr != nil {
 			c.opt.Log.Warn(gerr.Sentence, zap.Int("code", gerr.Code), zap.String("message", gerr.Message))
 			c.write(gerr.Line())
@@ -129,6 +138,39 @@ func (c *Conn) Read() (*transport.Request, error) {
 		req.Out = stream{c}
 		return req, nil
 	}
+}
+
+// batch serves a line that is a JSON-RPC batch, once initialize has
+// negotiated the one revision that has them; false for any other line (it
+// keeps the gates' answer). The members are queued for Read; their answers
+// leave as one array line, and a batch of notifications only is answered
+// with nothing.
+func (c *Conn) batch(line []byte) bool {
+	if c.session.Version() != wire.BatchVersion {
+		return false
+	}
+	members, ok := wire.Batch(line)
+	if !ok {
+		return false
+	}
+	if len(members) == 0 {
+		c.opt.Log.Warn("empty JSON-RPC batch refused")
+		c.write(wire.EmptyBatch())
+		return true
+	}
+	reqs, refused := transport.SplitBatch(members, "", c.opt.ModernEnabled, func(s string) { c.opt.Log.Warn(s) })
+	answers := 0
+	for _, r := range reqs {
+		if transport.Answers(r) {
+			answers++
+		}
+	}
+	b := transport.NewBatch(stream{c}, answers, refused)
+	for _, r := range reqs {
+		r.Session, r.Out = c.session, b.Member()
+	}
+	c.queue = append(c.queue, reqs...)
+	return true
 }
 
 // Notify writes a notification that belongs to no request.
@@ -163,6 +205,9 @@ func (s stream) Notify(method string, params json.RawMessage) {
 	s.c.write(wire.NotificationLine(method, params))
 }
 func (s stream) Respond(r transport.Response) { s.c.write(r.Line()) }
+
+// Live: stdio's one connection carries everything while it lasts.
+func (s stream) Live() bool { return true }
 
 // Request sends a server-to-client request: stdio has one connection, on
 // which it always goes out.

@@ -96,11 +96,12 @@ func (c *sessionConn) Read() (*transport.Request, error) {
 
 func (c *sessionConn) Session() *transport.Session { return c.session }
 
-// oneConn is a stateless request: a Connection that yields it and ends.
+// oneConn is a stateless POST: a Connection that yields its request (or a
+// batch's members, batch.go) and ends.
 type oneConn struct {
-	req  *transport.Request
-	st   *stream
-	read bool
+	reqs    []*transport.Request
+	session *transport.Session
+	st      *stream
 }
 
 func (c *oneConn) Abandon() {
@@ -110,14 +111,15 @@ func (c *oneConn) Abandon() {
 }
 
 func (c *oneConn) Read() (*transport.Request, error) {
-	if c.read {
+	if len(c.reqs) == 0 {
 		return nil, io.EOF
 	}
-	c.read = true
-	return c.req, nil
+	req := c.reqs[0]
+	c.reqs = c.reqs[1:]
+	return req, nil
 }
 func (c *oneConn) Notify(string, json.RawMessage) bool { return false }
-func (c *oneConn) Session() *transport.Session         { return c.req.Session }
+func (c *oneConn) Session() *transport.Session         { return c.session }
 
 // stream is one POST's output: JSON when the response comes first, SSE
 // once a notification must go out before it. Its writes come from the
@@ -256,6 +258,15 @@ func (s *stream) Request(id json.RawMessage, method string, params json.RawMessa
 	return !s.broken
 }
 
+// Live reports whether the POST can still carry something to the client.
+func (s *stream) Live() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.dmu.Lock()
+	defer s.dmu.Unlock()
+	return !s.finished && !s.broken
+}
+
 // startSSE sends the headers of an SSE response once.
 func (s *stream) startSSE() {
 	if s.sse {
@@ -361,6 +372,16 @@ func (hd headers) Check(msg *wire.Message, version string) string {
 		return mismatch("Mcp-Method", hd.shown("Mcp-Method", m), msg.Method)
 	}
 	switch msg.Method {
+	case "tasks/get", "tasks/update", "tasks/cancel":
+		// The tasks extension (SEP-2663) names the task in Mcp-Name; a
+		// value that differs from params.taskId is refused.
+		var p struct {
+			TaskID string `json:"taskId"`
+		}
+		_ = json.Unmarshal(msg.Params, &p)
+		if n, ok := hd.value("Mcp-Name"); ok && n != p.TaskID {
+			return mismatch("Mcp-Name", hd.shown("Mcp-Name", n), p.TaskID)
+		}
 	case "tools/call", "resources/read", "prompts/get":
 		var p struct {
 			Name string `json:"name"`

@@ -178,6 +178,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	msg, gerr := wire.Parse(body)
 	release()
+	if gerr != nil && h.batchAllowed(r) {
+		if members, ok := wire.Batch(body); ok {
+			h.serveBatch(w, r, members)
+			return
+		}
+	}
 	if gerr != nil {
 		h.opt.Log.Info(gerr.Sentence, zap.Int("code", gerr.Code), zap.String("message", gerr.Message))
 		writeJSON(w, http.StatusBadRequest, badBody(gerr).Line())
@@ -192,7 +198,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// server accepts the input, the server MUST return HTTP status
 		// code 202 Accepted with no body." The server matches it with
 		// the request it sent (on whichever POST's stream) by its id.
-		h.opt.Serve(&oneConn{req: &transport.Request{Msg: msg}})
+		h.opt.Serve(&oneConn{reqs: []*transport.Request{{Msg: msg}}})
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}
@@ -251,7 +257,7 @@ func (h *Handler) serveMessage(w http.ResponseWriter, r *http.Request, msg *wire
 	}
 	if sc == nil || !sc.deliver(req, st, r.Context().Done()) {
 		// Stateless: a Connection of this one request.
-		go h.opt.Serve(&oneConn{req: req, st: st})
+		go h.opt.Serve(&oneConn{reqs: []*transport.Request{req}, session: req.Session, st: st})
 	} else {
 		defer sc.forget(st)
 	}
@@ -259,6 +265,15 @@ func (h *Handler) serveMessage(w http.ResponseWriter, r *http.Request, msg *wire
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}
+	h.await(st, r)
+	if msg.Method == "initialize" && sc != nil && st.status == http.StatusOK {
+		h.opt.Log.Info("http session started", zap.String("session", sc.id))
+	}
+}
+
+// await waits for a POST's answer to be written (or the client's
+// departure), then closes the stream to the call's goroutine.
+func (h *Handler) await(st *stream, r *http.Request) {
 	select {
 	case <-st.done:
 	case <-r.Context().Done():
@@ -274,9 +289,6 @@ func (h *Handler) serveMessage(w http.ResponseWriter, r *http.Request, msg *wire
 	st.mu.Lock()
 	st.finished = true
 	st.mu.Unlock()
-	if msg.Method == "initialize" && sc != nil && st.status == http.StatusOK {
-		h.opt.Log.Info("http session started", zap.String("session", sc.id))
-	}
 }
 
 // legacySession finds or makes the session of a legacy-era request.

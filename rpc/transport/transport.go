@@ -67,9 +67,12 @@ type Stream interface {
 // the client that relate to its request (elicitation, sampling, roots
 // while a tool runs): stdio writes them on the connection, Streamable
 // HTTP on the POST's SSE stream. Request reports false when it cannot
-// (the stream is finished, or the client does not accept SSE).
+// (the stream is finished, or the client does not accept SSE). Live says
+// whether the stream can still carry anything to the client (an HTTP
+// POST the client gave up on cannot).
 type Requester interface {
 	Request(id json.RawMessage, method string, params json.RawMessage) bool
+	Live() bool
 }
 
 // RequesterOf finds the Requester under s, through the wrappers that embed
@@ -97,11 +100,16 @@ type Response struct {
 	// valid JSON, rendered straight into the line rather than re-printed
 	// (a tool result: the line is its only copy).
 	Body wire.Body
+	// Raw, when set, is a whole line built elsewhere (the array that
+	// answers a JSON-RPC batch, batch.go); Line returns it as it is.
+	Raw []byte
 }
 
 // Line renders the response as one JSON-RPC line.
 func (r Response) Line() []byte {
 	switch {
+	case r.Raw != nil:
+		return r.Raw
 	case r.Err != nil:
 		return wire.ErrorLine(r.ID, r.Err.Code, r.Err.Message, r.Err.Data)
 	case r.Body != nil:

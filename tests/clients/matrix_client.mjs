@@ -123,7 +123,9 @@ async function connect(o) {
   };
   // sent resolves with the first message sent from now on that matches.
   const sent = (match) => new Promise((resolve) => watchers.push({ match, resolve }));
-  const client = new sdk.Client({ name: `mcp-bashd-e2e-ts-${o.sdk}`, version: '0' }, clientOptions(o.sdk, o.mode));
+  const options = clientOptions(o.sdk, o.mode);
+  if (o.capabilities) options.capabilities = o.capabilities; // asks_client.mjs
+  const client = new sdk.Client({ name: `mcp-bashd-e2e-ts-${o.sdk}`, version: '0' }, options);
   client.onerror = (e) => errors.push(String(e?.stack ?? e));
   await client.connect(transport);
   const proc = transport._process; // stdio: kept to read the exit status after close()

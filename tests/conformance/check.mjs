@@ -3,8 +3,9 @@
 // it scores, and an expected-failures file could (wrongly) list anything;
 // this reads every checks.json the run wrote and fails when one of the
 // scenarios examples/conformance must pass (tools, resources, prompts,
-// completion, caching, headers, lifecycle) is missing or has a check that
-// is neither SUCCESS nor SKIPPED/INFO (a "Not testable" is a FAILURE too).
+// completion, caching, headers, lifecycle, the tasks extension) is missing
+// or has a check that is neither SUCCESS nor SKIPPED/INFO (a "Not
+// testable" is a FAILURE too).
 // Only single checks the baseline names as "scenario:checkId" are excused
 // (such as the prompts/resources parts of the caching scenario); a whole
 // must-pass scenario in the baseline is not. It prints one line per
@@ -35,6 +36,13 @@ const legacy = [
   "tools-call-elicitation", "tools-call-sampling",
   ...declared,
 ];
+// The io.modelcontextprotocol/tasks extension's scenarios (2026-07-28).
+const tasks = [
+  "tasks-lifecycle", "tasks-capability-negotiation", "tasks-wire-fields",
+  "tasks-request-state-removal", "tasks-mrtr-input", "tasks-request-headers",
+  "tasks-dispatch-and-envelope", "tasks-status-notifications",
+  "tasks-required-task-error", "tasks-mrtr-composition",
+];
 const required = {
   "0.1.16": [...legacy, "resources-subscribe", "resources-unsubscribe"],
   "2025-11-25": [...legacy, "resources-subscribe", "resources-unsubscribe", "server-session-lifecycle", "json-schema-2020-12",
@@ -46,10 +54,13 @@ const required = {
     "dns-rebinding-protection", "caching", "http-header-validation",
     "http-custom-header-server-validation", "json-schema-2020-12",
     ...declared, "sep-2164-resource-not-found",
+    // The tasks extension: unscored by the suite, held to pass here
+    // (examples/conformance's task tools).
+    ...tasks,
   ],
 };
 const mustPassPattern =
-  /^(server-initialize|server-session-|server-stateless|ping$|logging-|tools-|json-schema-|server-sse-|dns-rebinding-|caching$|http-|resources-|prompts-|completion-|sep-2164-|elicitation-)/;
+  /^(server-initialize|server-session-|server-stateless|ping$|logging-|tools-|json-schema-|server-sse-|dns-rebinding-|caching$|http-|resources-|prompts-|completion-|sep-2164-|elicitation-|tasks-)/;
 // In the session eras a tool asks the client on the call's stream; 2026's
 // way (input_required) is judged by its own scenarios.
 const exempt = run === "2026-07-28" ? /^tools-call-(sampling|elicitation)$/ : /^$/;

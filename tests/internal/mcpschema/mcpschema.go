@@ -210,6 +210,10 @@ func constCode(v any) (int64, bool) {
 	return c, err == nil
 }
 
+// TaskAugmented is the method to pass to Check for the answer to a
+// task-augmented tools/call in a revision with tasks (CreateTaskResult).
+const TaskAugmented = "tools/call (task)"
+
 func (r *rev) derive() error {
 	r.resultEnv, r.errorEnv = "JSONRPCResponse", "JSONRPCError"
 	if r.has("JSONRPCResultResponse") {
@@ -254,6 +258,11 @@ func (r *rev) derive() error {
 			}
 		}
 		r.results[method] = cands
+	}
+	if r.has("CreateTaskResult") {
+		// A task-augmented tools/call (2025-11-25's experimental tasks) is
+		// answered with CreateTaskResult; callers name it this way.
+		r.results[TaskAugmented] = []string{"CreateTaskResult"}
 	}
 	r.notifs = r.unionMethods("ServerNotification")
 	r.serverReqs = r.unionMethods("ServerRequest")
@@ -365,7 +374,25 @@ func (r *rev) checkBatch(arr []any) error {
 	if len(arr) == 0 {
 		return errors.New("empty batch response (not a schema rule; JSON-RPC 2.0 forbids an empty array)")
 	}
-	if err := r.validate("batch", arr, "batch", r.ref(r.batch)); err != nil {
+	// A member the server could not read is answered with "id": null
+	// (JSON-RPC 2.0), which no MCP schema allows: the array is validated
+	// with a placeholder there, and checkMessage below holds each such
+	// element to the same rule as a lone error (-32700/-32600 only).
+	placeheld := make([]any, len(arr))
+	for i, el := range arr {
+		placeheld[i] = el
+		if obj, ok := el.(map[string]any); ok && obj["error"] != nil {
+			if id, present := obj["id"]; present && id == nil {
+				cp := make(map[string]any, len(obj))
+				for k, v := range obj {
+					cp[k] = v
+				}
+				cp["id"] = 0
+				placeheld[i] = cp
+			}
+		}
+	}
+	if err := r.validate("batch", placeheld, "batch", r.ref(r.batch)); err != nil {
 		return err
 	}
 	for i, el := range arr {
@@ -416,6 +443,17 @@ func (r *rev) checkMessage(method string, msg any) error {
 
 func (r *rev) checkResult(method string, obj map[string]any) error {
 	cands := []string{"Result"}
+	if method == TaskAugmented && r.resultTyped && !r.has("CreateTaskResult") {
+		// 2026-07-28's tasks extension (SEP-2663) is not in the core
+		// schema: its CreateTaskResult is checked as a Result whose
+		// resultType is "task" (an extension value the core types only as
+		// a string).
+		if rt := dig(obj, "result", "resultType"); rt != "task" {
+			return fmt.Errorf("%s task-creating result: resultType is %v, want \"task\"", r.name, rt)
+		}
+		return r.validate("task-creating result", obj, "result:Result", r.ref(r.resultEnv),
+			map[string]any{"properties": map[string]any{"result": r.ref("Result")}})
+	}
 	if method != "" {
 		var ok bool
 		if cands, ok = r.results[method]; !ok {

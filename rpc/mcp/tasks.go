@@ -1,0 +1,624 @@
+package mcp
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/mcp-bashd/mcp-bashd/rpc/catalog"
+	"github.com/mcp-bashd/mcp-bashd/rpc/transport"
+	"github.com/mcp-bashd/mcp-bashd/rpc/wire"
+	"github.com/mcp-bashd/mcp-bashd/supervisor"
+)
+
+// Tasks: a tools/call answered at once with a task, whose tool goes on
+// running in its own process group after the request is answered; the
+// client polls the task and fetches its result later. Two shapes of the
+// same store:
+//
+//   - 2025-11-25 (experimental tasks): the client asks for a task with
+//     params.task on tools/call (any tool whose tools.json entry does not
+//     forbid it); CreateTaskResult is {task:{…}}; tasks/get, tasks/result
+//     (waits for the end), tasks/list and tasks/cancel; capabilities.tasks.
+//   - 2026-07-28 (the io.modelcontextprotocol/tasks extension, SEP-2663):
+//     the server decides — a task-capable tool called by a client whose
+//     request declares the extension runs as a task; CreateTaskResult is
+//     flat, resultType "task"; tasks/get inlines the result or error;
+//     tasks/update answers the input the task waits for; tasks/cancel is an
+//     empty ack; tasks/result and tasks/list do not exist (-32601).
+//
+// A task's status comes from its call: working while it runs (its
+// statusMessage is the last mcp_progress), input_required while its tool
+// waits for answers (2026, tasks/update), then completed (the tool's
+// result, isError included), failed (the call produced no result: it timed
+// out, died by a signal or never started), or cancelled (tasks/cancel:
+// the normal cancellation, TERM, grace, KILL, cancel hook). A finished
+// task is kept until its TTL has passed since it was created, and at least
+// one TTL after it ended when it ran longer than that; then it is dropped
+// and its id is unknown (-32602).
+
+// TasksExtension is the 2026-07-28 tasks extension's identifier.
+const TasksExtension = "io.modelcontextprotocol/tasks"
+
+const (
+	// defaultTaskTTL is how long a task is kept when neither the tool
+	// (x-mcp-bashd taskTtl) nor the client (2025-11-25's task.ttl) says.
+	defaultTaskTTL = time.Hour
+	// maxTaskTTL bounds what a client may ask for.
+	maxTaskTTL = 24 * time.Hour
+	// taskPollMs is the polling interval suggested to clients.
+	taskPollMs = 500
+)
+
+// Task statuses.
+const (
+	taskWorking   = "working"
+	taskAwaiting  = "input_required"
+	taskCompleted = "completed"
+	taskFailed    = "failed"
+	taskCancelled = "cancelled"
+)
+
+// tasksVersion is the legacy revision that has (experimental) tasks.
+const tasksVersion = "2025-11-25"
+
+// legacyTasksCapability is 2025-11-25's capabilities.tasks: tasks/list,
+// tasks/cancel and task-augmented tools/call.
+const legacyTasksCapability = `{"list":{},"cancel":{},"requests":{"tools":{"call":{}}}}`
+
+// offersTasks reports whether the tools file has a task-capable tool: the
+// tasks capability (or 2026 extension) is advertised then.
+func offersTasks(cat *catalog.Catalog) bool { return cat.Tools != nil && cat.Tools.Tasks }
+
+// addCapability adds key to a capabilities object unless config.json
+// already declares it (its own value stands).
+func addCapability(caps json.RawMessage, key string, val json.RawMessage) json.RawMessage {
+	ms, err := wire.SplitObject(caps)
+	if err != nil || wire.FirstByte(caps) != '{' {
+		return caps
+	}
+	for _, m := range ms {
+		if m.Key == key {
+			return caps
+		}
+	}
+	return wire.Object(append(ms, wire.Member{Key: key, Val: val})...)
+}
+
+// addExtension adds a 2026 extension to capabilities.extensions.
+func addExtension(caps json.RawMessage, ext string) json.RawMessage {
+	ms, err := wire.SplitObject(caps)
+	if err != nil || wire.FirstByte(caps) != '{' {
+		return caps
+	}
+	entry := wire.Member{Key: ext, Val: json.RawMessage(`{}`)}
+	for i, m := range ms {
+		if m.Key != "extensions" {
+			continue
+		}
+		inner, err := wire.SplitObject(m.Val)
+		if err != nil || wire.FirstByte(m.Val) != '{' {
+			return caps
+		}
+		for _, e := range inner {
+			if e.Key == ext {
+				return caps
+			}
+		}
+		ms[i].Val = wire.Object(append(inner, entry)...)
+		return wire.Object(ms...)
+	}
+	return wire.Object(append(ms, wire.Member{Key: "extensions", Val: wire.Object(entry)})...)
+}
+
+// taskStore holds the server's tasks by id.
+type taskStore struct {
+	mu sync.Mutex
+	m  map[string]*task
+}
+
+// task is one task; its mutable fields change under taskStore.mu.
+type task struct {
+	id      string
+	tool    string
+	modern  bool
+	created time.Time
+	ttl     time.Duration
+	cancel  context.CancelCauseFunc
+	done    chan struct{} // closed when the call has ended
+
+	status  string
+	message string
+	updated time.Time
+	result  json.RawMessage // a CallToolResult (completed)
+	err     *wire.Error     // failed
+	inputs  []*taskInput    // what the tool waits for (input_required)
+}
+
+// taskInput is one request a task's tool waits to have answered.
+type taskInput struct {
+	key     string
+	request json.RawMessage // {"method":…,"params":…}
+	answer  chan json.RawMessage
+}
+
+func (st *taskStore) add(tk *task) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.m == nil {
+		st.m = map[string]*task{}
+	}
+	st.m[tk.id] = tk
+}
+
+func (st *taskStore) get(id string) *task {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.m[id]
+}
+
+func (st *taskStore) drop(id string) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	delete(st.m, id)
+}
+
+// taskRequested decides whether a tools/call runs as a task: see the top of
+// the file. The error is the refusal to answer instead.
+func taskRequested(req *transport.Request, t *catalog.Tool, params json.RawMessage) (bool, time.Duration, *wire.Error) {
+	if req.Era == transport.Modern {
+		if !t.TaskCapable() {
+			return false, t.TaskTTL, nil // a legacy params.task is tolerated, never obeyed
+		}
+		if declaresTasks(req.Meta.Caps) {
+			// A tool that gathers its input first (taskAfterInput) runs
+			// synchronously until a retry brings inputResponses: that
+			// round becomes the task (MRTR, then a task).
+			return !t.TaskAfterInput || hasInputResponses(params), t.TaskTTL, nil
+		}
+		if t.TaskSupport == "required" {
+			return false, 0, &wire.Error{Code: wire.CodeMissingCapability,
+				Message: "Missing required client capability: tool " + t.Name + " runs only as a task (extension " + TasksExtension + ")",
+				Data:    json.RawMessage(`{"requiredCapabilities":{"extensions":{"` + TasksExtension + `":{}}}}`)}
+		}
+		return false, 0, nil
+	}
+	var p struct {
+		Task *struct {
+			TTL *float64 `json:"ttl"`
+		} `json:"task"`
+	}
+	_ = json.Unmarshal(params, &p)
+	switch {
+	case p.Task == nil && t.TaskSupport == "required":
+		return false, 0, wire.Errorf(wire.CodeMethodNotFound, "Tool "+t.Name+" must be called as a task (params.task)")
+	case p.Task == nil:
+		return false, 0, nil
+	case t.TaskSupport == "forbidden":
+		return false, 0, wire.Errorf(wire.CodeMethodNotFound, "Tool "+t.Name+" cannot be called as a task")
+	}
+	ttl := t.TaskTTL
+	if p.Task.TTL != nil && *p.Task.TTL > 0 {
+		ttl = time.Duration(*p.Task.TTL * float64(time.Millisecond))
+	}
+	return true, ttl, nil
+}
+
+// hasInputResponses reports whether a 2026 tools/call is an MRTR retry.
+func hasInputResponses(params json.RawMessage) bool {
+	var p struct {
+		InputResponses json.RawMessage `json:"inputResponses"`
+	}
+	return json.Unmarshal(params, &p) == nil && wire.FirstByte(p.InputResponses) == '{'
+}
+
+// declaresTasks reports whether 2026 client capabilities name the tasks
+// extension.
+func declaresTasks(caps json.RawMessage) bool {
+	var c struct {
+		Extensions map[string]json.RawMessage `json:"extensions"`
+	}
+	if json.Unmarshal(caps, &c) != nil {
+		return false
+	}
+	_, ok := c.Extensions[TasksExtension]
+	return ok
+}
+
+// startTask registers a task for a validated call and starts its tool; the
+// task can be looked up before the CreateTaskResult returned is sent. The
+// tool runs under the server's context, not the request's: answering the
+// request (or its client leaving) does not stop it; tasks/cancel and
+// shutdown do.
+func (s *Server) startTask(tc toolCall, cfg *catalog.Config, t *catalog.Tool, snap *supervisor.Snapshot, args json.RawMessage, ttl time.Duration) (*Result, *wire.Error) {
+	if ttl <= 0 {
+		ttl = defaultTaskTTL
+	}
+	ttl = min(ttl, maxTaskTTL).Truncate(time.Millisecond)
+	if ttl <= 0 {
+		ttl = time.Millisecond
+	}
+	now := time.Now().UTC()
+	ctx, cancel := context.WithCancelCause(s.base)
+	tk := &task{id: newTaskID(), tool: t.Name, modern: tc.req.Era == transport.Modern, created: now, ttl: ttl,
+		cancel: cancel, done: make(chan struct{}), status: taskWorking, updated: now}
+	s.mu.Lock()
+	stopping := s.stopping
+	if !stopping {
+		s.calls.Add(1)
+	}
+	s.mu.Unlock()
+	if stopping {
+		cancel(nil)
+		return nil, errClosing()
+	}
+	s.tasks.add(tk)
+	s.log.Info("task created", zap.String("task", tk.id), zap.String("tool", t.Name), zap.Duration("ttl", ttl))
+	own := toolCall{req: tc.req, params: tc.params, conn: tc.conn, events: s.taskEvents(tk), ask: s.taskAsk(tk, tc)}
+	go func() {
+		defer s.calls.Done()
+		defer cancel(nil)
+		res, oc := s.runTool(ctx, own, cfg, t, snap, args)
+		s.finishTask(tk, res, oc, cfg)
+	}()
+	body := s.taskFields(tk, false)
+	if tk.modern {
+		return &Result{Body: object(append(body, field{"resultType", json.RawMessage(`"task"`)})...)}, nil
+	}
+	return &Result{Body: object(field{"task", object(body...)})}, nil
+}
+
+func newTaskID() string {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic(err) // crypto/rand does not fail on Linux
+	}
+	return hex.EncodeToString(b[:])
+}
+
+// taskEvents makes a task's mcp_progress its status message.
+func (s *Server) taskEvents(tk *task) func(supervisor.Event) {
+	return func(ev supervisor.Event) {
+		if ev.Kind != "progress" {
+			return
+		}
+		msg := ev.Message
+		if msg == "" {
+			msg = "progress " + string(ev.Progress)
+			if len(ev.Total) > 0 {
+				msg += "/" + string(ev.Total)
+			}
+		}
+		s.tasks.mu.Lock()
+		if tk.status == taskWorking || tk.status == taskAwaiting {
+			tk.message, tk.updated = msg, time.Now().UTC()
+		}
+		s.tasks.mu.Unlock()
+	}
+}
+
+// finishTask records how the task's call ended and schedules its removal.
+func (s *Server) finishTask(tk *task, res *Result, oc supervisor.Outcome, cfg *catalog.Config) {
+	s.tasks.mu.Lock()
+	now := time.Now().UTC()
+	switch {
+	case res == nil || tk.status == taskCancelled:
+		tk.status = taskCancelled
+	case oc.SetupErr != nil || oc.TimedOut || oc.Signal != 0:
+		// The call produced no result of the tool's own: a protocol-level
+		// failure, reported as the error the task ends with.
+		tk.status = taskFailed
+		tk.err = &wire.Error{Code: wire.CodeInternal, Message: "Tool " + tk.tool + " did not complete: " + resultText(res)}
+	default:
+		tk.status = taskCompleted
+		tk.result = res.JSON()
+		if tk.modern {
+			tk.result = modernResult(tk.result, cfg.ServerInfo(), nil)
+		}
+	}
+	tk.inputs = nil
+	tk.updated = now
+	keep := tk.created.Add(tk.ttl).Sub(now)
+	if keep <= 0 {
+		keep = tk.ttl
+	}
+	status := tk.status
+	s.tasks.mu.Unlock()
+	close(tk.done)
+	s.log.Info("task ended", zap.String("task", tk.id), zap.String("tool", tk.tool), zap.String("status", status), zap.Duration("kept_for", keep))
+	time.AfterFunc(keep, func() {
+		s.tasks.drop(tk.id)
+		s.log.Info("task expired", zap.String("task", tk.id))
+	})
+}
+
+// resultText is the first text of a result, for a failed task's error.
+func resultText(res *Result) string {
+	if res == nil {
+		return "no result"
+	}
+	var r struct {
+		Content []struct {
+			Text string `json:"text"`
+		} `json:"content"`
+	}
+	if json.Unmarshal(res.JSON(), &r) == nil && len(r.Content) > 0 && r.Content[0].Text != "" {
+		return r.Content[0].Text
+	}
+	return "no result"
+}
+
+// taskFields are the Task members of tk as its shape has them; detailed
+// adds, in 2026, the inlined result, error or inputRequests. Called
+// without the store's lock.
+func (s *Server) taskFields(tk *task, detailed bool) []field {
+	s.tasks.mu.Lock()
+	defer s.tasks.mu.Unlock()
+	ttl := json.RawMessage(fmt.Sprint(tk.ttl.Milliseconds()))
+	fs := []field{
+		{"taskId", wire.Quote(tk.id)},
+		{"status", wire.Quote(tk.status)},
+	}
+	if tk.message != "" {
+		fs = append(fs, field{"statusMessage", wire.Quote(tk.message)})
+	}
+	fs = append(fs, field{"createdAt", wire.Quote(tk.created.Format(time.RFC3339Nano))},
+		field{"lastUpdatedAt", wire.Quote(tk.updated.Format(time.RFC3339Nano))})
+	if !tk.modern {
+		return append(fs, field{"ttl", ttl}, field{"pollInterval", json.RawMessage(fmt.Sprint(taskPollMs))})
+	}
+	fs = append(fs, field{"ttlMs", ttl}, field{"pollIntervalMs", json.RawMessage(fmt.Sprint(taskPollMs))})
+	if !detailed {
+		return fs
+	}
+	switch tk.status {
+	case taskCompleted:
+		fs = append(fs, field{"result", tk.result})
+	case taskFailed:
+		fs = append(fs, field{"error", object(field{"code", json.RawMessage(fmt.Sprint(tk.err.Code))}, field{"message", wire.Quote(tk.err.Message)})})
+	case taskAwaiting:
+		ms := make([]wire.Member, len(tk.inputs))
+		for i, in := range tk.inputs {
+			ms[i] = wire.Member{Key: in.key, Val: in.request}
+		}
+		fs = append(fs, field{"inputRequests", wire.Object(ms...)})
+	}
+	return fs
+}
+
+// serveTasks answers the tasks/* methods; false for another method (or one
+// the request's revision does not have).
+func (s *Server) serveTasks(c *conn, req *transport.Request) bool {
+	modern := req.Era == transport.Modern
+	switch req.Msg.Method {
+	case "tasks/get", "tasks/cancel":
+	case "tasks/update":
+		if !modern {
+			return false
+		}
+	case "tasks/result", "tasks/list":
+		if modern {
+			return false // removed by the 2026 extension: -32601
+		}
+	default:
+		return false
+	}
+	id := req.Msg.ID
+	fail := func(e *wire.Error) { req.Out.Respond(transport.Response{ID: id, Err: e}) }
+	respond := func(fs []field) {
+		r := object(fs...)
+		if modern {
+			r = modernResult(r, s.src.Config().ServerInfo(), nil)
+		}
+		req.Out.Respond(transport.Response{ID: id, Result: r})
+	}
+	if modern && !declaresTasks(req.Meta.Caps) {
+		fail(&wire.Error{Code: wire.CodeMissingCapability, Message: "Missing required client capability: " + req.Msg.Method + " needs the " + TasksExtension + " extension",
+			Data: json.RawMessage(`{"requiredCapabilities":{"extensions":{"` + TasksExtension + `":{}}}}`)})
+		return true
+	}
+	if req.Msg.Method == "tasks/list" {
+		respond([]field{{"tasks", s.taskList()}})
+		return true
+	}
+	var p struct {
+		TaskID         *string                    `json:"taskId"`
+		InputResponses map[string]json.RawMessage `json:"inputResponses"`
+	}
+	if json.Unmarshal(req.Msg.Params, &p) != nil || p.TaskID == nil {
+		fail(wire.Errorf(wire.CodeInvalidParams, "Invalid params: taskId is required and must be a string"))
+		return true
+	}
+	tk := s.tasks.get(*p.TaskID)
+	if tk == nil || tk.modern != modern {
+		fail(wire.Errorf(wire.CodeInvalidParams, "Invalid params: unknown task "+*p.TaskID))
+		return true
+	}
+	switch req.Msg.Method {
+	case "tasks/get":
+		respond(s.taskFields(tk, true))
+	case "tasks/update":
+		s.answerTask(tk, p.InputResponses)
+		respond(nil)
+	case "tasks/cancel":
+		if !s.cancelTask(tk) && !modern {
+			fail(wire.Errorf(wire.CodeInvalidParams, "Invalid params: task "+tk.id+" has already ended"))
+			return true
+		}
+		if modern {
+			respond(nil) // an empty ack; the status is for tasks/get
+			return true
+		}
+		respond(s.taskFields(tk, false))
+	case "tasks/result":
+		s.taskResult(c, req, tk)
+	}
+	return true
+}
+
+// cancelTask stops a running task's call (the normal cancellation: TERM,
+// grace, KILL, cancel hook); false when it had already ended.
+func (s *Server) cancelTask(tk *task) bool {
+	s.tasks.mu.Lock()
+	running := tk.status == taskWorking || tk.status == taskAwaiting
+	if running {
+		tk.status, tk.updated, tk.inputs = taskCancelled, time.Now().UTC(), nil
+	}
+	s.tasks.mu.Unlock()
+	if running {
+		s.log.Info("task cancelled", zap.String("task", tk.id), zap.String("tool", tk.tool))
+		tk.cancel(supervisor.ErrCancelled)
+	}
+	return running
+}
+
+// taskResult answers 2025-11-25's tasks/result once the task has ended:
+// its tool's result, with the related-task _meta; a failed or cancelled
+// task's error. The wait runs on its own goroutine.
+func (s *Server) taskResult(c *conn, req *transport.Request, tk *task) {
+	answer := func() {
+		select {
+		case <-tk.done:
+		case <-s.base.Done():
+			req.Out.Respond(transport.Response{ID: req.Msg.ID, Err: errClosing()})
+			return
+		case <-req.Gone:
+			req.Out.Finish()
+			return
+		}
+		s.tasks.mu.Lock()
+		status, result, terr := tk.status, tk.result, tk.err
+		s.tasks.mu.Unlock()
+		switch status {
+		case taskCompleted:
+			related := object(field{"io.modelcontextprotocol/related-task", object(field{"taskId", wire.Quote(tk.id)})})
+			res, err := withMeta(result, related)
+			if err != nil {
+				res = result
+			}
+			req.Out.Respond(transport.Response{ID: req.Msg.ID, Result: res})
+		case taskFailed:
+			req.Out.Respond(transport.Response{ID: req.Msg.ID, Err: terr})
+		default:
+			req.Out.Respond(transport.Response{ID: req.Msg.ID, Err: wire.Errorf(wire.CodeInternal, "Task "+tk.id+" was cancelled")})
+		}
+	}
+	if s.enter(c) {
+		s.goEntered(c, answer)
+	} else {
+		req.Out.Respond(transport.Response{ID: req.Msg.ID, Err: errClosing()})
+	}
+}
+
+// withMeta adds members to a result's _meta (made when absent).
+func withMeta(result, meta json.RawMessage) (json.RawMessage, error) {
+	ms, err := wire.SplitObject(result)
+	if err != nil {
+		return nil, err
+	}
+	add, _ := wire.SplitObject(meta)
+	for i, m := range ms {
+		if m.Key == "_meta" && wire.FirstByte(m.Val) == '{' {
+			inner, err := wire.SplitObject(m.Val)
+			if err != nil {
+				return nil, err
+			}
+			ms[i].Val = wire.Object(lastValues(append(inner, add...))...)
+			return wire.Object(ms...), nil
+		}
+	}
+	return wire.Object(append(ms, wire.Member{Key: "_meta", Val: meta})...), nil
+}
+
+// taskList is 2025-11-25's tasks/list: every task kept, oldest first.
+func (s *Server) taskList() json.RawMessage {
+	s.tasks.mu.Lock()
+	all := make([]*task, 0, len(s.tasks.m))
+	for _, tk := range s.tasks.m {
+		if !tk.modern {
+			all = append(all, tk)
+		}
+	}
+	s.tasks.mu.Unlock()
+	sort.Slice(all, func(i, j int) bool { return all[i].created.Before(all[j].created) })
+	items := make([]json.RawMessage, len(all))
+	for i, tk := range all {
+		items[i] = object(s.taskFields(tk, false)...)
+	}
+	return wire.Marshal(items)
+}
+
+// taskAsk is the Ask of a task's call. In 2026 an ask the creating
+// request's own inputResponses answer (an MRTR round that became a task)
+// gets that answer; otherwise the requests become the task's
+// inputRequests, its status input_required, until tasks/update has
+// answered every one of them (or the call ends). 2025-11-25's tasks have
+// no way to ask: the session's own mechanism (askFor) is used, on the
+// stream of the request that created the task while it is open.
+func (s *Server) taskAsk(tk *task, tc toolCall) func(ctx context.Context, reqs []supervisor.AskItem) ([]json.RawMessage, error) {
+	if !tk.modern {
+		return s.askFor(tc)
+	}
+	return func(ctx context.Context, reqs []supervisor.AskItem) ([]json.RawMessage, error) {
+		if tc.mrtr != nil {
+			out, err := tc.mrtr.Ask(ctx, reqs)
+			if !errors.Is(err, supervisor.ErrEndCall) {
+				return out, err // answered, or refused (a capability the client lacks)
+			}
+		}
+		ins := make([]*taskInput, len(reqs))
+		s.tasks.mu.Lock()
+		if tk.status != taskWorking && tk.status != taskAwaiting {
+			s.tasks.mu.Unlock()
+			return nil, fmt.Errorf("task %s has ended", tk.id)
+		}
+		for i, r := range reqs {
+			key := r.Key
+			if key == "" {
+				key = askKey(r.Method, r.Params)
+			}
+			ins[i] = &taskInput{key: key, request: object(field{"method", wire.Quote(r.Method)}, field{"params", r.Params}), answer: make(chan json.RawMessage, 1)}
+		}
+		tk.inputs = append(tk.inputs, ins...)
+		tk.status, tk.updated = taskAwaiting, time.Now().UTC()
+		s.tasks.mu.Unlock()
+		out := make([]json.RawMessage, len(ins))
+		for i, in := range ins {
+			select {
+			case out[i] = <-in.answer:
+			case <-ctx.Done():
+				return nil, fmt.Errorf("the task ended while it waited for %s", in.key)
+			}
+		}
+		return out, nil
+	}
+}
+
+// answerTask hands tasks/update's inputResponses to the inputs they name;
+// keys the task does not wait for are ignored. The task is working again
+// once nothing is left to answer.
+func (s *Server) answerTask(tk *task, responses map[string]json.RawMessage) {
+	s.tasks.mu.Lock()
+	defer s.tasks.mu.Unlock()
+	left := tk.inputs[:0:0]
+	for _, in := range tk.inputs {
+		if r, ok := responses[in.key]; ok {
+			in.answer <- r
+			continue
+		}
+		left = append(left, in)
+	}
+	tk.inputs = left
+	if tk.status == taskAwaiting && len(left) == 0 {
+		tk.status = taskWorking
+	}
+	tk.updated = time.Now().UTC()
+}
