@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
@@ -215,8 +216,16 @@ func (p *warmPool) fill() {
 		case <-t.C:
 			p.mu.Lock()
 			if time.Since(p.last) >= idle && p.running == 0 {
+				busy := p.want > 0 || len(p.idle) > 0
 				p.want = 0
 				p.retireLocked()
+				if busy {
+					// The daemon has gone idle after calls: the heap a
+					// burst of them grew is handed back to the system now,
+					// not at the runtime's next forced collection (two
+					// minutes, or never while nothing allocates).
+					go debug.FreeOSMemory()
+				}
 			}
 			p.mu.Unlock()
 		case <-p.kick:
