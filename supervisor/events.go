@@ -64,13 +64,18 @@ func tailEvents(path string, stop <-chan struct{}, emit func(Event), wg *sync.Wa
 	defer wg.Done()
 	var off int64
 	var rr recordReader
-	buf := make([]byte, 64<<10)
+	var buf []byte
 	read := func() {
 		f, _, err := openRegular(path)
 		if err != nil {
 			return
 		}
 		defer f.Close()
+		if buf == nil {
+			// Only once there is something to read: every call is
+			// tailed, and most never write a record.
+			buf = make([]byte, 64<<10)
+		}
 		for {
 			n, err := f.ReadAt(buf, off)
 			off += int64(n)

@@ -14,6 +14,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
@@ -501,4 +502,44 @@ func TestAkReadmeDeleteExample(t *testing.T) {
 	}
 	s.cs.Close()
 	s.check()
+}
+
+// On the wire (stdio, 2025-06-18): the server's request carries an id of
+// its own; when the client cancels the call while it waits, the daemon
+// cancels its own request too, the call's group is gone, and the answer
+// the client sends afterwards is dropped — nothing is written for it, the
+// next request is answered, and the log says so at debug.
+func TestAkLateAnswerIsDropped(t *testing.T) {
+	tmp := t.TempDir()
+	ready, logFile := filepath.Join(tmp, "ready"), filepath.Join(tmp, "daemon.log")
+	s := startServer(t, serverOpt{args: []string{akServerDir(t, "")}, env: []string{"TMPDIR=" + tmp, "AK_READY=" + ready, "MCP_LOG_FILE=" + logFile}})
+	s.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{"elicitation":{}},"clientInfo":{"name":"wire","version":"0"}}}`)
+	s.recv()
+	s.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	s.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"wait","arguments":{}}}`)
+	var asked struct {
+		ID     json.RawMessage
+		Method string
+		Params struct{ Message string }
+	}
+	if err := json.Unmarshal(s.recv(), &asked); err != nil || asked.Method != "elicitation/create" || string(asked.ID) != `"mcp-bashd-1"` || asked.Params.Message != "Wait for me" {
+		t.Fatalf("the server's request: %+v %v", asked, err)
+	}
+	pgid := akReadyGroup(t, ready)
+	s.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2}}`)
+	if got := string(s.recv()); got != `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"mcp-bashd-1","reason":"the tool call ended"}}` {
+		t.Errorf("after the client cancelled the call: %s", got)
+	}
+	proctest.WaitUntil(t, deadline(t), "the call's group to be gone", func() (bool, string) {
+		g, err := proctest.InGroup(pgid)
+		return err == nil && len(proctest.Alive(g)) == 0, fmt.Sprint(g, err)
+	})
+	s.send(`{"jsonrpc":"2.0","id":"mcp-bashd-1","result":{"action":"accept","content":{}}}`)
+	if got := s.roundTrip(`{"jsonrpc":"2.0","id":3,"method":"ping"}`); got != `{"jsonrpc":"2.0","id":3,"result":{}}` {
+		t.Errorf("the line after the late answer: %s", got)
+	}
+	proctest.WaitUntil(t, deadline(t), "the late answer's log line", func() (bool, string) {
+		b, _ := os.ReadFile(logFile)
+		return bytes.Contains(b, []byte(`"level":"debug"`)) && bytes.Contains(b, []byte(`"msg":"response to no pending request dropped","id":"\"mcp-bashd-1\""`)), string(b)
+	})
 }
