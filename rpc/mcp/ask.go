@@ -144,13 +144,17 @@ func (s *Server) askSession(ctx context.Context, req *transport.Request, c *conn
 			results[i] = res
 		case <-ctx.Done():
 			// The client may stop working on what nobody waits for: on
-			// the call's stream, or (an HTTP POST the client gave up
-			// on) the session's GET stream when it has one.
+			// the call's stream and, over HTTP, on the session's GET
+			// stream too when it has one — a client that cancelled its
+			// call may be closing the POST's stream as this is written
+			// there, and a second notice of one cancellation is ignored.
+			live, http := out.Live(), req.Gone != nil
 			for _, w := range waits[i:] {
 				params := object(field{"requestId", w.id}, field{"reason", wire.Quote("the tool call ended")})
-				if out.Live() {
+				if live {
 					req.Out.Notify("notifications/cancelled", params)
-				} else if c != nil {
+				}
+				if c != nil && (!live || http) {
 					c.t.Notify("notifications/cancelled", params)
 				}
 			}
