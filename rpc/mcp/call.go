@@ -222,6 +222,19 @@ func (o slotStream) Respond(r transport.Response) {
 // protocol error comes back as the error; a refusal the SDK answered with
 // an isError result comes back as that result; nil, nil means the call
 // was cancelled.
+// checkToolName refuses a name no tool can have.
+func (s *Server) checkToolName(name string, modern bool) *wire.Error {
+	if modern && s.SDK2026Dialect() {
+		// A leading digit, which that SDK allowed, goes on to the
+		// lookup as it did there (tool_1x is a valid function name).
+		return sdk2026NameError(name)
+	}
+	if !catalog.ValidName.MatchString(name) {
+		return wire.Errorf(wire.CodeInvalidParams, "Invalid tool name: "+name)
+	}
+	return nil
+}
+
 func (s *Server) runCall(ctx context.Context, tc toolCall) (*Result, *wire.Error) {
 	modern := tc.req.Era == transport.Modern
 	cp, perr := parseCallParams(tc.params)
@@ -234,14 +247,8 @@ func (s *Server) runCall(ctx context.Context, tc toolCall) (*Result, *wire.Error
 		return nil, wire.Errorf(wire.CodeInvalidParams, "Invalid params: arguments"+path+" is given more than once; duplicate keys are refused because the tool could read either value")
 	}
 	name := cp.name
-	if modern && s.SDK2026Dialect() {
-		// A leading digit, which that SDK allowed, goes on to the
-		// lookup as it did there (tool_1x is a valid function name).
-		if e := sdk2026NameError(name); e != nil {
-			return nil, e
-		}
-	} else if !catalog.ValidName.MatchString(name) {
-		return nil, wire.Errorf(wire.CodeInvalidParams, "Invalid tool name: "+name)
+	if e := s.checkToolName(name, modern); e != nil {
+		return nil, e
 	}
 	// The SDK answers an unknown tool -32601; the 2026 revision's spec
 	// example is -32602, and that era has no SDK servers to keep.

@@ -128,22 +128,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	atPath := r.URL.Path == h.opt.Path
-	switch r.Method {
-	case http.MethodPost:
-	case http.MethodGet:
-		h.serveGET(w, r) // a session's notifications (getstream.go)
-		return
-	case http.MethodDelete:
-		if id := r.Header.Get("Mcp-Session-Id"); atPath && id != "" && h.endSession(id) {
-			w.WriteHeader(http.StatusNoContent)
-			return
-		}
-		fallthrough
-	default:
-		// An empty body, as the 2026 SDK's; Allow, as HTTP requires of a 405.
-		w.Header().Set("Allow", "POST")
-		w.Header().Set("Content-Length", "0")
-		w.WriteHeader(http.StatusMethodNotAllowed)
+	if r.Method != http.MethodPost {
+		h.serveNotPOST(w, r, atPath)
 		return
 	}
 	if !atPath {
@@ -203,6 +189,26 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h.serveMessage(w, r, msg)
+}
+
+// serveNotPOST answers a request whose method is not POST: GET is a
+// session's notification stream (getstream.go), DELETE ends a session,
+// anything else is 405.
+func (h *Handler) serveNotPOST(w http.ResponseWriter, r *http.Request, atPath bool) {
+	switch r.Method {
+	case http.MethodGet:
+		h.serveGET(w, r)
+		return
+	case http.MethodDelete:
+		if id := r.Header.Get("Mcp-Session-Id"); atPath && id != "" && h.endSession(id) {
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
+	}
+	// An empty body, as the 2026 SDK's; Allow, as HTTP requires of a 405.
+	w.Header().Set("Allow", "POST")
+	w.Header().Set("Content-Length", "0")
+	w.WriteHeader(http.StatusMethodNotAllowed)
 }
 
 // writeSoon gives what the handler itself writes next the I/O timeout.
