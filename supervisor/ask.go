@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
@@ -177,6 +178,8 @@ type asker struct {
 	gone   chan struct{} // closed once the call's group is gone
 	wg     sync.WaitGroup
 
+	waiting atomic.Int32 // records being answered (MaxAsks)
+
 	endOnce sync.Once
 	ended   chan struct{} // closed when an Ask said ErrEndCall
 }
@@ -187,11 +190,21 @@ func newAsker(ctx context.Context, req Request, root callRoot, log *zap.Logger) 
 	return a
 }
 
+// MaxAsks is how many questions one call may have waiting for the client
+// at once; past it a helper fails at once. A tool that writes ask records
+// in a loop must not turn into as many requests to the client and as many
+// goroutines here.
+const MaxAsks = 16
+
 // serve answers rec on its own goroutine.
 func (a *asker) serve(rec askRecord) {
+	if a.waiting.Add(1) > MaxAsks && rec.problem == "" {
+		rec.problem = fmt.Sprintf("this call already has %d questions waiting for the client", MaxAsks)
+	}
 	a.wg.Add(1)
 	go func() {
 		defer a.wg.Done()
+		defer a.waiting.Add(-1)
 		a.answer(rec)
 	}()
 }
@@ -206,6 +219,10 @@ func (a *asker) close() {
 
 func (a *asker) answer(rec askRecord) {
 	path, ok := a.root.replyFile(rec.reply)
+	var st unix.Stat_t
+	if ok && (unix.Lstat(path, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFIFO) {
+		ok = false // nobody waits for the answer: the client is not asked
+	}
 	if !ok {
 		a.log.Warn("ask record names no reply FIFO of the call", zap.String("reply", rec.reply))
 		return

@@ -280,3 +280,76 @@ func groupGone(t *testing.T, pgid int) {
 		return alive+zombies == 0
 	})
 }
+
+// A tool cannot turn ask records into unbounded requests to the client:
+// at most MaxAsks wait at once (the rest fail at once with a message), and
+// a record naming no reply FIFO of the call asks nothing.
+func TestAskFloodIsBounded(t *testing.T) {
+	const n = MaxAsks + 4
+	s, sn, dir := newAskSupervisor(t, `
+tool_flood() {
+    printf 'ask\tevents.77\tone\tx/nobody\t{}\n' >>"$MCP_BASHD_EVENTS"
+    local i=0
+    while [ "$i" -lt `+strconv.Itoa(n)+` ]; do
+        mcp_ask x/flood '{}' >/dev/null 2>"$D/err.$i" &
+        i=$((i + 1))
+    done
+    wait
+    echo done
+}
+`, 2*time.Second, -1)
+	var mu sync.Mutex
+	var methods []string
+	release := make(chan struct{})
+	ask := func(ctx context.Context, reqs []AskItem) ([]json.RawMessage, error) {
+		mu.Lock()
+		methods = append(methods, reqs[0].Method)
+		mu.Unlock()
+		select {
+		case <-release:
+			return []json.RawMessage{json.RawMessage(`{}`)}, nil
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	refused := func() int {
+		m, _ := filepath.Glob(filepath.Join(dir, "err.*"))
+		k := 0
+		for _, f := range m {
+			if b, _ := os.ReadFile(f); strings.Contains(string(b), "questions waiting for the client") {
+				k++
+			}
+		}
+		return k
+	}
+	done := make(chan Outcome, 1)
+	go func() {
+		done <- s.Call(context.Background(), Request{ID: "1", Tool: "flood", Args: []byte(`{}`), Snapshot: sn, Ask: ask})
+	}()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		mu.Lock()
+		asked := len(methods)
+		mu.Unlock()
+		if asked == MaxAsks && refused() == n-MaxAsks {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after 30 s: %d asks reached Ask, %d helpers refused; want %d and %d", asked, refused(), MaxAsks, n-MaxAsks)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	close(release)
+	o := <-done
+	if string(o.Output) != "done\n" {
+		t.Fatalf("output %q", o.Output)
+	}
+	for _, m := range methods {
+		if m != "x/flood" {
+			t.Errorf("Ask was called for %s, a record without a reply FIFO", m)
+		}
+	}
+	if len(methods) != MaxAsks {
+		t.Errorf("%d asks reached Ask, want %d", len(methods), MaxAsks)
+	}
+}
