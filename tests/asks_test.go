@@ -19,6 +19,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -509,6 +510,9 @@ func TestAkReadmeDeleteExample(t *testing.T) {
 // cancels its own request too, the call's group is gone, and the answer
 // the client sends afterwards is dropped — nothing is written for it, the
 // next request is answered, and the log says so at debug.
+// akOwnID is the form of the ids the daemon gives its requests.
+var akOwnID = regexp.MustCompile(`^"mcp-bashd-[0-9a-f]{32}"$`)
+
 func TestAkLateAnswerIsDropped(t *testing.T) {
 	tmp := t.TempDir()
 	ready, logFile := filepath.Join(tmp, "ready"), filepath.Join(tmp, "daemon.log")
@@ -522,24 +526,26 @@ func TestAkLateAnswerIsDropped(t *testing.T) {
 		Method string
 		Params struct{ Message string }
 	}
-	if err := json.Unmarshal(s.recv(), &asked); err != nil || asked.Method != "elicitation/create" || string(asked.ID) != `"mcp-bashd-1"` || asked.Params.Message != "Wait for me" {
+	// The id: the server's own, and not one another client could guess.
+	if err := json.Unmarshal(s.recv(), &asked); err != nil || asked.Method != "elicitation/create" || !akOwnID.Match(asked.ID) || asked.Params.Message != "Wait for me" {
 		t.Fatalf("the server's request: %+v %v", asked, err)
 	}
+	id := string(asked.ID)
 	pgid := akReadyGroup(t, ready)
 	s.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2}}`)
-	if got := string(s.recv()); got != `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"mcp-bashd-1","reason":"the tool call ended"}}` {
+	if got := string(s.recv()); got != `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":`+id+`,"reason":"the tool call ended"}}` {
 		t.Errorf("after the client cancelled the call: %s", got)
 	}
 	proctest.WaitUntil(t, deadline(t), "the call's group to be gone", func() (bool, string) {
 		g, err := proctest.InGroup(pgid)
 		return err == nil && len(proctest.Alive(g)) == 0, fmt.Sprint(g, err)
 	})
-	s.send(`{"jsonrpc":"2.0","id":"mcp-bashd-1","result":{"action":"accept","content":{}}}`)
+	s.send(`{"jsonrpc":"2.0","id":` + id + `,"result":{"action":"accept","content":{}}}`)
 	if got := s.roundTrip(`{"jsonrpc":"2.0","id":3,"method":"ping"}`); got != `{"jsonrpc":"2.0","id":3,"result":{}}` {
 		t.Errorf("the line after the late answer: %s", got)
 	}
 	proctest.WaitUntil(t, deadline(t), "the late answer's log line", func() (bool, string) {
 		b, _ := os.ReadFile(logFile)
-		return bytes.Contains(b, []byte(`"level":"debug"`)) && bytes.Contains(b, []byte(`"msg":"response to no pending request dropped","id":"\"mcp-bashd-1\""`)), string(b)
+		return bytes.Contains(b, []byte(`"level":"debug"`)) && bytes.Contains(b, []byte(`"msg":"response to no pending request dropped","id":"\"`+strings.Trim(id, `"`)+`\""`)), string(b)
 	})
 }

@@ -2,10 +2,11 @@ package mcp
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
 	"sync"
 
 	"go.uber.org/zap"
@@ -19,8 +20,10 @@ import (
 // (2024-11-05 … 2025-11-25), requests the server sends the client while
 // the call runs: elicitation/create, sampling/createMessage, roots/list.
 // Each goes out on the call's own stream (stdio: the connection; HTTP: the
-// POST's SSE stream), with an id of the server's own ("mcp-bashd-N", a
-// string no answer to anything else carries), and waits in the server's
+// POST's SSE stream), with an id of the server's own ("mcp-bashd-" and 128
+// random bits: a string no answer to anything else carries, and one no
+// other client can guess to answer a question it was never asked — the
+// table is the server's, not a session's), and waits in the server's
 // pending table until the client's response comes back — on any
 // connection: an HTTP client POSTs it on its own. The call's end (cancel,
 // timeout, exit) ends the wait; an answer that comes later finds nothing
@@ -29,7 +32,6 @@ import (
 // pendingAsks are the server's requests to clients still waiting.
 type pendingAsks struct {
 	mu      sync.Mutex
-	next    uint64
 	waiting map[string]chan clientAnswer // by idKey of the id sent
 }
 
@@ -45,8 +47,9 @@ func (p *pendingAsks) add() (json.RawMessage, string, chan clientAnswer) {
 	if p.waiting == nil {
 		p.waiting = map[string]chan clientAnswer{}
 	}
-	p.next++
-	id := wire.Quote("mcp-bashd-" + strconv.FormatUint(p.next, 10))
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read does not fail on Linux
+	id := wire.Quote("mcp-bashd-" + hex.EncodeToString(b[:]))
 	key, _ := idKey(id)
 	ch := make(chan clientAnswer, 1)
 	p.waiting[key] = ch
