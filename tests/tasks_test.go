@@ -583,3 +583,34 @@ func TestTasks2025_11_25HTTP(t *testing.T) {
 	c, dir := tkStartHTTP(t, "2025-11-25")
 	tkLegacy(t, &tkRecorder{c}, dir)
 }
+
+// A daemon serving several HTTP clients keeps each 2025-11-25 session's
+// tasks to that session: another session neither lists them nor reaches
+// one by its id.
+func TestTasks2025_11_25SessionsAreApart(t *testing.T) {
+	a, _ := tkStartHTTP(t, "2025-11-25")
+	b := &tkHTTP{url: a.url, rev: "2025-11-25"}
+	b.call(t, "initialize", "initialize", map[string]any{"protocolVersion": "2025-11-25", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "other", "version": "0"}})
+	if a.session == "" || b.session == "" || a.session == b.session {
+		t.Fatalf("two sessions wanted: %q %q", a.session, b.session)
+	}
+	g := a.call(t, "tools/call", mcpschema.TaskAugmented, map[string]any{"name": "greet", "arguments": map[string]any{"name": "A"}, "task": map[string]any{}})
+	id, _ := dig(g.Result, "task", "taskId").(string)
+	if id == "" {
+		t.Fatalf("CreateTaskResult: %s", g.raw)
+	}
+	if l := a.call(t, "tasks/list", "tasks/list", map[string]any{}); !strings.Contains(string(l.raw), id) {
+		t.Errorf("the creating session does not list its task: %s", l.raw)
+	}
+	if l := b.call(t, "tasks/list", "tasks/list", map[string]any{}); strings.Contains(string(l.raw), id) {
+		t.Errorf("another session lists it: %s", l.raw)
+	}
+	for _, m := range []string{"tasks/get", "tasks/result", "tasks/cancel"} {
+		if r := b.call(t, m, "", map[string]any{"taskId": id}); r.Err == nil || r.Err.Code != -32602 {
+			t.Errorf("%s from another session: %s, want -32602", m, r.raw)
+		}
+	}
+	if r := a.call(t, "tasks/result", "tasks/result", map[string]any{"taskId": id}); !strings.Contains(string(r.raw), `"text":"Hello, A!"`) {
+		t.Errorf("tasks/result from its session: %s", r.raw)
+	}
+}

@@ -49,7 +49,7 @@ func (s *Server) serveTasks(c *conn, req *transport.Request) bool {
 		return true
 	}
 	if req.Msg.Method == "tasks/list" {
-		respond([]field{{"tasks", s.taskList()}})
+		respond([]field{{"tasks", s.taskList(req.Session)}})
 		return true
 	}
 	var p struct {
@@ -61,7 +61,7 @@ func (s *Server) serveTasks(c *conn, req *transport.Request) bool {
 		return true
 	}
 	tk := s.tasks.get(*p.TaskID)
-	if tk == nil || tk.modern != modern {
+	if tk == nil || tk.modern != modern || tk.session != req.Session {
 		fail(wire.Errorf(wire.CodeInvalidParams, "Invalid params: unknown task "+*p.TaskID))
 		return true
 	}
@@ -161,12 +161,12 @@ func withMeta(result, meta json.RawMessage) (json.RawMessage, error) {
 	return wire.Object(append(ms, wire.Member{Key: "_meta", Val: meta})...), nil
 }
 
-// taskList is 2025-11-25's tasks/list: every task kept, oldest first.
-func (s *Server) taskList() json.RawMessage {
+// taskList is 2025-11-25's tasks/list: the session's tasks kept, oldest first.
+func (s *Server) taskList(session *transport.Session) json.RawMessage {
 	s.tasks.mu.Lock()
 	all := make([]*task, 0, len(s.tasks.m))
 	for _, tk := range s.tasks.m {
-		if !tk.modern {
+		if !tk.modern && tk.session == session {
 			all = append(all, tk)
 		}
 	}

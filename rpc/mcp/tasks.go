@@ -125,9 +125,13 @@ type taskStore struct {
 
 // task is one task; its mutable fields change under taskStore.mu.
 type task struct {
-	id      string
-	tool    string
-	modern  bool
+	id     string
+	tool   string
+	modern bool
+	// session is the 2025-11-25 session that created it (nil in 2026):
+	// only that session sees it in tasks/list or reaches it by id — a
+	// daemon may serve several clients over HTTP.
+	session *transport.Session
 	created time.Time
 	ttl     time.Duration
 	cancel  context.CancelCauseFunc
@@ -246,7 +250,7 @@ func (s *Server) startTask(tc toolCall, cfg *catalog.Config, t *catalog.Tool, sn
 	}
 	now := time.Now().UTC()
 	ctx, cancel := context.WithCancelCause(s.base)
-	tk := &task{id: newTaskID(), tool: t.Name, modern: tc.req.Era == transport.Modern, created: now, ttl: ttl,
+	tk := &task{id: newTaskID(), tool: t.Name, modern: tc.req.Era == transport.Modern, session: tc.req.Session, created: now, ttl: ttl,
 		cancel: cancel, done: make(chan struct{}), status: taskWorking, updated: now}
 	s.mu.Lock()
 	stopping := s.stopping
