@@ -86,6 +86,19 @@ func (s *Server) clientResponse(req *transport.Request) bool {
 	return true
 }
 
+// callAsk is what a tool call's helpers ask through, in this order: a
+// task's own Ask (taskAsk), a 2026-07-28 request's rounds (mrtr.go), the
+// session's client (askFor).
+func (s *Server) callAsk(tc toolCall) func(context.Context, []supervisor.AskItem) ([]json.RawMessage, error) {
+	switch {
+	case tc.ask != nil:
+		return tc.ask
+	case tc.mrtr != nil:
+		return tc.mrtr.Ask
+	}
+	return s.askFor(tc)
+}
+
 // askFor is the Ask of a tools/call: the session eras ask over the
 // connection; a 2026-07-28 request cannot ask this way.
 func (s *Server) askFor(tc toolCall) func(context.Context, []supervisor.AskItem) ([]json.RawMessage, error) {

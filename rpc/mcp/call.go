@@ -361,19 +361,13 @@ func (s *Server) runTool(ctx context.Context, tc toolCall, cfg *catalog.Config, 
 	req := supervisor.Request{
 		ID: string(tc.req.Msg.ID), Tool: t.Name, Args: args, Snapshot: snap, Timeout: timeout,
 		Events: tc.events, Exe: t.Exe, Limits: t.Sandbox,
-		Ask: s.askFor(tc),
+		Ask: s.callAsk(tc),
 	}
 	if req.Events == nil {
 		req.Events = s.eventSink(ctx, tc.req, cfg)
 	}
 	if sdk2026 {
 		req.Stderr = s.opt.ToolStderr
-	}
-	if tc.mrtr != nil {
-		req.Ask = tc.mrtr.Ask
-	}
-	if tc.ask != nil {
-		req.Ask = tc.ask
 	}
 	oc := s.opt.Runner.Call(ctx, req)
 	if res, ok := tc.mrtr.ended(oc); ok {
