@@ -65,14 +65,14 @@ func (r *Result) modern(info json.RawMessage) {
 
 // startCall starts a tools/call (startInFlight).
 func (s *Server) startCall(c *conn, req *transport.Request) {
-	s.startInFlight(c, req, func(ctx context.Context, req *transport.Request, held *bool) (transport.Response, bool) {
+	s.startInFlight(c, req, func(tk *ticket, req *transport.Request) (transport.Response, bool) {
 		id := req.Msg.ID
-		res, err := s.runCall(ctx, toolCall{req: req, params: req.Msg.Params, held: held, conn: c})
+		res, err := s.runCall(tk.ctx, toolCall{req: req, params: req.Msg.Params, tk: tk, conn: c})
 		switch {
+		case cancelled(err):
+			return transport.Response{}, false // cancelled: no response
 		case err != nil:
 			return transport.Response{ID: id, Err: err}, true
-		case res == nil:
-			return transport.Response{}, false // cancelled: no response
 		}
 		if req.Era == transport.Modern {
 			// The catalog the call read (Fresh published it): no second
@@ -84,71 +84,39 @@ func (s *Server) startCall(c *conn, req *transport.Request) {
 }
 
 // inFlightRun answers one in-flight request: its response, or false when
-// it was cancelled and gets none. held, when run sets it, keeps the
-// concurrency slot run took until the answer is written (slotStream).
-type inFlightRun func(ctx context.Context, req *transport.Request, held *bool) (transport.Response, bool)
+// it was cancelled and gets none. The slot it takes through tk is kept
+// until the answer is written (ticket.answered).
+type inFlightRun func(tk *ticket, req *transport.Request) (transport.Response, bool)
 
-// startInFlight registers a request that runs bash (a tools/call, a
-// resources/read, a prompts/get, a completion/complete) as in flight
-// before returning, so a cancellation on the very next line finds it,
-// then runs it concurrently with a context cancelled by the client, its
-// departure or shutdown.
+// startInFlight admits a request that runs bash (a tools/call, a
+// resources/read, a prompts/get, a completion/complete) before returning,
+// so a cancellation on the very next line finds it, then runs it
+// concurrently with a context cancelled by the client, its departure or
+// shutdown.
 func (s *Server) startInFlight(c *conn, req *transport.Request, run inFlightRun) {
-	id := req.Msg.ID
-	key, _ := idKey(id)
-	var ctx context.Context
-	var cancel context.CancelCauseFunc
-	var refused *wire.Error
-	c.update(func(st *connState) {
-		switch {
-		case st.inflight[key] != nil:
-			refused = wire.Errorf(wire.CodeInvalidRequest, "Invalid Request: id "+string(id)+" is already in flight")
-		case s.pending.Load() >= int64(s.opt.MaxPending):
-			refused = wire.Errorf(wire.CodeInternal, fmt.Sprintf("Server busy: %d tool calls are already running or waiting (%d per --max-concurrency slot; --max-concurrency is %d); retry later, or start mcp-bashd with a higher --max-concurrency",
-				s.opt.MaxPending, s.opt.MaxPending/s.opt.MaxConcurrent, s.opt.MaxConcurrent))
-		case !s.enter(c):
-			refused = errClosing()
-		default:
-			ctx, cancel = context.WithCancelCause(s.base)
-			st.inflight[key] = cancel
-			s.pending.Add(1)
-		}
-	})
+	tk, refused := s.admit(c, req)
 	if refused != nil {
-		req.Out.Respond(transport.Response{ID: id, Err: refused})
+		req.Out.Respond(transport.Response{ID: req.Msg.ID, Err: refused})
 		return
 	}
-	s.goEntered(c, func() {
-		// The call keeps its concurrency slot until its answer is written
-		// (or given up on): see slotStream.
-		held := false
-		own := *req
-		own.Out = slotStream{Stream: req.Out, s: s, held: &held}
-		req := &own
-		defer func() {
-			if held {
-				<-s.sem
-			}
-			c.update(func(st *connState) { delete(st.inflight, key) })
-			cancel(nil)
-			s.pending.Add(-1)
-		}()
+	go func() {
+		defer tk.end()
 		if req.Gone != nil {
 			// HTTP: a client that drops the connection cancels its call.
 			go func() {
 				select {
 				case <-req.Gone:
-					cancel(supervisor.ErrCancelled)
-				case <-ctx.Done():
+					tk.stop(supervisor.ErrCancelled)
+				case <-tk.ctx.Done():
 				}
 			}()
 		}
-		if r, ok := run(ctx, req, &held); ok {
-			req.Out.Respond(r)
+		if r, ok := run(tk, req); ok {
+			tk.answered(req.Out, r)
 		} else {
 			req.Out.Finish() // cancelled: no response
 		}
-	})
+	}()
 }
 
 // Call runs one tool from Go, as a legacy-era tools/call (mcp-bashd
@@ -164,7 +132,10 @@ func (s *Server) Call(ctx context.Context, name string, args json.RawMessage, ou
 		req.Session = transport.NewSession()
 		req.Session.SetLevel(0)
 	}
-	res, err := s.runCall(ctx, toolCall{req: req, params: params})
+	res, err := s.runCall(ctx, toolCall{req: req, params: params, tk: &ticket{s: s}})
+	if cancelled(err) {
+		return nil, nil
+	}
 	if res != nil {
 		res.Body, res.doc = res.JSON(), nil
 	}
@@ -175,9 +146,10 @@ func (s *Server) Call(ctx context.Context, name string, args json.RawMessage, ou
 type toolCall struct {
 	req    *transport.Request
 	params json.RawMessage
-	// held, when set, keeps the concurrency slot run takes: run sets it,
-	// and the caller gives the slot back once the answer is written.
-	held *bool
+	// tk is the call's admission: the slot it takes is given back when
+	// the tool ends unless the call writes an answer (tk.c is set), which
+	// keeps it until then.
+	tk *ticket
 	// mrtr answers the tool's asks in a 2026 request (mrtr.go); nil in
 	// the session eras.
 	mrtr *mrtrCall
@@ -191,37 +163,6 @@ type toolCall struct {
 	conn *conn
 }
 
-// slotStream is the output of a call that may keep its slot until its
-// answer is written, so the answers a slow client has not taken never
-// outnumber the slots: once every slot waits for the client, no further
-// call starts (and the reader, answering the calls refused beyond
-// MaxPending, stops reading) until it reads. That moment is logged each
-// time it comes.
-type slotStream struct {
-	transport.Stream
-	s    *Server
-	held *bool
-}
-
-// Unwrap is the stream under o (transport.RequesterOf).
-func (o slotStream) Unwrap() transport.Stream { return o.Stream }
-
-func (o slotStream) Respond(r transport.Response) {
-	if !*o.held {
-		o.Stream.Respond(r)
-		return
-	}
-	if n := o.s.answering.Add(1); n == int64(cap(o.s.sem)) {
-		o.s.log.Warn("every call slot waits for the client to read an answer", zap.Int64("slots", n))
-	}
-	o.Stream.Respond(r)
-	o.s.answering.Add(-1)
-}
-
-// runCall applies the SDK's checks in its order and runs the tool. A
-// protocol error comes back as the error; a refusal the SDK answered with
-// an isError result comes back as that result; nil, nil means the call
-// was cancelled.
 // checkToolName refuses a name no tool can have.
 func (s *Server) checkToolName(name string, modern bool) *wire.Error {
 	if modern && s.SDK2026Dialect() {
@@ -235,6 +176,10 @@ func (s *Server) checkToolName(name string, modern bool) *wire.Error {
 	return nil
 }
 
+// runCall applies the SDK's checks in its order and runs the tool. A
+// protocol error comes back as the error; a refusal the SDK answered with
+// an isError result comes back as that result; errCancelled means the
+// call was cancelled and gets no answer.
 func (s *Server) runCall(ctx context.Context, tc toolCall) (*Result, *wire.Error) {
 	modern := tc.req.Era == transport.Modern
 	cp, perr := parseCallParams(tc.params)
@@ -308,8 +253,11 @@ func (s *Server) runCall(ctx context.Context, tc toolCall) (*Result, *wire.Error
 	if asTask {
 		return s.startTask(tc, cat.Config, t, snap, toolArgs(cp.args, cat.Config), ttl)
 	}
-	res := s.run(ctx, tc, cat.Config, t, snap, toolArgs(cp.args, cat.Config))
-	if res != nil && res.IsError {
+	res, _, err := s.runTool(ctx, tc, cat.Config, t, snap, toolArgs(cp.args, cat.Config))
+	if err != nil {
+		return nil, err
+	}
+	if res.IsError {
 		if e := tc.mrtr.missingCapability("tool " + name); e != nil {
 			return nil, e
 		}
@@ -332,26 +280,25 @@ func toolArgs(args json.RawMessage, cfg *catalog.Config) json.RawMessage {
 	return wire.Reprint(args, passes)
 }
 
-// run takes a concurrency slot and runs the tool with the declarations the
-// call was checked against (cfg); nil when cancelled. The slot is given
-// back when run returns, unless tc.held asks to keep it.
-func (s *Server) run(ctx context.Context, tc toolCall, cfg *catalog.Config, t *catalog.Tool, snap *supervisor.Snapshot, args json.RawMessage) *Result {
-	res, _ := s.runTool(ctx, tc, cfg, t, snap, args)
-	return res
-}
-
-// runTool is run that also returns how the call ended.
-func (s *Server) runTool(ctx context.Context, tc toolCall, cfg *catalog.Config, t *catalog.Tool, snap *supervisor.Snapshot, args json.RawMessage) (*Result, supervisor.Outcome) {
-	if !s.takeSlot(ctx, tc) {
-		if errors.Is(context.Cause(ctx), supervisor.ErrCancelled) {
+// runTool takes a concurrency slot and runs the tool with the
+// declarations the call was checked against (cfg), returning its result
+// and how it ended; errCancelled when it was cancelled (no result), the
+// busy error for a batch member refused its slot. The slot is given back
+// when runTool returns unless tc's ticket writes an answer, which keeps
+// it until then.
+func (s *Server) runTool(ctx context.Context, tc toolCall, cfg *catalog.Config, t *catalog.Tool, snap *supervisor.Snapshot, args json.RawMessage) (*Result, supervisor.Outcome, *wire.Error) {
+	if err := tc.tk.takeSlot(ctx); err != nil {
+		if cancelled(err) && errors.Is(context.Cause(ctx), supervisor.ErrCancelled) {
 			// Cancelled while it waited for a slot: it never started, so
 			// only the SDK's closing line applies.
 			id := string(tc.req.Msg.ID)
 			s.log.Info(fmt.Sprintf("Cancelled tools/call %s (%s)", id, t.Name), zap.String("call_id", id), zap.String("tool", t.Name), zap.Bool("started", false))
 		}
-		return nil, supervisor.Outcome{Cancelled: true}
+		return nil, supervisor.Outcome{Cancelled: true}, err
 	}
-	defer s.giveSlot(tc)
+	if tc.tk.c == nil {
+		defer tc.tk.giveSlot()
+	}
 	timeout := s.opt.DefaultTimeout
 	if t.Timeout > 0 {
 		timeout = t.Timeout
@@ -372,7 +319,7 @@ func (s *Server) runTool(ctx context.Context, tc toolCall, cfg *catalog.Config, 
 	oc := s.opt.Runner.Call(ctx, req)
 	if res, ok := tc.mrtr.ended(oc); ok {
 		s.metrics.Finish(t.Name, "input_required", oc.Duration)
-		return res, oc
+		return res, oc, nil
 	}
 	// A bash error names the file that defined the function: the
 	// snapshot calls source. Point it at the script, as under the SDK.
@@ -389,30 +336,9 @@ func (s *Server) runTool(ctx context.Context, tc toolCall, cfg *catalog.Config, 
 	}
 	s.metrics.Finish(t.Name, outcome, oc.Duration)
 	if oc.Cancelled {
-		return nil, oc
+		return nil, oc, errCancelled
 	}
-	return res, oc
-}
-
-// takeSlot takes a concurrency slot for tc; false when ctx ended first.
-// When tc.held is set the slot is the caller's to give back once the
-// answer is written (slotStream); otherwise giveSlot gives it back.
-func (s *Server) takeSlot(ctx context.Context, tc toolCall) bool {
-	select {
-	case s.sem <- struct{}{}:
-	case <-ctx.Done():
-		return false
-	}
-	if tc.held != nil {
-		*tc.held = true
-	}
-	return true
-}
-
-func (s *Server) giveSlot(tc toolCall) {
-	if tc.held == nil {
-		<-s.sem
-	}
+	return res, oc, nil
 }
 
 // checkModernCall applies the 2026 checks that need the tool's

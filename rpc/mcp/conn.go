@@ -14,26 +14,26 @@ import (
 
 // conn is the server's side of one Connection.
 type conn struct {
-	t     transport.Connection
-	mu    sync.Mutex
+	t transport.Connection
+	// mu is the server's in-flight lock (admission.go): a connection's
+	// table and the server's counts change together, under one lock.
+	mu    *sync.Mutex
 	st    connState
 	calls sync.WaitGroup // this connection's requests still running
 }
 
 // connState is everything about a connection that changes, kept together
-// and changed only through update.
+// and changed only through update (or, with the server's counts,
+// Server.change).
 type connState struct {
 	inflight map[string]context.CancelCauseFunc // by idKey
 	subs     map[string]bool                    // URIs of resources/subscribe (resources.go)
 }
 
-// update changes the connection's state under its one lock.
+// update changes the connection's state under the in-flight lock.
 func (c *conn) update(f func(*connState)) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.st.inflight == nil {
-		c.st.inflight = map[string]context.CancelCauseFunc{}
-	}
 	f(&c.st)
 }
 

@@ -34,21 +34,25 @@ type funcCall struct {
 // the function ended; a cancelled run gets no response.
 func (s *Server) startFunc(c *conn, req *transport.Request, cfg *catalog.Config, f funcCall, shape func(supervisor.Outcome) transport.Response) {
 	snap := s.opt.Snapshot()
-	s.startInFlight(c, req, func(ctx context.Context, req *transport.Request, held *bool) (transport.Response, bool) {
-		oc, ok := s.runFunc(ctx, toolCall{req: req, held: held}, cfg, snap, f)
-		if !ok {
+	s.startInFlight(c, req, func(tk *ticket, req *transport.Request) (transport.Response, bool) {
+		oc, err := s.runFunc(tk.ctx, toolCall{req: req, tk: tk}, cfg, snap, f)
+		switch {
+		case cancelled(err):
 			return transport.Response{}, false
+		case err != nil:
+			return transport.Response{ID: req.Msg.ID, Err: err}, true
 		}
 		return shape(oc), true
 	})
 }
 
-// runFunc runs f in a concurrency slot; false when it was cancelled.
-func (s *Server) runFunc(ctx context.Context, tc toolCall, cfg *catalog.Config, snap *supervisor.Snapshot, f funcCall) (supervisor.Outcome, bool) {
-	if !s.takeSlot(ctx, tc) {
-		return supervisor.Outcome{}, false
+// runFunc runs f in a concurrency slot (kept by the ticket until the
+// answer is written); errCancelled when it was cancelled, the busy error
+// for a batch member refused its slot.
+func (s *Server) runFunc(ctx context.Context, tc toolCall, cfg *catalog.Config, snap *supervisor.Snapshot, f funcCall) (supervisor.Outcome, *wire.Error) {
+	if err := tc.tk.takeSlot(ctx); err != nil {
+		return supervisor.Outcome{}, err
 	}
-	defer s.giveSlot(tc)
 	timeout := s.opt.DefaultTimeout
 	if f.timeout > 0 {
 		timeout = f.timeout
@@ -78,7 +82,10 @@ func (s *Server) runFunc(ctx context.Context, tc toolCall, cfg *catalog.Config, 
 		outcome = "error"
 	}
 	s.metrics.Finish(f.fn, outcome, oc.Duration)
-	return oc, !oc.Cancelled
+	if oc.Cancelled {
+		return oc, errCancelled
+	}
+	return oc, nil
 }
 
 // failed says whether a function run did not end well: it could not start,

@@ -248,27 +248,21 @@ func (s *Server) startTask(tc toolCall, cfg *catalog.Config, t *catalog.Tool, sn
 	if ttl <= 0 {
 		ttl = time.Millisecond
 	}
-	now := time.Now().UTC()
-	ctx, cancel := context.WithCancelCause(s.base)
-	tk := &task{id: newTaskID(), tool: t.Name, modern: tc.req.Era == transport.Modern, session: tc.req.Session, created: now, ttl: ttl,
-		cancel: cancel, done: make(chan struct{}), status: taskWorking, updated: now}
-	s.mu.Lock()
-	stopping := s.stopping
-	if !stopping {
-		s.calls.Add(1)
-	}
-	s.mu.Unlock()
-	if stopping {
-		cancel(nil)
+	// The task takes over the call's admission: it counts against the
+	// busy bound until its tool ends, as the call would have.
+	own, ok := tc.tk.toTask()
+	if !ok {
 		return nil, errClosing()
 	}
+	now := time.Now().UTC()
+	tk := &task{id: newTaskID(), tool: t.Name, modern: tc.req.Era == transport.Modern, session: tc.req.Session, created: now, ttl: ttl,
+		cancel: own.stop, done: make(chan struct{}), status: taskWorking, updated: now}
 	s.tasks.add(tk)
 	s.log.Info("task created", zap.String("task", tk.id), zap.String("tool", t.Name), zap.Duration("ttl", ttl))
-	own := toolCall{req: tc.req, params: tc.params, conn: tc.conn, events: s.taskEvents(tk), ask: s.taskAsk(tk, tc)}
+	run := toolCall{req: tc.req, params: tc.params, conn: tc.conn, tk: own, events: s.taskEvents(tk), ask: s.taskAsk(tk, tc)}
 	go func() {
-		defer s.calls.Done()
-		defer cancel(nil)
-		res, oc := s.runTool(ctx, own, cfg, t, snap, args)
+		defer own.end()
+		res, oc, _ := s.runTool(own.ctx, run, cfg, t, snap, args)
 		s.finishTask(tk, res, oc, cfg)
 	}()
 	body := s.taskFields(tk, false)
