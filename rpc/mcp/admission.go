@@ -304,4 +304,3 @@ func (s *Server) inFlight() int {
 	s.change(func(st *flightState) { n = st.pending })
 	return n
 }
-
