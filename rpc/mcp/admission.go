@@ -98,7 +98,7 @@ func (st *flightState) settle() {
 // and its context, cancelled by the client, its departure or shutdown.
 type ticket struct {
 	s     *Server
-	c     *conn  // nil: a task's, or Server.Call's
+	c     *session  // nil: a task's, or Server.Call's
 	key   string // in c's in-flight table; "" when not there
 	bash  bool   // counted in pending
 	batch bool   // its answer is held by a batch until the array is written
@@ -112,7 +112,8 @@ type ticket struct {
 // table before admit returns (a cancellation on the very next line finds
 // it) and counted in pending; refused with the error that answers it —
 // a duplicate id, busy, or shutting down.
-func (s *Server) admit(c *conn, req *transport.Request) (*ticket, *wire.Error) {
+func (c *session) admit(req *transport.Request) (*ticket, *wire.Error) {
+	s := c.srv
 	key, _ := idKey(req.Msg.ID)
 	_, batch := transport.WrittenOf(req.Out)
 	tk := &ticket{s: s, c: c, key: key, bash: true, batch: batch}
@@ -143,7 +144,8 @@ func (s *Server) admit(c *conn, req *transport.Request) (*ticket, *wire.Error) {
 // bash (a tools/list that lists the directory, a tasks/result waiting),
 // so the end of the connection and Stop wait for it; false once Stop
 // began.
-func (s *Server) enter(c *conn) bool {
+func (c *session) enter() bool {
+	s := c.srv
 	ok := false
 	s.change(func(st *flightState) {
 		if ok = !st.stopping; ok {
@@ -155,7 +157,8 @@ func (s *Server) enter(c *conn) bool {
 }
 
 // goEntered runs f, for a request enter counted, on its own goroutine.
-func (s *Server) goEntered(c *conn, f func()) {
+func (c *session) goEntered(f func()) {
+	s := c.srv
 	go func() {
 		defer s.flight.calls.Done()
 		defer c.calls.Done()

@@ -113,7 +113,7 @@ func (s *Server) askFor(tc toolCall) func(context.Context, []supervisor.AskItem)
 }
 
 // askSession sends items to the client together and waits for every answer.
-func (s *Server) askSession(ctx context.Context, req *transport.Request, c *conn, items []supervisor.AskItem) ([]json.RawMessage, error) {
+func (s *Server) askSession(ctx context.Context, req *transport.Request, c *session, items []supervisor.AskItem) ([]json.RawMessage, error) {
 	var caps json.RawMessage
 	version := ""
 	if req.Session != nil {

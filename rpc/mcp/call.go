@@ -64,8 +64,9 @@ func (r *Result) modern(info json.RawMessage) {
 }
 
 // startCall starts a tools/call (startInFlight).
-func (s *Server) startCall(c *conn, req *transport.Request) {
-	s.startInFlight(c, req, func(tk *ticket, req *transport.Request) (transport.Response, bool) {
+func (c *session) startCall(req *transport.Request) {
+	s := c.srv
+	c.startInFlight(req, func(tk *ticket, req *transport.Request) (transport.Response, bool) {
 		id := req.Msg.ID
 		res, err := s.runCall(tk.ctx, toolCall{req: req, params: req.Msg.Params, tk: tk, conn: c})
 		switch {
@@ -93,8 +94,8 @@ type inFlightRun func(tk *ticket, req *transport.Request) (transport.Response, b
 // so a cancellation on the very next line finds it, then runs it
 // concurrently with a context cancelled by the client, its departure or
 // shutdown.
-func (s *Server) startInFlight(c *conn, req *transport.Request, run inFlightRun) {
-	tk, refused := s.admit(c, req)
+func (c *session) startInFlight(req *transport.Request, run inFlightRun) {
+	tk, refused := c.admit(req)
 	if refused != nil {
 		req.Out.Respond(transport.Response{ID: req.Msg.ID, Err: refused})
 		return
@@ -160,7 +161,7 @@ type toolCall struct {
 	ask func(ctx context.Context, reqs []supervisor.AskItem) ([]json.RawMessage, error)
 	// conn is the connection the request came on (nil for Server.Call):
 	// where what no longer fits on the request's own stream may go.
-	conn *conn
+	conn *session
 }
 
 // checkToolName refuses a name no tool can have.

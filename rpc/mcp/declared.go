@@ -18,7 +18,8 @@ import (
 // -32601; a 2026-07-28 server answers only what server/discover declared,
 // everything else -32601. resources/subscribe and unsubscribe exist only
 // in the session eras (2026-07-28 removed them for subscriptions/listen).
-func (s *Server) serveDeclared(c *conn, req *transport.Request) bool {
+func (c *session) serveDeclared(req *transport.Request) bool {
+	s := c.srv
 	method := req.Msg.Method
 	kind := ""
 	switch method {
@@ -51,7 +52,7 @@ func (s *Server) serveDeclared(c *conn, req *transport.Request) bool {
 			fail(wire.Errorf(wire.CodeMethodNotFound, "Method not found: "+method))
 			return true
 		}
-		s.listen(c, req, cat)
+		c.listen(req, cat)
 		return true
 	case !cat.Offers(kind) && (modern || !isList):
 		fail(wire.Errorf(wire.CodeMethodNotFound, "Method not found: "+method))
@@ -75,13 +76,13 @@ func (s *Server) serveDeclared(c *conn, req *transport.Request) bool {
 	case "prompts/list":
 		list(cat.Prompts.List)
 	case "resources/read":
-		s.readResource(c, req, cat)
+		c.readResource(req, cat)
 	case "resources/subscribe", "resources/unsubscribe":
-		s.subscribe(c, req, method == "resources/subscribe")
+		c.subscribe(req, method == "resources/subscribe")
 	case "prompts/get":
-		s.getPrompt(c, req, cat)
+		c.getPrompt(req, cat)
 	case "completion/complete":
-		s.complete(c, req, cat)
+		c.complete(req, cat)
 	}
 	return true
 }

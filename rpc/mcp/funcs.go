@@ -32,9 +32,10 @@ type funcCall struct {
 
 // startFunc starts f for req and answers it with shape's response once
 // the function ended; a cancelled run gets no response.
-func (s *Server) startFunc(c *conn, req *transport.Request, cfg *catalog.Config, f funcCall, shape func(supervisor.Outcome) transport.Response) {
+func (c *session) startFunc(req *transport.Request, cfg *catalog.Config, f funcCall, shape func(supervisor.Outcome) transport.Response) {
+	s := c.srv
 	snap := s.opt.Snapshot()
-	s.startInFlight(c, req, func(tk *ticket, req *transport.Request) (transport.Response, bool) {
+	c.startInFlight(req, func(tk *ticket, req *transport.Request) (transport.Response, bool) {
 		oc, err := s.runFunc(tk.ctx, toolCall{req: req, tk: tk}, cfg, snap, f)
 		switch {
 		case cancelled(err):

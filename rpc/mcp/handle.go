@@ -15,13 +15,14 @@ import (
 // handle answers one request. Cheap methods are answered before it
 // returns; a tools/call (and a tools/list that must wait for the tools
 // directory) is answered later from its own goroutine.
-func (s *Server) handle(c *conn, req *transport.Request) {
+func (c *session) handle(req *transport.Request) {
+	s := c.srv
 	if !req.Msg.HasID {
-		s.notification(c, req)
+		c.notification(req)
 		return
 	}
 	if req.Era == transport.Modern {
-		s.handleModern(c, req)
+		c.handleModern(req)
 		return
 	}
 	id := req.Msg.ID
@@ -64,12 +65,12 @@ func (s *Server) handle(c *conn, req *transport.Request) {
 	case "ping":
 		respond(json.RawMessage(`{}`), nil)
 	case "tools/list":
-		s.toolsList(c, req, nil)
+		c.toolsList(req, nil)
 	case "tools/call":
-		s.startCall(c, req)
+		c.startCall(req)
 	default:
 		// resources, prompts, completion (declared.go), tasks (tasks.go)
-		if !s.serveDeclared(c, req) && !s.serveTasks(c, req) {
+		if !c.serveDeclared(req) && !c.serveTasks(req) {
 			respond(nil, wire.Errorf(wire.CodeMethodNotFound, "Method not found: "+req.Msg.Method))
 		}
 	}
@@ -79,7 +80,8 @@ func (s *Server) handle(c *conn, req *transport.Request) {
 // fields, from the catalog the list came from) when set. When the tools directory must be listed again first
 // (an executable was added or removed), the answer comes from its own
 // goroutine: the reader goes on, and a ping behind it is not held up.
-func (s *Server) toolsList(c *conn, req *transport.Request, wrap func(*catalog.Catalog, json.RawMessage) json.RawMessage) {
+func (c *session) toolsList(req *transport.Request, wrap func(*catalog.Catalog, json.RawMessage) json.RawMessage) {
+	s := c.srv
 	answer := func() {
 		cat := s.src.Fresh(s.base)
 		list, err := cat.ToolsList()
@@ -95,14 +97,15 @@ func (s *Server) toolsList(c *conn, req *transport.Request, wrap func(*catalog.C
 	}
 	if !s.src.NeedsListing() {
 		answer()
-	} else if s.enter(c) {
-		s.goEntered(c, answer)
+	} else if c.enter() {
+		c.goEntered(answer)
 	} else {
 		req.Out.Respond(transport.Response{ID: req.Msg.ID, Err: errClosing()})
 	}
 }
 
-func (s *Server) notification(c *conn, req *transport.Request) {
+func (c *session) notification(req *transport.Request) {
+	s := c.srv
 	switch req.Msg.Method {
 	case "notifications/initialized":
 		s.log.Info("client initialized")

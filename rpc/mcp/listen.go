@@ -42,7 +42,7 @@ type listeners struct {
 
 // listener is one open subscriptions/listen stream.
 type listener struct {
-	c   *conn
+	c   *session
 	req *transport.Request
 	id  json.RawMessage
 	// What the client asked for and the server agreed to.
@@ -64,7 +64,8 @@ type filter struct {
 
 // listen answers a 2026-07-28 subscriptions/listen: it acknowledges the
 // part of the filter the server honors and keeps the stream open.
-func (s *Server) listen(c *conn, req *transport.Request, cat *catalog.Catalog) {
+func (c *session) listen(req *transport.Request, cat *catalog.Catalog) {
+	s := c.srv
 	id := req.Msg.ID
 	var p struct {
 		Notifications json.RawMessage `json:"notifications"`
@@ -200,7 +201,8 @@ func (s *Server) endListeners() {
 // endConnListeners ends the listen streams a connection carries itself
 // (stdio, where the stream is the connection) once its client is done:
 // the transport closing ends them. An HTTP stream ends with its own POST.
-func (s *Server) endConnListeners(c *conn) {
+func (c *session) endConnListeners() {
+	s := c.srv
 	s.subs.mu.Lock()
 	var mine []*listener
 	for l := range s.subs.open {

@@ -12,7 +12,8 @@ import (
 // handleModern answers one 2026-07-28 request. Check order follows the
 // spec's and the conformance suite's: _meta fields (-32602), headers
 // against the body (-32020, HTTP only), version (-32022), method (-32601).
-func (s *Server) handleModern(c *conn, req *transport.Request) {
+func (c *session) handleModern(req *transport.Request) {
+	s := c.srv
 	id, m := req.Msg.ID, req.Meta
 	fail := func(e *wire.Error) { req.Out.Respond(transport.Response{ID: id, Err: e}) }
 	if e := checkModernMeta(m); e != nil {
@@ -52,16 +53,16 @@ func (s *Server) handleModern(c *conn, req *transport.Request) {
 		}
 		respond(discoverResult(cfg, caps, s.src.Current().DiscoverCache()), catalog.CacheHints{})
 	case "tools/list":
-		s.toolsList(c, req, func(cat *catalog.Catalog, list json.RawMessage) json.RawMessage {
+		c.toolsList(req, func(cat *catalog.Catalog, list json.RawMessage) json.RawMessage {
 			return modernResult(list, cat.Config.ServerInfo(), cacheFields(cat.ListCache()))
 		})
 	case "tools/call":
-		s.startCall(c, req)
+		c.startCall(req)
 	default:
 		// resources, prompts, completion, subscriptions/listen
 		// (declared.go): a 2026 server answers only what server/discover
 		// declared.
-		if !s.serveDeclared(c, req) && !s.serveTasks(c, req) {
+		if !c.serveDeclared(req) && !c.serveTasks(req) {
 			fail(wire.Errorf(wire.CodeMethodNotFound, "Method not found: "+req.Msg.Method))
 		}
 	}

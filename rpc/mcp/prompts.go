@@ -19,7 +19,8 @@ import (
 // are checked, then prompt_NAME runs with the arguments as a JSON object
 // in $1. Its output is one user text message; mcp_message (and mcp_text,
 // mcp_image, mcp_audio, mcp_resource) add messages before it.
-func (s *Server) getPrompt(c *conn, req *transport.Request, cat *catalog.Catalog) {
+func (c *session) getPrompt(req *transport.Request, cat *catalog.Catalog) {
+	s := c.srv
 	id := req.Msg.ID
 	fail := func(e *wire.Error) { req.Out.Respond(transport.Response{ID: id, Err: e}) }
 	var p struct {
@@ -59,7 +60,7 @@ func (s *Server) getPrompt(c *conn, req *transport.Request, cat *catalog.Catalog
 		}
 		f.mrtr = mc
 	}
-	s.startFunc(c, req, cfg, f, func(oc supervisor.Outcome) transport.Response {
+	c.startFunc(req, cfg, f, func(oc supervisor.Outcome) transport.Response {
 		if r, ok := f.mrtr.answer(id, oc, cfg, "prompt "+pr.Name); ok {
 			return r
 		}
@@ -189,7 +190,8 @@ const completionMax = 100
 // when none) as a JSON object; each line it prints is a value. The first
 // 100 are returned, total counts them all. Without a complete_NAME
 // function the answer has no values.
-func (s *Server) complete(c *conn, req *transport.Request, cat *catalog.Catalog) {
+func (c *session) complete(req *transport.Request, cat *catalog.Catalog) {
+	s := c.srv
 	id := req.Msg.ID
 	fail := func(e *wire.Error) { req.Out.Respond(transport.Response{ID: id, Err: e}) }
 	var p struct {
@@ -243,7 +245,7 @@ func (s *Server) complete(c *conn, req *transport.Request, cat *catalog.Catalog)
 		return
 	}
 	argv := []string{*p.Argument.Name, *p.Argument.Value, string(wire.Compact(ctxArgs))}
-	s.startFunc(c, req, cfg, funcCall{fn: fn, argv: argv, timeout: timeout}, func(oc supervisor.Outcome) transport.Response {
+	c.startFunc(req, cfg, funcCall{fn: fn, argv: argv, timeout: timeout}, func(oc supervisor.Outcome) transport.Response {
 		if failed(oc) {
 			return funcFailed(id, fn, oc)
 		}

@@ -42,7 +42,8 @@ func uriParam(params json.RawMessage) (string, *wire.Error) {
 // matches a template, whose function resource_NAME runs with the URI as
 // $1 and the template's variables as a JSON object in $2 ({} for a static
 // resource).
-func (s *Server) readResource(c *conn, req *transport.Request, cat *catalog.Catalog) {
+func (c *session) readResource(req *transport.Request, cat *catalog.Catalog) {
+	s := c.srv
 	id := req.Msg.ID
 	fail := func(e *wire.Error) { req.Out.Respond(transport.Response{ID: id, Err: e}) }
 	uri, perr := uriParam(req.Msg.Params)
@@ -78,7 +79,7 @@ func (s *Server) readResource(c *conn, req *transport.Request, cat *catalog.Cata
 		}
 		f.mrtr = mc
 	}
-	s.startFunc(c, req, cfg, f, func(oc supervisor.Outcome) transport.Response {
+	c.startFunc(req, cfg, f, func(oc supervisor.Outcome) transport.Response {
 		if r, ok := f.mrtr.answer(id, oc, cfg, "resource "+uri); ok {
 			return r
 		}
@@ -177,7 +178,7 @@ func membersOf(obj json.RawMessage) []byte {
 // subscribe answers resources/subscribe and resources/unsubscribe (the
 // session eras): the connection keeps the URIs its client subscribed to,
 // and mcp_resource_updated URI notifies it (listen.go).
-func (s *Server) subscribe(c *conn, req *transport.Request, on bool) {
+func (c *session) subscribe(req *transport.Request, on bool) {
 	uri, perr := uriParam(req.Msg.Params)
 	if perr != nil {
 		req.Out.Respond(transport.Response{ID: req.Msg.ID, Err: perr})

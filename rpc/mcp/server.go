@@ -58,7 +58,7 @@ type Server struct {
 	cancel context.CancelCauseFunc
 
 	mu    sync.Mutex
-	conns map[*conn]bool
+	conns map[*session]bool
 
 	stopOnce sync.Once
 	stopped  chan struct{}
@@ -92,7 +92,7 @@ func New(opt Options) *Server {
 		opt: opt, log: opt.Log, src: opt.Catalog, metrics: opt.Metrics,
 		turn: make(chan struct{}, 1),
 		base: base, cancel: cancel,
-		conns:   map[*conn]bool{},
+		conns:   map[*session]bool{},
 		stopped: make(chan struct{}),
 		states:  newStateSigner(opt.StateKey),
 	}
@@ -118,7 +118,7 @@ func (s *Server) Stopping() bool {
 // read that never returns (stdin after Stop): it owns nothing, and the
 // process exits right after.
 func (s *Server) Serve(t transport.Connection) error {
-	c := &conn{t: t, mu: &s.flight.mu, st: connState{inflight: map[string]context.CancelCauseFunc{}}}
+	c := &session{srv: s, t: t, mu: &s.flight.mu, st: connState{inflight: map[string]context.CancelCauseFunc{}}}
 	s.mu.Lock()
 	s.conns[c] = true
 	s.mu.Unlock()
@@ -128,14 +128,14 @@ func (s *Server) Serve(t transport.Connection) error {
 		s.mu.Unlock()
 	}()
 	readDone := make(chan error, 1)
-	read := s.readLoop
+	read := c.readLoop
 	if s.opt.Sequential {
-		read = s.readSequential
+		read = c.readSequential
 	}
-	go func() { readDone <- read(c) }()
+	go func() { readDone <- read() }()
 	select {
 	case err := <-readDone:
-		s.endConnListeners(c)
+		c.endConnListeners()
 		c.calls.Wait()
 		return err
 	case <-s.stopped:
@@ -143,11 +143,12 @@ func (s *Server) Serve(t transport.Connection) error {
 	}
 }
 
-func (s *Server) readLoop(c *conn) error {
+func (c *session) readLoop() error {
+	s := c.srv
 	for {
 		req, err := c.t.Read()
 		if errors.Is(err, io.EOF) {
-			s.logEOF(c)
+			c.logEOF()
 			return nil
 		}
 		if err != nil {
@@ -162,7 +163,7 @@ func (s *Server) readLoop(c *conn) error {
 			req.Out.Respond(transport.Response{ID: req.Msg.ID, Err: errClosing()})
 			continue
 		}
-		s.handle(c, req)
+		c.handle(req)
 	}
 }
 
@@ -239,10 +240,10 @@ func (s *Server) abandonAll() {
 func (s *Server) NotifyToolsChanged() bool { return s.NotifyListChanged("tools") }
 
 // connections are the connections being served now.
-func (s *Server) connections() []*conn {
+func (s *Server) connections() []*session {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	conns := make([]*conn, 0, len(s.conns))
+	conns := make([]*session, 0, len(s.conns))
 	for c := range s.conns {
 		conns = append(conns, c)
 	}
@@ -251,7 +252,8 @@ func (s *Server) connections() []*conn {
 
 // logEOF says, in the SDK's sentence, that input ended while calls were
 // still running: they finish and are answered before the server exits.
-func (s *Server) logEOF(c *conn) {
+func (c *session) logEOF() {
+	s := c.srv
 	var n int
 	s.change(func(*flightState) { n = len(c.st.inflight) })
 	if n > 0 {

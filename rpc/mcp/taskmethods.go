@@ -19,7 +19,8 @@ import (
 
 // serveTasks answers the tasks/* methods; false for another method (or one
 // the request's revision does not have).
-func (s *Server) serveTasks(c *conn, req *transport.Request) bool {
+func (c *session) serveTasks(req *transport.Request) bool {
+	s := c.srv
 	modern := req.Era == transport.Modern
 	switch req.Msg.Method {
 	case "tasks/get", "tasks/cancel":
@@ -82,7 +83,7 @@ func (s *Server) serveTasks(c *conn, req *transport.Request) bool {
 		}
 		respond(s.taskFields(tk, false))
 	case "tasks/result":
-		s.taskResult(c, req, tk)
+		c.taskResult(req, tk)
 	}
 	return true
 }
@@ -106,7 +107,8 @@ func (s *Server) cancelTask(tk *task) bool {
 // taskResult answers 2025-11-25's tasks/result once the task has ended:
 // its tool's result, with the related-task _meta; a failed or cancelled
 // task's error. The wait runs on its own goroutine.
-func (s *Server) taskResult(c *conn, req *transport.Request, tk *task) {
+func (c *session) taskResult(req *transport.Request, tk *task) {
+	s := c.srv
 	answer := func() {
 		select {
 		case <-tk.done:
@@ -134,8 +136,8 @@ func (s *Server) taskResult(c *conn, req *transport.Request, tk *task) {
 			req.Out.Respond(transport.Response{ID: req.Msg.ID, Err: wire.Errorf(wire.CodeInternal, "Task "+tk.id+" was cancelled")})
 		}
 	}
-	if s.enter(c) {
-		s.goEntered(c, answer)
+	if c.enter() {
+		c.goEntered(answer)
 	} else {
 		req.Out.Respond(transport.Response{ID: req.Msg.ID, Err: errClosing()})
 	}

@@ -12,9 +12,14 @@ import (
 	"github.com/mcp-bashd/mcp-bashd/rpc/wire"
 )
 
-// conn is the server's side of one Connection.
-type conn struct {
-	t transport.Connection
+// session is the server's side of one Connection: what is per
+// connection — its in-flight table and subscriptions, the requests it
+// runs, the transport's session (era, negotiated version, log level,
+// client capabilities) — and the methods that answer its requests. The
+// Server keeps only what every session shares.
+type session struct {
+	srv *Server
+	t   transport.Connection
 	// mu is the server's in-flight lock (admission.go): a connection's
 	// table and the server's counts change together, under one lock.
 	mu    *sync.Mutex
@@ -31,7 +36,7 @@ type connState struct {
 }
 
 // update changes the connection's state under the in-flight lock.
-func (c *conn) update(f func(*connState)) {
+func (c *session) update(f func(*connState)) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	f(&c.st)
