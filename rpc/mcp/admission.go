@@ -98,10 +98,10 @@ func (st *flightState) settle() {
 // and its context, cancelled by the client, its departure or shutdown.
 type ticket struct {
 	s     *Server
-	c     *session  // nil: a task's, or Server.Call's
-	key   string // in c's in-flight table; "" when not there
-	bash  bool   // counted in pending
-	batch bool   // its answer is held by a batch until the array is written
+	c     *session // nil: a task's, or Server.Call's
+	key   string   // in c's in-flight table; "" when not there
+	bash  bool     // counted in pending
+	batch bool     // its answer is held by a batch until the array is written
 	ctx   context.Context
 	stop  context.CancelCauseFunc
 	slot  bool // holds a slot

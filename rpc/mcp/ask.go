@@ -237,14 +237,3 @@ func canAsk(caps json.RawMessage, version string, it supervisor.AskItem) error {
 	}
 	return nil
 }
-
-// clientCaps is initialize's params.capabilities (nil when not an object).
-func clientCaps(params json.RawMessage) json.RawMessage {
-	var p struct {
-		Caps json.RawMessage `json:"capabilities"`
-	}
-	if json.Unmarshal(params, &p) != nil || wire.FirstByte(p.Caps) != '{' {
-		return nil
-	}
-	return p.Caps
-}

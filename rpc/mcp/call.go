@@ -63,12 +63,16 @@ func (r *Result) modern(info json.RawMessage) {
 	r.doc.insertMembers(m[1 : len(m)-1])
 }
 
-// startCall starts a tools/call (startInFlight).
-func (c *session) startCall(req *transport.Request) {
+// decodeCall is tools/call's params decoder (parseCallParams).
+func decodeCall(r *request) (callParams, *wire.Error) { return parseCallParams(r.Msg.Params) }
+
+// callTool is what runs a tools/call in its slot: every check that needs
+// the tools directory or the tool's declaration runs there (runCall).
+func (c *session) callTool(r *request, p callParams) (inFlightRun, *wire.Error) {
 	s := c.srv
-	c.startInFlight(req, func(tk *ticket, req *transport.Request) (transport.Response, bool) {
+	return func(tk *ticket, req *transport.Request) (transport.Response, bool) {
 		id := req.Msg.ID
-		res, err := s.runCall(tk.ctx, toolCall{req: req, params: req.Msg.Params, tk: tk, conn: c})
+		res, err := s.runCall(tk.ctx, toolCall{req: req, p: p, caps: r.caps, tk: tk, conn: c})
 		switch {
 		case cancelled(err):
 			return transport.Response{}, false // cancelled: no response
@@ -81,7 +85,7 @@ func (c *session) startCall(req *transport.Request) {
 			res.modern(s.src.Current().Config.ServerInfo())
 		}
 		return res.response(id), true
-	})
+	}, nil
 }
 
 // inFlightRun answers one in-flight request: its response, or false when
@@ -127,13 +131,17 @@ func (c *session) startInFlight(req *transport.Request, run inFlightRun) {
 func (s *Server) Call(ctx context.Context, name string, args json.RawMessage, out transport.Stream) (*Result, *wire.Error) {
 	params := object(field{"name", wire.Quote(name)}, field{"arguments", args})
 	msg := &wire.Message{ID: json.RawMessage("1"), HasID: true, Method: "tools/call", Params: params}
+	p, perr := parseCallParams(params)
+	if perr != nil {
+		return nil, perr
+	}
 	req := &transport.Request{Msg: msg, Out: out}
 	if out != nil {
 		req.Meta.ProgressToken = json.RawMessage(`"call"`)
 		req.Session = transport.NewSession()
 		req.Session.SetLevel(0)
 	}
-	res, err := s.runCall(ctx, toolCall{req: req, params: params, tk: &ticket{s: s}})
+	res, err := s.runCall(ctx, toolCall{req: req, p: p, tk: &ticket{s: s}})
 	if cancelled(err) {
 		return nil, nil
 	}
@@ -143,10 +151,14 @@ func (s *Server) Call(ctx context.Context, name string, args json.RawMessage, ou
 	return res, err
 }
 
-// toolCall is one tools/call on its way through runCall.
+// toolCall is one tools/call on its way through runCall and runTool —
+// the call context: the request, its params decoded once, its _meta's
+// client capabilities (2026), its admission, and where its tool's asks
+// and events go.
 type toolCall struct {
-	req    *transport.Request
-	params json.RawMessage
+	req  *transport.Request
+	p    callParams
+	caps map[string]json.RawMessage
 	// tk is the call's admission: the slot it takes is given back when
 	// the tool ends unless the call writes an answer (tk.c is set), which
 	// keeps it until then.
@@ -172,7 +184,7 @@ func (s *Server) checkToolName(name string, modern bool) *wire.Error {
 		return sdk2026NameError(name)
 	}
 	if !catalog.ValidName.MatchString(name) {
-		return wire.Errorf(wire.CodeInvalidParams, "Invalid tool name: "+name)
+		return wire.NewError(wire.CodeInvalidParams, "Invalid tool name: "+name)
 	}
 	return nil
 }
@@ -182,15 +194,11 @@ func (s *Server) checkToolName(name string, modern bool) *wire.Error {
 // an isError result comes back as that result; errCancelled means the
 // call was cancelled and gets no answer.
 func (s *Server) runCall(ctx context.Context, tc toolCall) (*Result, *wire.Error) {
-	modern := tc.req.Era == transport.Modern
-	cp, perr := parseCallParams(tc.params)
-	if perr != nil {
-		return nil, perr
-	}
+	modern, cp := tc.req.Era == transport.Modern, tc.p
 	// What is validated must be what the tool reads: the validator keeps a
 	// repeated key's last value, bash's regex idiom finds its first.
 	if path, dup := wire.DuplicateKey(cp.args); dup {
-		return nil, wire.Errorf(wire.CodeInvalidParams, "Invalid params: arguments"+path+" is given more than once; duplicate keys are refused because the tool could read either value")
+		return nil, wire.InvalidParams("arguments" + path + " is given more than once; duplicate keys are refused because the tool could read either value")
 	}
 	name := cp.name
 	if e := s.checkToolName(name, modern); e != nil {
@@ -198,7 +206,7 @@ func (s *Server) runCall(ctx context.Context, tc toolCall) (*Result, *wire.Error
 	}
 	// The SDK answers an unknown tool -32601; the 2026 revision's spec
 	// example is -32602, and that era has no SDK servers to keep.
-	notFound := wire.Errorf(wire.CodeMethodNotFound, "Tool not found: "+name)
+	notFound := wire.NewError(wire.CodeMethodNotFound, "Tool not found: "+name)
 	if modern {
 		notFound.Code = wire.CodeInvalidParams
 	}
@@ -222,12 +230,12 @@ func (s *Server) runCall(ctx context.Context, tc toolCall) (*Result, *wire.Error
 		return nil, notFound
 	}
 	if modern {
-		if e := checkModernCall(tc.req, t, cp.args); e != nil {
+		if e := checkModernCall(tc, t); e != nil {
 			return nil, e
 		}
 		// A retry's answers (inputResponses, requestState) are checked
 		// before anything runs: a tampered state is refused outright.
-		mc, e := newMRTR(s.states, tc.params, "tools/call", name, cp.args, tc.req.Meta.Caps)
+		mc, e := newMRTR(s.states, cp.rounds, "tools/call", name, cp.args, tc.caps)
 		if e != nil {
 			return nil, e
 		}
@@ -247,7 +255,7 @@ func (s *Server) runCall(ctx context.Context, tc toolCall) (*Result, *wire.Error
 		s.log.Info(validationFailed(name, err.Error()), zap.String("tool", name), zap.String("reason", err.Error()))
 		return errorResult(err.Error()), nil
 	}
-	asTask, ttl, terr := taskRequested(tc.req, t, tc.params)
+	asTask, ttl, terr := taskRequested(tc, t)
 	if terr != nil {
 		return nil, terr
 	}
@@ -344,25 +352,28 @@ func (s *Server) runTool(ctx context.Context, tc toolCall, cfg *catalog.Config, 
 
 // checkModernCall applies the 2026 checks that need the tool's
 // declaration: Mcp-Param-* headers (HTTP) and required client capabilities.
-func checkModernCall(req *transport.Request, t *catalog.Tool, args json.RawMessage) *wire.Error {
-	if req.Headers != nil && len(t.ParamHeaders) > 0 {
-		if why := checkParamHeaders(req.Headers, t.ParamHeaders, args); why != "" {
-			return wire.Errorf(wire.CodeHeaderMismatch, "Header mismatch: "+why)
+func checkModernCall(tc toolCall, t *catalog.Tool) *wire.Error {
+	if tc.req.Headers != nil && len(t.ParamHeaders) > 0 {
+		if why := checkParamHeaders(tc.req.Headers, t.ParamHeaders, tc.p.args); why != "" {
+			return wire.HeaderMismatch(why)
 		}
 	}
 	if t.Requires != nil {
-		if missing := missingCaps(t.Requires, req.Meta.Caps); missing != nil {
-			return &wire.Error{Code: wire.CodeMissingCapability, Message: "Missing required client capability for tool " + t.Name,
-				Data: object(field{"requiredCapabilities", missing})}
+		if missing := missingCaps(t.Requires, tc.caps); missing != nil {
+			return wire.MissingCapability(" for tool "+t.Name, missing)
 		}
 	}
 	return nil
 }
 
-// callParams is a tools/call's params after the SDK's gates.
+// callParams are a tools/call's params, decoded once (parseCallParams)
+// and passed down in the call context: the tool's name and arguments,
+// 2025-11-25's params.task, and a 2026 retry's rounds.
 type callParams struct {
 	name string
 	args json.RawMessage
+	task json.RawMessage // params.task as written; nil when absent
+	rounds
 }
 
 // parseCallParams applies the SDK's params rules: absent, null and false
@@ -374,11 +385,11 @@ func parseCallParams(params json.RawMessage) (callParams, *wire.Error) {
 		return cp, nil
 	case '{':
 	default:
-		return cp, wire.Errorf(wire.CodeInvalidParams, "Invalid params: expected an object")
+		return cp, wire.InvalidParams("expected an object")
 	}
 	ms, err := wire.SplitObject(params)
 	if err != nil {
-		return cp, wire.Errorf(wire.CodeInvalidParams, "Invalid params: expected an object")
+		return cp, wire.InvalidParams("expected an object")
 	}
 	for _, m := range ms {
 		switch m.Key {
@@ -391,6 +402,12 @@ func parseCallParams(params json.RawMessage) (callParams, *wire.Error) {
 			}
 		case "arguments":
 			cp.args = m.Val // present null/false/... is validated, never coerced
+		case "task":
+			cp.task = m.Val
+		case "requestState":
+			cp.state = m.Val
+		case "inputResponses":
+			cp.responses = m.Val
 		}
 	}
 	return cp, nil
@@ -440,15 +457,14 @@ func paramMatches(header string, raw json.RawMessage) bool {
 
 // missingCaps returns the client capabilities a tool requires that the
 // request's clientCapabilities lack, as a ClientCapabilities object, or nil.
-func missingCaps(required, have json.RawMessage) json.RawMessage {
-	var req, got map[string]json.RawMessage
+func missingCaps(required json.RawMessage, have map[string]json.RawMessage) json.RawMessage {
+	var req map[string]json.RawMessage
 	if json.Unmarshal(required, &req) != nil {
 		return nil
 	}
-	_ = json.Unmarshal(have, &got)
 	missing := map[string]json.RawMessage{}
 	for k, v := range req {
-		if _, ok := got[k]; !ok {
+		if _, ok := have[k]; !ok {
 			missing[k] = v
 		}
 	}

@@ -30,12 +30,12 @@ type funcCall struct {
 	mrtr *mrtrCall
 }
 
-// startFunc starts f for req and answers it with shape's response once
-// the function ended; a cancelled run gets no response.
-func (c *session) startFunc(req *transport.Request, cfg *catalog.Config, f funcCall, shape func(supervisor.Outcome) transport.Response) {
+// funcRun is what runs f in its slot and answers with shape's response
+// once the function ended; a cancelled run gets no response.
+func (c *session) funcRun(cfg *catalog.Config, f funcCall, shape func(supervisor.Outcome) transport.Response) inFlightRun {
 	s := c.srv
 	snap := s.opt.Snapshot()
-	c.startInFlight(req, func(tk *ticket, req *transport.Request) (transport.Response, bool) {
+	return func(tk *ticket, req *transport.Request) (transport.Response, bool) {
 		oc, err := s.runFunc(tk.ctx, toolCall{req: req, tk: tk}, cfg, snap, f)
 		switch {
 		case cancelled(err):
@@ -44,7 +44,7 @@ func (c *session) startFunc(req *transport.Request, cfg *catalog.Config, f funcC
 			return transport.Response{ID: req.Msg.ID, Err: err}, true
 		}
 		return shape(oc), true
-	})
+	}
 }
 
 // runFunc runs f in a concurrency slot (kept by the ticket until the
@@ -118,5 +118,5 @@ const errorTextCap = 4 << 10
 
 // funcFailed is the JSON-RPC error answering a failed run.
 func funcFailed(id []byte, fn string, oc supervisor.Outcome) transport.Response {
-	return transport.Response{ID: id, Err: wire.Errorf(wire.CodeInternal, errorText(fn, oc))}
+	return transport.Response{ID: id, Err: wire.Internal(errorText(fn, oc))}
 }

@@ -8,7 +8,6 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/mcp-bashd/mcp-bashd/rpc/catalog"
 	"github.com/mcp-bashd/mcp-bashd/rpc/transport"
 	"github.com/mcp-bashd/mcp-bashd/rpc/wire"
 )
@@ -62,21 +61,22 @@ type filter struct {
 	URIs      []string `json:"resourceSubscriptions"`
 }
 
-// listen answers a 2026-07-28 subscriptions/listen: it acknowledges the
-// part of the filter the server honors and keeps the stream open.
-func (c *session) listen(req *transport.Request, cat *catalog.Catalog) {
-	s := c.srv
-	id := req.Msg.ID
+func decodeListen(r *request) (filter, *wire.Error) {
 	var p struct {
 		Notifications json.RawMessage `json:"notifications"`
 	}
 	var asked filter
-	_ = json.Unmarshal(req.Msg.Params, &p)
+	_ = json.Unmarshal(r.Msg.Params, &p)
 	if wire.FirstByte(p.Notifications) != '{' || json.Unmarshal(p.Notifications, &asked) != nil {
-		req.Out.Respond(transport.Response{ID: id, Err: wire.Errorf(wire.CodeInvalidParams,
-			"Invalid params: notifications is required and must be a SubscriptionFilter object")})
-		return
+		return asked, wire.InvalidParams("notifications is required and must be a SubscriptionFilter object")
 	}
+	return asked, nil
+}
+
+// listen answers a 2026-07-28 subscriptions/listen: it acknowledges the
+// part of the filter the server honors and keeps the stream open.
+func (c *session) listen(r *request, asked filter) {
+	s, req, cat, id := c.srv, r.Request, r.cat, r.Msg.ID
 	l := &listener{c: c, req: req, id: id, done: make(chan struct{}),
 		tools:     asked.Tools && cat.ListChanged("tools"),
 		prompts:   asked.Prompts && cat.Offers("prompts") && cat.ListChanged("prompts"),
@@ -89,7 +89,7 @@ func (c *session) listen(req *transport.Request, cat *catalog.Catalog) {
 	var refused *wire.Error
 	c.update(func(st *connState) {
 		if st.inflight[key] != nil {
-			refused = wire.Errorf(wire.CodeInvalidRequest, "Invalid Request: id "+string(id)+" is already in flight")
+			refused = wire.InvalidRequest("id " + string(id) + " is already in flight")
 			return
 		}
 		// notifications/cancelled for the listen request ends it.
