@@ -133,14 +133,16 @@ func (s *Server) promptMessages(fn, description string, oc supervisor.Outcome) (
 	}
 	b.json(`"messages":[`)
 	n := 0
-	open := func(role, typ string) {
+	message := func(role string, it supervisor.Item) {
 		if n > 0 {
 			b.json(",")
 		}
 		n++
 		b.json(`{"role":`)
 		b.str(role)
-		b.json(`,"content":{"type":"` + typ + `",`)
+		b.json(`,"content":`)
+		b.contentItem(it)
+		b.json("}")
 	}
 	for _, it := range oc.Items {
 		role := or(it.Role, "user")
@@ -148,36 +150,14 @@ func (s *Server) promptMessages(fn, description string, oc supervisor.Outcome) (
 			return nil, "mcp_message role " + strconv.Quote(role) + " is neither user nor assistant"
 		}
 		switch it.Kind {
-		case "text":
-			open(role, "text")
-			b.json(`"text":`)
-			b.str(it.Text)
-			b.json("}}")
-		case "image", "audio":
-			open(role, it.Kind)
-			b.json(`"data":`)
-			b.base64(it.Data)
-			b.json(`,"mimeType":`)
-			b.str(it.MIME)
-			b.json("}}")
-		case "resource":
-			open(role, "resource")
-			b.json(`"resource":{"uri":`)
-			b.str(it.URI)
-			b.json(`,"mimeType":`)
-			b.str(it.MIME)
-			b.json(`,"text":`)
-			b.str(it.Text)
-			b.json("}}}")
+		case "text", "image", "audio", "resource":
+			message(role, it)
 		default:
 			s.log.Warn("content ignored", zap.String("function", fn), zap.String("problem", it.Kind+" is not prompt message content"))
 		}
 	}
 	if text := trimNewlines(oc.Output); text != "" || n == 0 {
-		open("user", "text")
-		b.json(`"text":`)
-		b.str(text)
-		b.json("}}")
+		message("user", supervisor.Item{Kind: "text", Text: text})
 	}
 	b.json("]")
 	b.json("}") // its own part: insertMembers adds before it
@@ -284,7 +264,7 @@ func completionTarget(cat *catalog.Catalog, typ, name, uri string) (string, time
 		}
 		return t.Name, t.Timeout, nil
 	}
-	return "", 0, wire.NewError(wire.CodeInvalidParams, "Invalid params: ref.type must be ref/prompt or ref/resource")
+	return "", 0, wire.InvalidParams("ref.type must be ref/prompt or ref/resource")
 }
 
 // completionValues are a complete_ function's output lines (empty ones

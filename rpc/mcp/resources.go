@@ -121,29 +121,19 @@ func resourceContents(uri, mime string, oc supervisor.Outcome) *body {
 	var b body
 	b.json(`{"contents":[`)
 	n := 0
-	entry := func(u, m string) {
+	sep := func() {
 		if n > 0 {
 			b.json(",")
 		}
 		n++
-		b.json(`{"uri":`)
-		b.str(u)
-		if m != "" {
-			b.json(`,"mimeType":`)
-			b.str(m)
-		}
 	}
 	text := func(u, m, t string) {
-		entry(u, m)
-		b.json(`,"text":`)
-		b.str(t)
-		b.json("}")
+		sep()
+		b.resourceText(u, m, false, t)
 	}
 	blob := func(u, m string, data []byte) {
-		entry(u, m)
-		b.json(`,"blob":`)
-		b.base64(data)
-		b.json("}")
+		sep()
+		b.resourceBlob(u, m, data)
 	}
 	if len(oc.Output) > 0 || len(oc.Items) == 0 {
 		switch {

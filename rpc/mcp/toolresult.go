@@ -152,10 +152,8 @@ func (s *Server) richResult(t *catalog.Tool, oc supervisor.Outcome, isErr bool, 
 			return errorResult("Tool " + name + " returned structured content larger than the output cap.")
 		}
 		if !r.hasText {
-			r.item("text")
-			r.json(`"text":`)
-			r.str(asText)
-			r.json("}")
+			r.sep()
+			r.contentItem(supervisor.Item{Kind: "text", Text: asText})
 		}
 	}
 	r.json("]")
@@ -179,49 +177,40 @@ type richBody struct {
 	hasText bool
 }
 
-// item opens the next content item of type typ.
+// item opens the next content item of type typ (the result's own text
+// item, written in parts).
 func (r *richBody) item(typ string) {
+	r.sep()
+	r.json(`{"type":"` + typ + `",`)
+}
+
+// sep separates the next content item from the last.
+func (r *richBody) sep() {
 	if r.items > 0 {
 		r.json(",")
 	}
 	r.items++
-	r.json(`{"type":"` + typ + `",`)
 }
 
 // add appends one of the tool's content items; false when its text does
-// not fit in what is left of the budget.
+// not fit in what is left of the budget. Binary content is bounded by the
+// bytes the supervisor read.
 func (r *richBody) add(it supervisor.Item) bool {
 	switch it.Kind {
 	case "text":
-		if r.left -= wire.StringBodyLen(it.Text); r.left < 0 {
-			return false
-		}
-		r.hasText = true
-		r.item("text")
-		r.json(`"text":`)
-		r.str(it.Text)
-		r.json("}")
-	case "image", "audio":
-		// Binary content is bounded by the bytes the supervisor read.
-		r.item(it.Kind)
-		r.json(`"data":`)
-		r.base64(it.Data)
-		r.json(`,"mimeType":`)
-		r.str(it.MIME)
-		r.json("}")
+		r.left -= wire.StringBodyLen(it.Text)
 	case "resource":
-		if r.left -= wire.StringBodyLen(it.URI) + wire.StringBodyLen(it.MIME) + wire.StringBodyLen(it.Text); r.left < 0 {
-			return false
-		}
-		r.item("resource")
-		r.json(`"resource":{"uri":`)
-		r.str(it.URI)
-		r.json(`,"mimeType":`)
-		r.str(it.MIME)
-		r.json(`,"text":`)
-		r.str(it.Text)
-		r.json("}}")
+		r.left -= wire.StringBodyLen(it.URI) + wire.StringBodyLen(it.MIME) + wire.StringBodyLen(it.Text)
+	case "image", "audio":
+	default:
+		return true
 	}
+	if r.left < 0 {
+		return false
+	}
+	r.hasText = r.hasText || it.Kind == "text"
+	r.sep()
+	r.contentItem(it)
 	return true
 }
 

@@ -43,7 +43,7 @@ func SplitBatch(members [][]byte, versionHeader string, modernEnabled func() boo
 		case msg.Method == "initialize":
 			why = wire.InitializeInBatch()
 		case req.Era == Modern:
-			why = wire.Errorf(wire.CodeInvalidRequest, "Invalid Request: a JSON-RPC batch may hold "+wire.BatchVersion+" messages only")
+			why = wire.InvalidRequest("a JSON-RPC batch may hold " + wire.BatchVersion + " messages only")
 		}
 		if why != nil {
 			logf("JSON-RPC batch member refused: " + why.Message)

@@ -33,7 +33,11 @@ type Error struct {
 
 func (e *Error) Error() string { return e.Message }
 
-// Errorf is an Error without data.
+// Errorf is an Error without data; msg is taken as it is, never as a
+// format.
+//
+// Deprecated: use NewError, or the constructor of the error (InvalidParams,
+// MethodNotFound, Busy, …) so its wording lives in one place.
 func Errorf(code int, msg string) *Error { return &Error{Code: code, Message: msg} }
 
 // Err is the gate's rejection as an Error.
