@@ -123,7 +123,7 @@ func (c *session) admit(req *transport.Request) (*ticket, *wire.Error) {
 		case c.st.inflight[key] != nil:
 			refused = wire.InvalidRequest("id " + string(req.Msg.ID) + " is already in flight")
 		case st.pending >= st.maxPending:
-			refused = s.busy()
+			refused = st.busy()
 		case st.stopping:
 			refused = errClosing()
 		default:
@@ -167,16 +167,16 @@ func (c *session) goEntered(f func()) {
 }
 
 // busy is the error refusing a request beyond MaxPending.
-func (s *Server) busy() *wire.Error {
+func (st *flightState) busy() *wire.Error {
 	return wire.Busy(fmt.Sprintf("%d tool calls are already running or waiting (%d per --max-concurrency slot; --max-concurrency is %d); retry later, or start mcp-bashd with a higher --max-concurrency",
-		s.opt.MaxPending, s.opt.MaxPending/s.opt.MaxConcurrent, s.opt.MaxConcurrent))
+		st.maxPending, st.maxPending/st.slots, st.slots))
 }
 
 // busyBatch is the error refusing a batch member when every slot holds an
 // answer a batch has not written yet.
-func (s *Server) busyBatch() *wire.Error {
+func busyBatch(slots int) *wire.Error {
 	return wire.Busy(fmt.Sprintf("every --max-concurrency slot (%d) holds an answer of a JSON-RPC batch waiting for its other members; retry later, send smaller batches, or start mcp-bashd with a higher --max-concurrency",
-		s.opt.MaxConcurrent))
+		slots))
 }
 
 // takeSlot waits for a concurrency slot: nil when it has one; errCancelled
@@ -189,7 +189,7 @@ func (tk *ticket) takeSlot(ctx context.Context) *wire.Error {
 	select {
 	case ok := <-w.ch:
 		if !ok {
-			return s.busyBatch()
+			return busyBatch(s.opt.MaxConcurrent)
 		}
 		tk.slot = true
 		return nil
@@ -300,10 +300,3 @@ var errCancelled = &wire.Error{Code: wire.CodeInternal, Message: "cancelled"}
 
 // cancelled reports whether err is that.
 func cancelled(err *wire.Error) bool { return err == errCancelled }
-
-// inFlight is the state's count for logs.
-func (s *Server) inFlight() int {
-	n := 0
-	s.change(func(st *flightState) { n = st.pending })
-	return n
-}

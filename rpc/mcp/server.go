@@ -95,6 +95,7 @@ func New(opt Options) *Server {
 		conns:   map[*session]bool{},
 		stopped: make(chan struct{}),
 		states:  newStateSigner(opt.StateKey),
+		tasks:   taskStore{log: opt.Log},
 	}
 	s.flight.st.slots, s.flight.st.maxPending = opt.MaxConcurrent, opt.MaxPending
 	return s
@@ -200,7 +201,9 @@ func (s *Server) Stop(drain time.Duration) {
 			s.abandonAll()
 		}
 		for !waitFor(done, stopWatchdog) {
-			s.log.Warn("shutdown waits for requests still running", zap.Int("calls_pending", s.inFlight()))
+			n := 0
+			s.change(func(st *flightState) { n = st.pending })
+			s.log.Warn("shutdown waits for requests still running", zap.Int("calls_pending", n))
 		}
 		close(s.stopped)
 	})

@@ -73,7 +73,7 @@ func (c *session) cancelTaskReq(r *request, p taskParams) {
 		return
 	}
 	switch {
-	case !c.srv.cancelTask(tk) && !r.modern():
+	case !c.srv.tasks.cancel(tk) && !r.modern():
 		r.fail(wire.InvalidParams("task " + tk.id + " has already ended"))
 	case r.modern():
 		c.taskReply(r, nil) // an empty ack; the status is for tasks/get
@@ -86,17 +86,17 @@ func (c *session) listTasks(r *request, _ struct{}) {
 	c.taskReply(r, []field{{"tasks", c.srv.tasks.list(r.Session)}})
 }
 
-// cancelTask stops a running task's call (the normal cancellation: TERM,
+// cancel stops a running task's call (the normal cancellation: TERM,
 // grace, KILL, cancel hook); false when it had already ended.
-func (s *Server) cancelTask(tk *task) bool {
-	s.tasks.mu.Lock()
+func (st *taskStore) cancel(tk *task) bool {
+	st.mu.Lock()
 	running := tk.status == taskWorking || tk.status == taskAwaiting
 	if running {
 		tk.status, tk.updated, tk.inputs = taskCancelled, time.Now().UTC(), nil
 	}
-	s.tasks.mu.Unlock()
+	st.mu.Unlock()
 	if running {
-		s.log.Info("task cancelled", zap.String("task", tk.id), zap.String("tool", tk.tool))
+		st.log.Info("task cancelled", zap.String("task", tk.id), zap.String("tool", tk.tool))
 		tk.cancel(supervisor.ErrCancelled)
 	}
 	return running

@@ -119,8 +119,9 @@ func addExtension(caps json.RawMessage, ext string) json.RawMessage {
 
 // taskStore holds the server's tasks by id.
 type taskStore struct {
-	mu sync.Mutex
-	m  map[string]*task
+	log *zap.Logger
+	mu  sync.Mutex
+	m   map[string]*task
 }
 
 // task is one task; its mutable fields change under taskStore.mu.
@@ -250,7 +251,7 @@ func (s *Server) startTask(tc toolCall, cfg *catalog.Config, t *catalog.Tool, sn
 	go func() {
 		defer own.end()
 		res, oc, _ := s.runTool(own.ctx, run, cfg, t, snap, args)
-		s.finishTask(tk, res, oc, cfg)
+		s.tasks.finish(tk, res, oc, cfg)
 	}()
 	body := s.tasks.fields(tk, false)
 	if tk.modern {
@@ -288,9 +289,9 @@ func (st *taskStore) events(tk *task) func(supervisor.Event) {
 	}
 }
 
-// finishTask records how the task's call ended and schedules its removal.
-func (s *Server) finishTask(tk *task, res *Result, oc supervisor.Outcome, cfg *catalog.Config) {
-	s.tasks.mu.Lock()
+// finish records how the task's call ended and schedules its removal.
+func (st *taskStore) finish(tk *task, res *Result, oc supervisor.Outcome, cfg *catalog.Config) {
+	st.mu.Lock()
 	now := time.Now().UTC()
 	switch {
 	case res == nil || tk.status == taskCancelled:
@@ -299,7 +300,7 @@ func (s *Server) finishTask(tk *task, res *Result, oc supervisor.Outcome, cfg *c
 		// The call produced no result of the tool's own: a protocol-level
 		// failure, reported as the error the task ends with.
 		tk.status = taskFailed
-		tk.err = &wire.Error{Code: wire.CodeInternal, Message: "Tool " + tk.tool + " did not complete: " + resultText(res)}
+		tk.err = wire.Internal("Tool " + tk.tool + " did not complete: " + resultText(res))
 	default:
 		tk.status = taskCompleted
 		tk.result = res.JSON()
@@ -314,12 +315,12 @@ func (s *Server) finishTask(tk *task, res *Result, oc supervisor.Outcome, cfg *c
 		keep = tk.ttl
 	}
 	status := tk.status
-	s.tasks.mu.Unlock()
+	st.mu.Unlock()
 	close(tk.done)
-	s.log.Info("task ended", zap.String("task", tk.id), zap.String("tool", tk.tool), zap.String("status", status), zap.Duration("kept_for", keep))
+	st.log.Info("task ended", zap.String("task", tk.id), zap.String("tool", tk.tool), zap.String("status", status), zap.Duration("kept_for", keep))
 	time.AfterFunc(keep, func() {
-		s.tasks.drop(tk.id)
-		s.log.Info("task expired", zap.String("task", tk.id))
+		st.drop(tk.id)
+		st.log.Info("task expired", zap.String("task", tk.id))
 	})
 }
 
