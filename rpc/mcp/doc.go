@@ -4,6 +4,17 @@
 // runs tools through the supervisor, and shapes their outcomes into
 // CallToolResults — the one place MCP wording lives.
 //
+// Shape: a Server holds what every connection shares (catalog,
+// supervisor, options, task store, admission state, listen streams, the
+// questions asked of clients); a session (session.go) is the server's side
+// of one connection and answers its requests. Every request method is one
+// row of the method table (methods.go): its eras, whether it runs bash,
+// what it needs of the catalog and the client, its params type and its
+// handler — era gating, those checks and -32601 come from the table, and
+// a request's params are decoded once, into its method's type, before the
+// handler sees them (a tools/call's travel on in its call context,
+// toolCall).
+//
 // Concurrency model: per connection, one reader goroutine reads requests
 // in order and answers the cheap methods itself, so ping is never queued
 // behind a tool. A tools/call — and a resources/read, prompts/get or
