@@ -303,7 +303,7 @@ func (s *Server) runTool(ctx context.Context, tc toolCall, cfg *catalog.Config, 
 			id := string(tc.req.Msg.ID)
 			s.log.Info(fmt.Sprintf("Cancelled tools/call %s (%s)", id, t.Name), zap.String("call_id", id), zap.String("tool", t.Name), zap.Bool("started", false))
 		}
-		return nil, supervisor.Outcome{Cancelled: true}, err
+		return nil, supervisor.Outcome{End: supervisor.Cancelled}, err
 	}
 	if tc.tk.c == nil {
 		defer tc.tk.giveSlot()
@@ -314,8 +314,12 @@ func (s *Server) runTool(ctx context.Context, tc toolCall, cfg *catalog.Config, 
 	}
 	s.metrics.Start()
 	sdk2026 := cfg.DeclaresSupportedVersions()
+	kind := supervisor.ToolFunc
+	if t.Exe != "" {
+		kind = supervisor.ToolExe
+	}
 	req := supervisor.Request{
-		ID: string(tc.req.Msg.ID), Tool: t.Name, Args: args, Snapshot: snap, Timeout: timeout,
+		Kind: kind, ID: string(tc.req.Msg.ID), Tool: t.Name, Args: args, Snapshot: snap, Timeout: timeout,
 		Events: tc.events, Exe: t.Exe, Limits: t.Sandbox,
 		Ask: s.callAsk(tc),
 	}
@@ -336,15 +340,15 @@ func (s *Server) runTool(ctx context.Context, tc toolCall, cfg *catalog.Config, 
 	res := s.toolResult(t, oc, sdk2026)
 	outcome := "ok"
 	switch {
-	case oc.Cancelled:
+	case oc.End == supervisor.Cancelled:
 		outcome = "cancelled"
-	case oc.TimedOut:
+	case oc.End == supervisor.TimedOut:
 		outcome = "timeout"
 	case res.IsError:
 		outcome = "error"
 	}
 	s.metrics.Finish(t.Name, outcome, oc.Duration)
-	if oc.Cancelled {
+	if oc.End == supervisor.Cancelled {
 		return nil, oc, errCancelled
 	}
 	return res, oc, nil

@@ -60,7 +60,7 @@ func (s *Server) runFunc(ctx context.Context, tc toolCall, cfg *catalog.Config, 
 	}
 	s.metrics.Start()
 	req := supervisor.Request{
-		ID: string(tc.req.Msg.ID), Tool: f.fn, Func: f.fn, Argv: f.argv, Snapshot: snap, Timeout: timeout,
+		Kind: supervisor.DeclaredFunc, ID: string(tc.req.Msg.ID), Tool: f.fn, Func: f.fn, Argv: f.argv, Snapshot: snap, Timeout: timeout,
 		Events: s.eventSink(ctx, tc.req, cfg),
 	}
 	if f.mrtr != nil {
@@ -73,17 +73,17 @@ func (s *Server) runFunc(ctx context.Context, tc toolCall, cfg *catalog.Config, 
 	}
 	outcome := "ok"
 	switch {
-	case oc.Cancelled:
+	case oc.End == supervisor.Cancelled:
 		outcome = "cancelled"
-	case oc.TimedOut:
+	case oc.End == supervisor.TimedOut:
 		outcome = "timeout"
-	case oc.Ended:
+	case oc.End == supervisor.EndedToAsk:
 		outcome = "input_required"
 	case failed(oc):
 		outcome = "error"
 	}
 	s.metrics.Finish(f.fn, outcome, oc.Duration)
-	if oc.Cancelled {
+	if oc.End == supervisor.Cancelled {
 		return oc, errCancelled
 	}
 	return oc, nil

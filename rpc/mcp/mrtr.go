@@ -355,7 +355,7 @@ func (m *mrtrCall) missingCapability(what string) *wire.Error {
 // Ask, so a pending request is there; should it not be, the run is an
 // error, never a silent empty result.
 func (m *mrtrCall) ended(oc supervisor.Outcome) (*Result, bool) {
-	if m == nil || !oc.Ended {
+	if m == nil || oc.End != supervisor.EndedToAsk {
 		return nil, false
 	}
 	if ir := m.inputRequired(); ir != nil {
@@ -374,7 +374,7 @@ func (m *mrtrCall) answer(id json.RawMessage, oc supervisor.Outcome, cfg *catalo
 	if m == nil {
 		return transport.Response{}, false
 	}
-	if oc.Ended {
+	if oc.End == supervisor.EndedToAsk {
 		ir := m.inputRequired()
 		if ir == nil {
 			return transport.Response{ID: id, Err: wire.Internal(noPending)}, true

@@ -93,7 +93,7 @@ func (c *session) readResource(r *request, p readParams) (inFlightRun, *wire.Err
 			return res
 		}
 		for _, it := range oc.Items {
-			if it.Kind == "notfound" && !oc.TimedOut && oc.SetupErr == nil {
+			if it.Kind == "notfound" && oc.End != supervisor.TimedOut && oc.End != supervisor.NotRun {
 				return transport.Response{ID: id, Err: resourceNotFound(uri, r.Era)}
 			}
 		}

@@ -296,7 +296,7 @@ func (st *taskStore) finish(tk *task, res *Result, oc supervisor.Outcome, cfg *c
 	switch {
 	case res == nil || tk.status == taskCancelled:
 		tk.status = taskCancelled
-	case oc.SetupErr != nil || oc.TimedOut || oc.Signal != 0:
+	case oc.End == supervisor.NotRun || oc.End == supervisor.TimedOut || oc.Signal != 0:
 		// The call produced no result of the tool's own: a protocol-level
 		// failure, reported as the error the task ends with.
 		tk.status = taskFailed

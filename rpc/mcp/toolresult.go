@@ -3,6 +3,7 @@ package mcp
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -38,7 +39,7 @@ import (
 func (s *Server) toolResult(t *catalog.Tool, oc supervisor.Outcome, sdk2026 bool) *Result {
 	name := t.Name
 	sh := shape{sdk2026Text: sdk2026 && t.Exe == "", omitFalse: sdk2026}
-	if t.Exe != "" && oc.SetupErr == nil && !oc.TimedOut {
+	if t.Exe != "" && oc.End != supervisor.NotRun && oc.End != supervisor.TimedOut {
 		// A tools-directory executable may print a whole CallToolResult.
 		if out := bytes.TrimSpace(oc.Output); wire.FirstByte(out) == '{' {
 			if r, why := fullResult(out); why == "" {
@@ -288,13 +289,13 @@ func fullResult(raw json.RawMessage) (*Result, string) {
 // nothing (N is 128+S for a tool killed by signal S, as $? read it).
 func outcomeText(tool string, o supervisor.Outcome, sdk2026 bool) (parts []string, isError bool) {
 	switch {
-	case o.SetupErr != nil && o.SetupDir:
+	case o.End == supervisor.NotRun && errors.Is(o.Err, supervisor.ErrCallDir):
 		return []string{"Cannot run " + tool + ": its call directory could not be created."}, true
-	case o.SetupErr != nil:
-		return []string{"Cannot run " + tool + ": " + o.SetupErr.Error() + "."}, true
+	case o.End == supervisor.NotRun:
+		return []string{"Cannot run " + tool + ": " + o.Err.Error() + "."}, true
 	case o.OutputErr != nil:
 		return []string{"Tool " + tool + " ran, but its output could not be read back: " + o.OutputErr.Error() + "."}, true
-	case o.TimedOut:
+	case o.End == supervisor.TimedOut:
 		t := fmt.Sprintf("Tool %s timed out after %s and was stopped.", tool, o.Timeout)
 		if out := trimNewlines(o.Output); out != "" {
 			return []string{t + " Output so far:\n", out, truncation(o)}, true
