@@ -2,8 +2,6 @@ package mcp
 
 import (
 	"context"
-	"errors"
-	"io"
 	"os"
 	"sync"
 	"time"
@@ -144,30 +142,6 @@ func (s *Server) Serve(t transport.Connection) error {
 	}
 }
 
-func (c *session) readLoop() error {
-	s := c.srv
-	for {
-		req, err := c.t.Read()
-		if errors.Is(err, io.EOF) {
-			c.logEOF()
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		if s.clientResponse(req) {
-			continue
-		}
-		if req.Msg.HasID && s.Stopping() {
-			// Nothing new starts during the drain, but every request is
-			// answered (HTTP answers 503 before it gets here).
-			req.Out.Respond(transport.Response{ID: req.Msg.ID, Err: errClosing()})
-			continue
-		}
-		c.handle(req)
-	}
-}
-
 // errClosing answers a request that arrives once Stop began.
 func errClosing() *wire.Error { return wire.ServerClosing() }
 
@@ -251,15 +225,4 @@ func (s *Server) connections() []*session {
 		conns = append(conns, c)
 	}
 	return conns
-}
-
-// logEOF says, in the SDK's sentence, that input ended while calls were
-// still running: they finish and are answered before the server exits.
-func (c *session) logEOF() {
-	s := c.srv
-	var n int
-	s.change(func(*flightState) { n = len(c.st.inflight) })
-	if n > 0 {
-		s.log.Info("Client closed stdin during an in-flight call; shutting down", zap.Int("in_flight", n))
-	}
 }

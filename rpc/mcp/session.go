@@ -3,6 +3,8 @@ package mcp
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"io"
 	"strconv"
 	"strings"
 	"sync"
@@ -10,6 +12,7 @@ import (
 	"github.com/mcp-bashd/mcp-bashd/internal/jq"
 	"github.com/mcp-bashd/mcp-bashd/rpc/transport"
 	"github.com/mcp-bashd/mcp-bashd/rpc/wire"
+	"go.uber.org/zap"
 )
 
 // session is the server's side of one Connection: what is per
@@ -40,6 +43,43 @@ func (c *session) update(f func(*connState)) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	f(&c.st)
+}
+
+// readLoop reads the connection's requests in order and hands each to
+// handle; it returns at the end of the input.
+func (c *session) readLoop() error {
+	s := c.srv
+	for {
+		req, err := c.t.Read()
+		if errors.Is(err, io.EOF) {
+			c.logEOF()
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if s.clientResponse(req) {
+			continue
+		}
+		if req.Msg.HasID && s.Stopping() {
+			// Nothing new starts during the drain, but every request is
+			// answered (HTTP answers 503 before it gets here).
+			req.Out.Respond(transport.Response{ID: req.Msg.ID, Err: errClosing()})
+			continue
+		}
+		c.handle(req)
+	}
+}
+
+// logEOF says, in the SDK's sentence, that input ended while calls were
+// still running: they finish and are answered before the server exits.
+func (c *session) logEOF() {
+	s := c.srv
+	var n int
+	s.change(func(*flightState) { n = len(c.st.inflight) })
+	if n > 0 {
+		s.log.Info("Client closed stdin during an in-flight call; shutting down", zap.Int("in_flight", n))
+	}
 }
 
 // idKey makes JSON ids comparable as values: 1, 1.0 and 10e-1 are the same
