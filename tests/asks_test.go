@@ -28,6 +28,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcp-bashd/mcp-bashd/tests/internal/harness"
 	"github.com/mcp-bashd/mcp-bashd/tests/internal/proctest"
 )
 
@@ -130,7 +131,7 @@ func (a *akClient) client() *mcp.Client {
 type akSession struct {
 	cs     *mcp.ClientSession
 	daemon int
-	stderr *lockedWriter
+	stderr *harness.Output
 	wire   func() []clMsg
 	check  func() // the schema check of everything the daemon sent
 }
@@ -139,7 +140,7 @@ type akSession struct {
 // proxy) on a server dir and connects the client, pinned to version.
 func akConnect(t *testing.T, a *akClient, overHTTP bool, version, mark string, env []string, script string) *akSession {
 	t.Helper()
-	t.Cleanup(func() { clKillMarked(mark) })
+	t.Cleanup(func() { harness.KillMarked(mark) })
 	s := &akSession{}
 	var transport mcp.Transport
 	if overHTTP {
@@ -150,9 +151,9 @@ func akConnect(t *testing.T, a *akClient, overHTTP bool, version, mark string, e
 		s.wire = proxy.wire
 		s.check = func() { cmCheckExchanges(t, proxy) }
 	} else {
-		cmd := exec.Command(binary, script)
-		cmd.Env = append(append(os.Environ(), clMarkKey+"="+mark), env...)
-		s.stderr = &lockedWriter{w: &bytes.Buffer{}}
+		cmd := exec.Command(harness.Binary, script)
+		cmd.Env = append(append(os.Environ(), harness.MarkKey+"="+mark), env...)
+		s.stderr = &harness.Output{}
 		cmd.Stderr = s.stderr
 		w := &clWire{}
 		transport = &mcp.LoggingTransport{Transport: &mcp.CommandTransport{Command: cmd}, Writer: w}
@@ -164,11 +165,11 @@ func akConnect(t *testing.T, a *akClient, overHTTP bool, version, mark string, e
 			}
 		}()
 	}
-	ctx, cancel := context.WithDeadline(context.Background(), deadline(t))
+	ctx, cancel := context.WithDeadline(context.Background(), harness.Deadline(t))
 	defer cancel()
 	cs, err := a.client().Connect(ctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
-		t.Fatalf("connect: %v\nstderr:\n%s", err, clLocked(s.stderr))
+		t.Fatalf("connect: %v\nstderr:\n%s", err, s.stderr.String())
 	}
 	t.Cleanup(func() { cs.Close() })
 	if got := cs.InitializeResult().ProtocolVersion; got != version {
@@ -179,7 +180,7 @@ func akConnect(t *testing.T, a *akClient, overHTTP bool, version, mark string, e
 }
 
 func akServerDir(t *testing.T, waitTimeout string) string {
-	dir := writeServer(t, map[string]string{"server.sh": akServer, "tools.json": akTools(waitTimeout)})
+	dir := harness.WriteFiles(t, map[string]string{"server.sh": akServer, "tools.json": akTools(waitTimeout)})
 	return filepath.Join(dir, "server.sh")
 }
 
@@ -193,11 +194,11 @@ func TestAkGoSDKAnswersReachTheTool(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			a := newAkClient()
 			s := akConnect(t, a, c.http, c.version, clMarker(t), []string{"TMPDIR=" + t.TempDir()}, akServerDir(t, ""))
-			ctx, cancel := context.WithDeadline(context.Background(), deadline(t))
+			ctx, cancel := context.WithDeadline(context.Background(), harness.Deadline(t))
 			defer cancel()
 			res, err := s.cs.CallTool(ctx, &mcp.CallToolParams{Name: "ask", Arguments: map[string]any{}})
 			if err != nil {
-				t.Fatalf("tools/call ask: %v\nstderr:\n%s", err, clLocked(s.stderr))
+				t.Fatalf("tools/call ask: %v\nstderr:\n%s", err, s.stderr.String())
 			}
 			text := akText(t, res)
 			want := "elicit={\"action\":\"accept\",\"content\":{\"confirm\":true}}\n" +
@@ -205,7 +206,7 @@ func TestAkGoSDKAnswersReachTheTool(t *testing.T) {
 				"roots={\"roots\":[{\"name\":\"project\",\"uri\":\"file:///srv/project\"}]}\n" +
 				"all={\"p\":{},\"r\":{\"roots\":[{\"name\":\"project\",\"uri\":\"file:///srv/project\"}]}}"
 			if res.IsError || text != want {
-				t.Fatalf("ask: isError=%v\n%s\nwant\n%s\nstderr:\n%s", res.IsError, text, want, clLocked(s.stderr))
+				t.Fatalf("ask: isError=%v\n%s\nwant\n%s\nstderr:\n%s", res.IsError, text, want, s.stderr.String())
 			}
 			e := <-a.elicited
 			schema, _ := json.Marshal(e.RequestedSchema)
@@ -243,10 +244,10 @@ func TestAkGoSDKAnswersReachTheTool(t *testing.T) {
 // fails with a message naming it.
 func TestAkUndeclaredCapabilityFailsTheHelper(t *testing.T) {
 	c := mcp.NewClient(&mcp.Implementation{Name: "no-caps", Version: "0"}, &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}})
-	cmd := exec.Command(binary, akServerDir(t, ""))
+	cmd := exec.Command(harness.Binary, akServerDir(t, ""))
 	cmd.Env = append(os.Environ(), "TMPDIR="+t.TempDir())
 	w := &clWire{}
-	ctx, cancel := context.WithDeadline(context.Background(), deadline(t))
+	ctx, cancel := context.WithDeadline(context.Background(), harness.Deadline(t))
 	defer cancel()
 	cs, err := c.Connect(ctx, &mcp.LoggingTransport{Transport: &mcp.CommandTransport{Command: cmd}, Writer: w}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err != nil {
@@ -297,8 +298,8 @@ func TestAkCallEndsWhileTheHelperWaits(t *testing.T) {
 			}()
 			select {
 			case <-a.asked:
-			case <-time.After(time.Until(deadline(t))):
-				t.Fatalf("the client was never asked\nstderr:\n%s", clLocked(s.stderr))
+			case <-time.After(time.Until(harness.Deadline(t))):
+				t.Fatalf("the client was never asked\nstderr:\n%s", s.stderr.String())
 			}
 			pgid := akReadyGroup(t, ready)
 			if c.timeout == "" {
@@ -307,8 +308,8 @@ func TestAkCallEndsWhileTheHelperWaits(t *testing.T) {
 			var o outcome
 			select {
 			case o = <-done:
-			case <-time.After(time.Until(deadline(t))):
-				t.Fatalf("the call did not end\nstderr:\n%s", clLocked(s.stderr))
+			case <-time.After(time.Until(harness.Deadline(t))):
+				t.Fatalf("the call did not end\nstderr:\n%s", s.stderr.String())
 			}
 			switch {
 			case c.timeout == "" && !errors.Is(o.err, context.Canceled):
@@ -323,12 +324,12 @@ func TestAkCallEndsWhileTheHelperWaits(t *testing.T) {
 				if !errors.Is(err, context.Canceled) {
 					t.Errorf("the handler's context ended with %v", err)
 				}
-			case <-time.After(time.Until(deadline(t))):
+			case <-time.After(time.Until(harness.Deadline(t))):
 				t.Errorf("the client's handler was never cancelled")
 			}
 			// The session goes on.
 			close(a.block)
-			cctx, ccancel := context.WithDeadline(context.Background(), deadline(t))
+			cctx, ccancel := context.WithDeadline(context.Background(), harness.Deadline(t))
 			defer ccancel()
 			if res, err := s.cs.CallTool(cctx, &mcp.CallToolParams{Name: "confirm", Arguments: map[string]any{}}); err != nil || akText(t, res) != "deleted" {
 				t.Errorf("a call after: %+v %v", res, err)
@@ -345,8 +346,8 @@ func TestAkCallEndsWhileTheHelperWaits(t *testing.T) {
 // their command line; they carry the marker too).
 func akWaitCallGone(t *testing.T, mark string, daemon, pgid int) {
 	t.Helper()
-	proctest.WaitUntil(t, deadline(t), "the call's processes to be gone", func() (bool, string) {
-		marked, err := clMarked(mark, daemon)
+	proctest.WaitUntil(t, harness.Deadline(t), "the call's processes to be gone", func() (bool, string) {
+		marked, err := harness.Marked(mark, daemon)
 		if err != nil {
 			return false, err.Error()
 		}
@@ -406,12 +407,12 @@ func akText(t *testing.T, res *mcp.CallToolResult) string {
 func TestAkTypeScriptSDKElicitation(t *testing.T) {
 	cmNodeModules(t)
 	mark := clMarker(t)
-	t.Cleanup(func() { clKillMarked(mark) })
-	args := []string{repoPath("tests/clients/asks_client.mjs"), "--sdk", "v1"}
-	for _, kv := range []string{clMarkKey + "=" + mark, "TMPDIR=" + t.TempDir()} {
+	t.Cleanup(func() { harness.KillMarked(mark) })
+	args := []string{harness.RepoPath("tests/clients/asks_client.mjs"), "--sdk", "v1"}
+	for _, kv := range []string{harness.MarkKey + "=" + mark, "TMPDIR=" + t.TempDir()} {
 		args = append(args, "--env", kv)
 	}
-	args = append(args, "--", binary, akServerDir(t, ""))
+	args = append(args, "--", harness.Binary, akServerDir(t, ""))
 	n := cmStartNode(t, cmNode22(), "", nil, args...)
 	var connected struct {
 		ProtocolVersion string `json:"protocolVersion"`
@@ -457,7 +458,7 @@ func TestAkTypeScriptSDKElicitation(t *testing.T) {
 // The README's example, as printed there: declined, the file stays;
 // accepted, it is gone — with the Go SDK over stdio.
 func TestAkReadmeDeleteExample(t *testing.T) {
-	readme, err := os.ReadFile(repoPath("README.md"))
+	readme, err := os.ReadFile(harness.RepoPath("README.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -467,7 +468,7 @@ func TestAkReadmeDeleteExample(t *testing.T) {
 		t.Fatal("the README has no tool_delete_file example")
 	}
 	code := string(readme[start : start+end+3])
-	dir := writeServer(t, map[string]string{"server.sh": code, "tools.json": `{"tools":[{"name":"delete_file","description":"Deletes a file once the user agrees",` +
+	dir := harness.WriteFiles(t, map[string]string{"server.sh": code, "tools.json": `{"tools":[{"name":"delete_file","description":"Deletes a file once the user agrees",` +
 		`"inputSchema":{"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}}]}`})
 	victim := filepath.Join(t.TempDir(), "victim")
 	if err := os.WriteFile(victim, []byte("x"), 0o600); err != nil {
@@ -475,7 +476,7 @@ func TestAkReadmeDeleteExample(t *testing.T) {
 	}
 	a := newAkClient()
 	s := akConnect(t, a, false, "2025-11-25", clMarker(t), []string{"TMPDIR=" + t.TempDir()}, filepath.Join(dir, "server.sh"))
-	ctx, cancel := context.WithDeadline(context.Background(), deadline(t))
+	ctx, cancel := context.WithDeadline(context.Background(), harness.Deadline(t))
 	defer cancel()
 	call := func() string {
 		res, err := s.cs.CallTool(ctx, &mcp.CallToolParams{Name: "delete_file", Arguments: map[string]any{"path": victim}})
@@ -516,35 +517,35 @@ var akOwnID = regexp.MustCompile(`^"mcp-bashd-[0-9a-f]{32}"$`)
 func TestAkLateAnswerIsDropped(t *testing.T) {
 	tmp := t.TempDir()
 	ready, logFile := filepath.Join(tmp, "ready"), filepath.Join(tmp, "daemon.log")
-	s := startServer(t, serverOpt{args: []string{akServerDir(t, "")}, env: []string{"TMPDIR=" + tmp, "AK_READY=" + ready, "MCP_LOG_FILE=" + logFile}})
-	s.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{"elicitation":{}},"clientInfo":{"name":"wire","version":"0"}}}`)
-	s.recv()
-	s.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
-	s.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"wait","arguments":{}}}`)
+	s := harness.Start(t, harness.Options{Args: []string{akServerDir(t, "")}, Env: []string{"TMPDIR=" + tmp, "AK_READY=" + ready, "MCP_LOG_FILE=" + logFile}})
+	s.Send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{"elicitation":{}},"clientInfo":{"name":"wire","version":"0"}}}`)
+	s.Recv()
+	s.Send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	s.Send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"wait","arguments":{}}}`)
 	var asked struct {
 		ID     json.RawMessage
 		Method string
 		Params struct{ Message string }
 	}
 	// The id: the server's own, and not one another client could guess.
-	if err := json.Unmarshal(s.recv(), &asked); err != nil || asked.Method != "elicitation/create" || !akOwnID.Match(asked.ID) || asked.Params.Message != "Wait for me" {
+	if err := json.Unmarshal(s.Recv(), &asked); err != nil || asked.Method != "elicitation/create" || !akOwnID.Match(asked.ID) || asked.Params.Message != "Wait for me" {
 		t.Fatalf("the server's request: %+v %v", asked, err)
 	}
 	id := string(asked.ID)
 	pgid := akReadyGroup(t, ready)
-	s.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2}}`)
-	if got := string(s.recv()); got != `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":`+id+`,"reason":"the tool call ended"}}` {
+	s.Send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2}}`)
+	if got := string(s.Recv()); got != `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":`+id+`,"reason":"the tool call ended"}}` {
 		t.Errorf("after the client cancelled the call: %s", got)
 	}
-	proctest.WaitUntil(t, deadline(t), "the call's group to be gone", func() (bool, string) {
+	proctest.WaitUntil(t, harness.Deadline(t), "the call's group to be gone", func() (bool, string) {
 		g, err := proctest.InGroup(pgid)
 		return err == nil && len(proctest.Alive(g)) == 0, fmt.Sprint(g, err)
 	})
-	s.send(`{"jsonrpc":"2.0","id":` + id + `,"result":{"action":"accept","content":{}}}`)
-	if got := s.roundTrip(`{"jsonrpc":"2.0","id":3,"method":"ping"}`); got != `{"jsonrpc":"2.0","id":3,"result":{}}` {
+	s.Send(`{"jsonrpc":"2.0","id":` + id + `,"result":{"action":"accept","content":{}}}`)
+	if got := s.RoundTrip(`{"jsonrpc":"2.0","id":3,"method":"ping"}`); got != `{"jsonrpc":"2.0","id":3,"result":{}}` {
 		t.Errorf("the line after the late answer: %s", got)
 	}
-	proctest.WaitUntil(t, deadline(t), "the late answer's log line", func() (bool, string) {
+	proctest.WaitUntil(t, harness.Deadline(t), "the late answer's log line", func() (bool, string) {
 		b, _ := os.ReadFile(logFile)
 		return bytes.Contains(b, []byte(`"level":"debug"`)) && bytes.Contains(b, []byte(`"msg":"response to no pending request dropped","id":"\"`+strings.Trim(id, `"`)+`\""`)), string(b)
 	})

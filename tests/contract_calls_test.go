@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/mcp-bashd/mcp-bashd/tests/internal/harness"
 )
 
 // ---------------------------------------------------------------- 15, 16
@@ -55,8 +57,8 @@ tool_state() {
   printf 'top0=%s\n' "$TOP0"
   printf 'args='; printf '%s|' "${TOP_ARGS[@]}"; echo
 }`
-	s := ctStart(t, ctOpt{script: script, tools: toolsJSON("state"), scriptArgs: []string{"a b", "", "--ct-marker"}})
-	s.roundTrip(initLine)
+	s := ctStart(t, ctOpt{script: script, tools: harness.ToolsJSON("state"), scriptArgs: []string{"a b", "", "--ct-marker"}})
+	s.RoundTrip(harness.InitLine)
 	scriptPath := filepath.Join(s.dir, "server.sh")
 	want := strings.Join([]string{
 		"arr=two words|3",
@@ -94,8 +96,8 @@ tool_state() {
 // A script in POSIX mode still serves, and its tools run in POSIX mode.
 func TestCtPosixModeScript(t *testing.T) {
 	s := ctStart(t, ctOpt{script: `set -o posix
-tool_x() { [ -o posix ] && echo posix-on || echo posix-off; false; echo after-false; }`, tools: toolsJSON("x")})
-	s.roundTrip(initLine)
+tool_x() { [ -o posix ] && echo posix-on || echo posix-off; false; echo after-false; }`, tools: harness.ToolsJSON("x")})
+	s.RoundTrip(harness.InitLine)
 	ctWantText(t, s.call(1, "x", `{}`), false, "posix-on\nafter-false")
 }
 
@@ -114,10 +116,10 @@ tool_trap() { trap 'printf "trap output\n"' EXIT; printf 'body output\n'; }
 tool_exit_trap_fail() { trap 'echo cleanup' EXIT; echo body; exit 5; }
 tool_empty() { :; }
 tool_cr() { printf 'x\r\n'; }`,
-		tools: toolsJSON("merge", "inner_blank", "fail", "fail_silent", "killed", "termed", "trap", "exit_trap_fail", "empty", "cr"),
+		tools: harness.ToolsJSON("merge", "inner_blank", "fail", "fail_silent", "killed", "termed", "trap", "exit_trap_fail", "empty", "cr"),
 	})
-	s.roundTrip(initLine)
-	if got := s.roundTrip(ctCallLine(1, "merge", `{}`)); got != `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"out\nerr\nout2"}],"isError":false}}` {
+	s.RoundTrip(harness.InitLine)
+	if got := s.RoundTrip(ctCallLine(1, "merge", `{}`)); got != `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"out\nerr\nout2"}],"isError":false}}` {
 		t.Errorf("merge: %s", got)
 	}
 	ctWantText(t, s.call(2, "inner_blank", `{}`), false, "a\n\n\nb")
@@ -138,9 +140,9 @@ func TestCtOutputCap(t *testing.T) {
 		script: `tool_big() { local i; for ((i = 0; i < 1000; i++)); do printf a; done; echo; } 
 tool_big_fail() { local i; for ((i = 0; i < 1000; i++)); do printf b; done; return 2; }
 tool_small() { printf '%0100d\n' 0; }`,
-		tools: toolsJSON("big", "big_fail", "small"),
+		tools: harness.ToolsJSON("big", "big_fail", "small"),
 	})
-	s.roundTrip(initLine)
+	s.RoundTrip(harness.InitLine)
 	for i, c := range []struct {
 		tool, ch, prefix string
 		isErr            bool
@@ -180,9 +182,9 @@ tool_probe() {
   bash -c 'printf "child %s\n" "$MCP_CALL_TMPDIR"'
   printf '%s\n' "$MCP_CALL_TMPDIR" > "$MARKS/tool.$1"
 }`,
-		tools: toolsJSON("probe"),
+		tools: harness.ToolsJSON("probe"),
 	})
-	s.roundTrip(initLine)
+	s.RoundTrip(harness.InitLine)
 	var dirs []string
 	for i := 1; i <= 2; i++ {
 		txt, isErr := s.call(i, "probe", fmt.Sprintf(`{"n":%d}`, i)).text(t)
@@ -228,9 +230,9 @@ func TestCtCallTmpdirRelativeTMPDIR(t *testing.T) {
 tool_x() {
   if [[ $MCP_CALL_TMPDIR == /* && -d $MCP_CALL_TMPDIR ]]; then printf 'absolute and present %s\n' "$MCP_CALL_TMPDIR"; else printf 'not usable: %s\n' "$MCP_CALL_TMPDIR"; fi
 }`,
-		tools: toolsJSON("x"),
+		tools: harness.ToolsJSON("x"),
 	})
-	s.roundTrip(initLine)
+	s.RoundTrip(harness.InitLine)
 	txt, isErr := s.call(1, "x", `{}`).text(t)
 	dir := strings.TrimPrefix(txt, "absolute and present ")
 	if isErr || dir == txt {
@@ -284,9 +286,9 @@ tool_links() {
 }
 tool_swap() { rm -rf "$MCP_CALL_TMPDIR" && ln -s "$OUTSIDE" "$MCP_CALL_TMPDIR" || return 9; printf '%s\n' "$MCP_CALL_TMPDIR"; }
 tool_uid() { id -u; }`,
-		tools: toolsJSON("nested", "fail", "ro", "locked", "self_locked", "links", "swap", "uid"),
+		tools: harness.ToolsJSON("nested", "fail", "ro", "locked", "self_locked", "links", "swap", "uid"),
 	})
-	s.roundTrip(initLine)
+	s.RoundTrip(harness.InitLine)
 	if uid, _ := s.call(100, "uid", `{}`).text(t); uid == "0" {
 		t.Fatal("tools run as root: the modes would not bind")
 	}
@@ -332,8 +334,8 @@ func TestCtCallTmpdirCreationFailure(t *testing.T) {
 	const script = `mcp_before_tool_call() { : > "$MARKS/hook.ran"; }
 tool_x() { : > "$MARKS/tool.ran"; printf 'tool output\n'; }`
 	t.Run("TMPDIR is a regular file", func(t *testing.T) {
-		s := ctStart(t, ctOpt{script: script, tools: toolsJSON("x")})
-		s.roundTrip(initLine)
+		s := ctStart(t, ctOpt{script: script, tools: harness.ToolsJSON("x")})
+		s.RoundTrip(harness.InitLine)
 		ctWantText(t, s.call(1, "x", `{}`), false, "tool output")
 		os.Remove(filepath.Join(s.marks, "hook.ran"))
 		os.Remove(filepath.Join(s.marks, "tool.ran"))
@@ -344,7 +346,7 @@ tool_x() { : > "$MARKS/tool.ran"; printf 'tool output\n'; }`
 			t.Fatal(err)
 		}
 		before := ctListDir(t, s.base)
-		if got := s.roundTrip(ctCallLine(2, "x", `{}`)); got != `{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"Cannot run x: its call directory could not be created."}],"isError":true}}` {
+		if got := s.RoundTrip(ctCallLine(2, "x", `{}`)); got != `{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"Cannot run x: its call directory could not be created."}],"isError":true}}` {
 			t.Errorf("got %s", got)
 		}
 		if s.exists("hook.ran") || s.exists("tool.ran") {
@@ -356,13 +358,13 @@ tool_x() { : > "$MARKS/tool.ran"; printf 'tool output\n'; }`
 		if m, _ := filepath.Glob(filepath.Join(s.tmp+".moved", "mcp-call.*")); len(m) != 0 {
 			t.Errorf("call roots left: %v", m)
 		}
-		if got := s.roundTrip(`{"jsonrpc":"2.0","id":3,"method":"ping"}`); got != `{"jsonrpc":"2.0","id":3,"result":{}}` {
+		if got := s.RoundTrip(`{"jsonrpc":"2.0","id":3,"method":"ping"}`); got != `{"jsonrpc":"2.0","id":3,"result":{}}` {
 			t.Errorf("ping: %s", got)
 		}
 	})
 	t.Run("TMPDIR not writable", func(t *testing.T) {
-		s := ctStart(t, ctOpt{script: script, tools: toolsJSON("x"), unprivileged: true})
-		s.roundTrip(initLine)
+		s := ctStart(t, ctOpt{script: script, tools: harness.ToolsJSON("x"), unprivileged: true})
+		s.RoundTrip(harness.InitLine)
 		if os.Getuid() == 0 && s.cred == nil {
 			t.Fatal("running as root without dropping privileges")
 		}
@@ -386,17 +388,17 @@ func TestCtCallTmpdirMissingAtStart(t *testing.T) {
 	s := ctStart(t, ctOpt{
 		tmpdir: "no-such-dir",
 		script: `tool_x() { : > "$MARKS/tool.ran"; printf 'tool output\n'; }`,
-		tools:  toolsJSON("x"),
+		tools:  harness.ToolsJSON("x"),
 	})
-	s.send(initLine)
+	s.Send(harness.InitLine)
 	select {
-	case line, ok := <-s.lines:
+	case line, ok := <-s.Lines:
 		if !ok {
-			<-s.done
-			t.Fatalf("the daemon exited (%v) instead of serving with TMPDIR missing; stderr:\n%s", s.waitErr, s.stderr.String())
+			<-s.Done
+			t.Fatalf("the daemon exited (%v) instead of serving with TMPDIR missing; stderr:\n%s", s.WaitErr, s.Stderr.String())
 		}
-		s.check(line)
-	case <-time.After(time.Until(deadline(t))):
+		s.Check(line)
+	case <-time.After(time.Until(harness.Deadline(t))):
 		t.Fatal("no initialize response")
 	}
 	ctWantText(t, s.call(1, "x", `{}`), true, "Cannot run x: its call directory could not be created.")

@@ -14,6 +14,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/mcp-bashd/mcp-bashd/tests/internal/harness"
 )
 
 const ctHookTools = `{"tools":[{"name":"x","inputSchema":{"type":"object","properties":{"n":{"type":"integer"}},"additionalProperties":false}}]}`
@@ -51,7 +53,7 @@ tool_x() {
 		tools: ctHookTools,
 		env:   []string{"HOOK_DIR=" + hookDir, "HOOK_BIN=" + bin},
 	})
-	s.roundTrip(initLine)
+	s.RoundTrip(harness.InitLine)
 	ctWantText(t, s.call(1, "x", `{}`), false, "var=from-hook\nchild=exported-by-hook\npwd="+hookDir+"\nhook fn\nhookbin ran")
 	if !s.exists("hook.ran") {
 		t.Error("the hook did not run")
@@ -69,7 +71,7 @@ func TestCtHookToolTrapReplacesHookTrap(t *testing.T) {
 tool_x() { trap 'printf "tool trap\n" >> "$MARKS/trap.log"' EXIT; printf 'tool output\n'; }`,
 		tools: ctHookTools,
 	})
-	s.roundTrip(initLine)
+	s.RoundTrip(harness.InitLine)
 	ctWantText(t, s.call(1, "x", `{}`), false, "tool output")
 	if got := s.read("trap.log"); got != "tool trap\n" {
 		t.Errorf("trap log %q, want only the tool's trap", got)
@@ -90,7 +92,7 @@ func TestCtHookArgumentsAndEnvironment(t *testing.T) {
 tool_x() { printf '%s\n' "$1" > "$MARKS/tool.args"; }`,
 		tools: ctHookTools,
 	})
-	s.roundTrip(initLine)
+	s.RoundTrip(harness.InitLine)
 	ctWantText(t, s.call(1, "x", `{ "n" : 7 }`), false, "")
 	if got := s.read("tool.args"); got != "{\"n\":7}\n" {
 		t.Errorf("tool args %q", got)
@@ -118,7 +120,7 @@ tool_x() {
 }`,
 		tools: ctHookTools,
 	})
-	s.roundTrip(initLine)
+	s.RoundTrip(harness.InitLine)
 	ctWantText(t, s.call(1, "x", `{}`), false, "errexit-off\nnounset-off\npipefail-off\nshopt -u nullglob\nmatches=1\n done")
 }
 
@@ -145,7 +147,7 @@ tool_x() {
 }`,
 			tools: ctHookTools,
 		})
-		s.roundTrip(initLine)
+		s.RoundTrip(harness.InitLine)
 		ctWantText(t, s.call(1, "x", `{}`), false, "shopt -u nullglob\nnounset-off")
 		if !s.exists("tool.ran") {
 			t.Error("the tool did not run")
@@ -160,7 +162,7 @@ tool_x() {
 tool_x() { : > "$MARKS/tool.ran"; echo done; }`,
 			tools: ctHookTools,
 		})
-		s.roundTrip(initLine)
+		s.RoundTrip(harness.InitLine)
 		ctWantText(t, s.call(1, "x", `{}`), false, "done")
 		os.Remove(filepath.Join(s.marks, "tool.ran"))
 		ctWantText(t, s.call(2, "x", `{"n":3}`), true, "Error executing x: denied by policy")
@@ -182,14 +184,14 @@ func TestCtHookRefusal(t *testing.T) {
 tool_x() { : > "$MARKS/tool.ran"; printf 'tool output\n'; }`,
 		tools: ctHookTools,
 	})
-	s.roundTrip(initLine)
-	if got := s.roundTrip(ctCallLine(1, "x", `{}`)); got != `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"Error executing x: denied by policy\nand why"}],"isError":true}}` {
+	s.RoundTrip(harness.InitLine)
+	if got := s.RoundTrip(ctCallLine(1, "x", `{}`)); got != `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"Error executing x: denied by policy\nand why"}],"isError":true}}` {
 		t.Errorf("got %s", got)
 	}
 	if s.exists("tool.ran") {
 		t.Error("the tool ran after a refusal")
 	}
-	s.closeAndWait()
+	s.CloseAndWait()
 	if !ctLogHas(s.log, func(rec map[string]any) bool {
 		msg, _ := rec["msg"].(string)
 		return strings.Contains(strings.ToLower(msg), "refus") && rec["tool"] == "x" && ctAnyValue(rec, 3)
@@ -213,7 +215,7 @@ func TestCtHookExit(t *testing.T) {
 tool_x() { : > "$MARKS/tool.ran"; printf 'tool output\n'; }`,
 		tools: ctHookTools,
 	})
-	s.roundTrip(initLine)
+	s.RoundTrip(harness.InitLine)
 	const msg = "mcp_before_tool_call ended the call instead of returning; tool x did not run."
 	ctWantText(t, s.call(1, "x", `{"n":0}`), true, msg)
 	ctWantText(t, s.call(2, "x", `{"n":4}`), true, msg+"\nX")
@@ -242,9 +244,9 @@ func TestCtHookKilledBySignal(t *testing.T) {
 tool_x() { : > "$MARKS/tool.ran"; }
 tool_y() { : > "$MARKS/tool.ran"; }
 tool_z() { kill -9 "$BASHPID"; }`,
-		tools: toolsJSON("x", "y", "z"),
+		tools: harness.ToolsJSON("x", "y", "z"),
 	})
-	s.roundTrip(initLine)
+	s.RoundTrip(harness.InitLine)
 	ctWantText(t, s.call(1, "x", `{}`), true, "mcp_before_tool_call was killed by signal 9; tool x did not run.")
 	ctWantText(t, s.call(2, "y", `{}`), true, "mcp_before_tool_call was killed by signal 15; tool y did not run.")
 	if s.exists("tool.ran") {
@@ -252,8 +254,8 @@ tool_z() { kill -9 "$BASHPID"; }`,
 	}
 	ctWantText(t, s.call(3, "z", `{}`), true, "Error executing z: ")
 
-	s2 := ctStart(t, ctOpt{script: `tool_z() { kill -9 "$BASHPID"; }`, tools: toolsJSON("z")})
-	s2.roundTrip(initLine)
+	s2 := ctStart(t, ctOpt{script: `tool_z() { kill -9 "$BASHPID"; }`, tools: harness.ToolsJSON("z")})
+	s2.RoundTrip(harness.InitLine)
 	ctWantText(t, s2.call(1, "z", `{}`), true, "Error executing z: ")
 }
 
@@ -267,7 +269,7 @@ tool_x() { : > "$MARKS/tool.ran"; printf 'tool output\n'; }
 tool_undeclared() { : > "$MARKS/undeclared.ran"; }`,
 		tools: `{"tools":[{"name":"x","inputSchema":{"type":"object","properties":{"n":{"type":"integer"}},"additionalProperties":false}},{"name":"nofn","inputSchema":{"type":"object"}}]}`,
 	})
-	s.roundTrip(initLine)
+	s.RoundTrip(harness.InitLine)
 	ctWantError(t, s.call(1, "undeclared", `{}`), -32601, "Tool not found: undeclared")
 	ctWantText(t, s.call(2, "x", `{"n":"seven"}`), true, `Invalid type(s): n expected integer, got string ("seven").`)
 	ctWantText(t, s.call(3, "x", `null`), true, "Invalid arguments: expected a JSON object, got null.")
@@ -287,7 +289,7 @@ tool_undeclared() { : > "$MARKS/undeclared.ran"; }`,
 		t.Fatal(err)
 	}
 	s2 := ctStart(t, ctOpt{script: `tool_x() { printf 'tool output\n'; }`, tools: ctHookTools, env: []string{"PATH=" + bin + ":" + os.Getenv("PATH")}})
-	s2.roundTrip(initLine)
+	s2.RoundTrip(harness.InitLine)
 	ctWantText(t, s2.call(1, "x", `{}`), false, "tool output")
 	if _, err := os.Stat(marker); err == nil {
 		t.Error("an mcp_before_tool_call executable on PATH ran as the hook")

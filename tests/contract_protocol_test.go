@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcp-bashd/mcp-bashd/tests/internal/harness"
 	"github.com/mcp-bashd/mcp-bashd/tests/internal/proctest"
 )
 
@@ -19,21 +20,21 @@ import (
 
 func TestCtInitializeDefaults(t *testing.T) {
 	s := ctStart(t, ctOpt{script: `:`, tools: `{"tools":[]}`})
-	if got := s.roundTrip(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`); got != `{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2024-11-05","serverInfo":{"name":"mcp-server","version":"1.0.0"},"capabilities":{"tools":{}}}}` {
+	if got := s.RoundTrip(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`); got != `{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2024-11-05","serverInfo":{"name":"mcp-server","version":"1.0.0"},"capabilities":{"tools":{}}}}` {
 		t.Errorf("no params version, no config: %s", got)
 	}
-	if got := s.roundTrip(`{"jsonrpc":"2.0","id":2,"method":"initialize"}`); got != `{"jsonrpc":"2.0","id":2,"result":{"protocolVersion":"2024-11-05","serverInfo":{"name":"mcp-server","version":"1.0.0"},"capabilities":{"tools":{}}}}` {
+	if got := s.RoundTrip(`{"jsonrpc":"2.0","id":2,"method":"initialize"}`); got != `{"jsonrpc":"2.0","id":2,"result":{"protocolVersion":"2024-11-05","serverInfo":{"name":"mcp-server","version":"1.0.0"},"capabilities":{"tools":{}}}}` {
 		t.Errorf("no params at all: %s", got)
 	}
 	for i, v := range []string{"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"} {
 		line := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"initialize","params":{"protocolVersion":%q,"capabilities":{},"clientInfo":{"name":"ct","version":"0"}}}`, 10+i, v)
 		want := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"result":{"protocolVersion":%q,"serverInfo":{"name":"mcp-server","version":"1.0.0"},"capabilities":{"tools":{}}}}`, 10+i, v)
-		if got := s.roundTrip(line); got != want {
+		if got := s.RoundTrip(line); got != want {
 			t.Errorf("version %s:\n got %s\nwant %s", v, got, want)
 		}
 	}
 	line := `{"jsonrpc":"2.0","id":20,"method":"initialize","params":{"protocolVersion":"1999-01-01","capabilities":{},"clientInfo":{"name":"ct","version":"0"}}}`
-	if got := s.roundTrip(line); got != `{"jsonrpc":"2.0","id":20,"result":{"protocolVersion":"2025-11-25","serverInfo":{"name":"mcp-server","version":"1.0.0"},"capabilities":{"tools":{}}}}` {
+	if got := s.RoundTrip(line); got != `{"jsonrpc":"2.0","id":20,"result":{"protocolVersion":"2025-11-25","serverInfo":{"name":"mcp-server","version":"1.0.0"},"capabilities":{"tools":{}}}}` {
 		t.Errorf("unknown version: %s", got)
 	}
 }
@@ -41,15 +42,15 @@ func TestCtInitializeDefaults(t *testing.T) {
 func TestCtInitializeWithConfig(t *testing.T) {
 	s := ctStart(t, ctOpt{script: `:`, tools: `{"tools":[]}`,
 		config: "{\n  \"protocolVersion\": \"2025-06-18\",\n  \"serverInfo\": {\"name\": \"probe\", \"version\": \"9.9.9\"},\n  \"instructions\": \"Be kind.\"\n}\n"})
-	if got := s.roundTrip(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`); got != `{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18","serverInfo":{"name":"probe","version":"9.9.9"},"capabilities":{"tools":{}},"instructions":"Be kind."}}` {
+	if got := s.RoundTrip(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`); got != `{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18","serverInfo":{"name":"probe","version":"9.9.9"},"capabilities":{"tools":{}},"instructions":"Be kind."}}` {
 		t.Errorf("absent version: %s", got)
 	}
 	line := `{"jsonrpc":"2.0","id":2,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"ct","version":"0"}}}`
-	if got := ctParse(t, s.roundTrip(line)); !strings.Contains(got.Raw, `"protocolVersion":"2025-03-26"`) {
+	if got := ctParse(t, s.RoundTrip(line)); !strings.Contains(got.Raw, `"protocolVersion":"2025-03-26"`) {
 		t.Errorf("a supported client version is echoed: %s", got.Raw)
 	}
 	line = `{"jsonrpc":"2.0","id":3,"method":"initialize","params":{"protocolVersion":"2099-01-01","capabilities":{},"clientInfo":{"name":"ct","version":"0"}}}`
-	if got := ctParse(t, s.roundTrip(line)); !strings.Contains(got.Raw, `"protocolVersion":"2025-06-18"`) {
+	if got := ctParse(t, s.RoundTrip(line)); !strings.Contains(got.Raw, `"protocolVersion":"2025-06-18"`) {
 		t.Errorf("an unknown client version gets the configured one: %s", got.Raw)
 	}
 }
@@ -62,12 +63,12 @@ func TestCtInitializeInvalidConfig(t *testing.T) {
 		{"array", `[1]`}, {"null", `null`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			s := ctStart(t, ctOpt{script: `tool_x() { echo x; }`, tools: toolsJSON("x"), config: c.body})
+			s := ctStart(t, ctOpt{script: `tool_x() { echo x; }`, tools: harness.ToolsJSON("x"), config: c.body})
 			want := `{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"Cannot read server configuration: ` + s.conf + `"}}`
-			if got := s.roundTrip(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`); got != want {
+			if got := s.RoundTrip(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`); got != want {
 				t.Errorf("\n got %s\nwant %s", got, want)
 			}
-			if got := s.roundTrip(`{"jsonrpc":"2.0","id":2,"method":"ping"}`); got != `{"jsonrpc":"2.0","id":2,"result":{}}` {
+			if got := s.RoundTrip(`{"jsonrpc":"2.0","id":2,"method":"ping"}`); got != `{"jsonrpc":"2.0","id":2,"result":{}}` {
 				t.Errorf("ping: %s", got)
 			}
 			ctWantText(t, s.call(3, "x", `{}`), false, "x")
@@ -84,12 +85,12 @@ func TestCtToolsListInvalid(t *testing.T) {
 		{"two documents", `{"tools":[]}` + "\n" + `{"tools":[]}`, false}, {"array", `[]`, false}} {
 		t.Run(c.name, func(t *testing.T) {
 			s := ctStart(t, ctOpt{script: `:`, tools: c.body, noTools: c.missing})
-			s.roundTrip(initLine)
+			s.RoundTrip(harness.InitLine)
 			want := `{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"Cannot read tools list: ` + s.tools + `"}}`
-			if got := s.roundTrip(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`); got != want {
+			if got := s.RoundTrip(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`); got != want {
 				t.Errorf("\n got %s\nwant %s", got, want)
 			}
-			if got := s.roundTrip(`{"jsonrpc":"2.0","id":2,"method":"ping"}`); got != `{"jsonrpc":"2.0","id":2,"result":{}}` {
+			if got := s.RoundTrip(`{"jsonrpc":"2.0","id":2,"method":"ping"}`); got != `{"jsonrpc":"2.0","id":2,"result":{}}` {
 				t.Errorf("ping: %s", got)
 			}
 		})
@@ -99,13 +100,13 @@ func TestCtToolsListInvalid(t *testing.T) {
 // tools/list is .tools verbatim (compact, key order kept) or [] without it.
 func TestCtToolsListVerbatim(t *testing.T) {
 	s := ctStart(t, ctOpt{script: `:`, tools: "{\n \"tools\": [ {\"name\": \"greet\", \"description\": \"Say <hello> & bye.\", \"inputSchema\": {\"type\": \"object\", \"properties\": {\"z\": {\"type\": \"string\"}, \"a\": {\"type\": \"integer\"}}}} ]\n}\n"})
-	s.roundTrip(initLine)
-	if got := s.roundTrip(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`); got != `{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"greet","description":"Say <hello> & bye.","inputSchema":{"type":"object","properties":{"z":{"type":"string"},"a":{"type":"integer"}}}}]}}` {
+	s.RoundTrip(harness.InitLine)
+	if got := s.RoundTrip(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`); got != `{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"greet","description":"Say <hello> & bye.","inputSchema":{"type":"object","properties":{"z":{"type":"string"},"a":{"type":"integer"}}}}]}}` {
 		t.Errorf("got %s", got)
 	}
 	s2 := ctStart(t, ctOpt{script: `:`, tools: `{"other":1}`})
-	s2.roundTrip(initLine)
-	if got := s2.roundTrip(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`); got != `{"jsonrpc":"2.0","id":1,"result":{"tools":[]}}` {
+	s2.RoundTrip(harness.InitLine)
+	if got := s2.RoundTrip(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`); got != `{"jsonrpc":"2.0","id":1,"result":{"tools":[]}}` {
 		t.Errorf("no tools key: %s", got)
 	}
 }
@@ -116,10 +117,10 @@ func TestCtToolsListEditedWithoutRestart(t *testing.T) {
 	start := func(t *testing.T) (*ctSrv, func(id int) string) {
 		s := ctStart(t, ctOpt{script: `tool_aa() { echo aa; }
 tool_bb() { echo bb; }
-tool_cc() { echo cc; }`, tools: toolsJSON("aa")})
-		s.roundTrip(initLine)
+tool_cc() { echo cc; }`, tools: harness.ToolsJSON("aa")})
+		s.RoundTrip(harness.InitLine)
 		list := func(id int) string {
-			return s.roundTrip(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/list"}`, id))
+			return s.RoundTrip(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/list"}`, id))
 		}
 		if got := list(1); !strings.Contains(got, `"name":"aa"`) {
 			t.Fatalf("first list: %s", got)
@@ -128,7 +129,7 @@ tool_cc() { echo cc; }`, tools: toolsJSON("aa")})
 	}
 	t.Run("in place, new size", func(t *testing.T) {
 		s, list := start(t)
-		if err := os.WriteFile(s.tools, []byte(toolsJSON("aa", "bb")), 0o644); err != nil {
+		if err := os.WriteFile(s.tools, []byte(harness.ToolsJSON("aa", "bb")), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		if got := list(2); !strings.Contains(got, `"name":"bb"`) {
@@ -139,7 +140,7 @@ tool_cc() { echo cc; }`, tools: toolsJSON("aa")})
 	t.Run("replaced by rename", func(t *testing.T) {
 		s, list := start(t)
 		tmp := s.tools + ".new"
-		if err := os.WriteFile(tmp, []byte(toolsJSON("cc")), 0o644); err != nil {
+		if err := os.WriteFile(tmp, []byte(harness.ToolsJSON("cc")), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		if err := os.Rename(tmp, s.tools); err != nil {
@@ -162,7 +163,7 @@ tool_cc() { echo cc; }`, tools: toolsJSON("aa")})
 		if err != nil {
 			t.Fatal(err)
 		}
-		next := toolsJSON("cc")
+		next := harness.ToolsJSON("cc")
 		if len(next) != int(fi.Size()) {
 			t.Fatalf("test bug: sizes differ")
 		}
@@ -188,11 +189,11 @@ tool_cc() { echo cc; }`, tools: toolsJSON("aa")})
 // required _meta (-32602; the conformance suite sends exactly this).
 // resources/list, resources/templates/list and prompts/list are empty.
 func TestCtOtherMethods(t *testing.T) {
-	s := ctStart(t, ctOpt{script: `tool_wait() { : > "$MARKS/started"; while [ ! -e "$MARKS/gate" ]; do sleep 0.01; done; echo released; }`, tools: toolsJSON("wait")})
-	s.roundTrip(initLine)
-	s.send(ctCallLine(1, "wait", `{}`))
-	proctest.WaitUntil(t, deadline(t), "the tool started", func() (bool, string) { return s.exists("started"), "" })
-	if r := ctParse(t, s.roundTrip(`{"jsonrpc":"2.0","id":2,"method":"server/discover","params":{}}`)); r.Error == nil || r.Error.Code != -32602 || string(r.ID) != "2" {
+	s := ctStart(t, ctOpt{script: `tool_wait() { : > "$MARKS/started"; while [ ! -e "$MARKS/gate" ]; do sleep 0.01; done; echo released; }`, tools: harness.ToolsJSON("wait")})
+	s.RoundTrip(harness.InitLine)
+	s.Send(ctCallLine(1, "wait", `{}`))
+	proctest.WaitUntil(t, harness.Deadline(t), "the tool started", func() (bool, string) { return s.exists("started"), "" })
+	if r := ctParse(t, s.RoundTrip(`{"jsonrpc":"2.0","id":2,"method":"server/discover","params":{}}`)); r.Error == nil || r.Error.Code != -32602 || string(r.ID) != "2" {
 		t.Errorf("server/discover without _meta: %s", r.Raw)
 	}
 	for i, c := range []struct{ method, result string }{
@@ -201,12 +202,12 @@ func TestCtOtherMethods(t *testing.T) {
 		{"prompts/list", `{"prompts":[]}`},
 	} {
 		want := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"result":%s}`, 10+i, c.result)
-		if got := s.roundTrip(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":%q}`, 10+i, c.method)); got != want {
+		if got := s.RoundTrip(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":%q}`, 10+i, c.method)); got != want {
 			t.Errorf("%s:\n got %s\nwant %s", c.method, got, want)
 		}
 	}
 	os.WriteFile(filepath.Join(s.marks, "gate"), nil, 0o644)
-	ctWantText(t, ctParse(t, string(s.recv())), false, "released")
+	ctWantText(t, ctParse(t, string(s.Recv())), false, "released")
 }
 
 // ---------------------------------------------------------------- 31
@@ -225,11 +226,11 @@ func TestCtProcessesShowScriptAndArguments(t *testing.T) {
   echo released
 }`
 	instance := fmt.Sprintf("--ct-instance=%d-%d", os.Getpid(), time.Now().UnixNano())
-	check := func(t *testing.T, s *server, marks, script string) {
-		s.roundTrip(initLine)
-		s.send(ctCallLine(1, "ps_probe_tool", `{}`))
+	check := func(t *testing.T, s *harness.Daemon, marks, script string) {
+		s.RoundTrip(harness.InitLine)
+		s.Send(ctCallLine(1, "ps_probe_tool", `{}`))
 		pidFile := filepath.Join(marks, "tool.pid")
-		proctest.WaitUntil(t, deadline(t), "the tool started", func() (bool, string) {
+		proctest.WaitUntil(t, harness.Deadline(t), "the tool started", func() (bool, string) {
 			_, err := os.Stat(pidFile)
 			return err == nil, ""
 		})
@@ -264,18 +265,18 @@ func TestCtProcessesShowScriptAndArguments(t *testing.T) {
 			t.Errorf("expected the tool shell %d, its subshell %d and the sentinel among the call's bash processes, checked %v", toolPID, subPID, checked)
 		}
 		os.WriteFile(filepath.Join(marks, "gate"), nil, 0o644)
-		ctWantText(t, ctParse(t, string(s.recv())), false, "released")
+		ctWantText(t, ctParse(t, string(s.Recv())), false, "released")
 	}
 	t.Run("manifest", func(t *testing.T) {
-		s := ctStart(t, ctOpt{script: tool, tools: toolsJSON("ps_probe_tool"), scriptArgs: []string{instance}})
-		check(t, s.server, s.marks, filepath.Join(s.dir, "server.sh"))
+		s := ctStart(t, ctOpt{script: tool, tools: harness.ToolsJSON("ps_probe_tool"), scriptArgs: []string{instance}})
+		check(t, s.Daemon, s.marks, filepath.Join(s.dir, "server.sh"))
 	})
 	t.Run("drop-in", func(t *testing.T) {
 		dir := t.TempDir()
 		script := filepath.Join(dir, "server.sh")
-		ctWrite(t, filepath.Join(dir, "tools.json"), toolsJSON("ps_probe_tool"), 0o644, nil)
+		ctWrite(t, filepath.Join(dir, "tools.json"), harness.ToolsJSON("ps_probe_tool"), 0o644, nil)
 		ctWrite(t, script, "#!/usr/bin/env bash\nexport MCP_TOOLS_LIST_FILE=\""+filepath.Join(dir, "tools.json")+"\"\nsource \"$SHIM\"\n"+tool+"\nrun_mcp_server\n", 0o755, nil)
-		s := startExec(t, script, []string{instance}, []string{"MCP_BASHD=" + binary, "SHIM=" + repoPath("scripts/mcpserver_core.sh"), "MARKS=" + dir, "TMPDIR=" + t.TempDir()})
+		s := harness.Exec(t, script, []string{instance}, []string{"MCP_BASHD=" + harness.Binary, "SHIM=" + harness.RepoPath("scripts/mcpserver_core.sh"), "MARKS=" + dir, "TMPDIR=" + t.TempDir()})
 		check(t, s, dir, script)
 	})
 }
@@ -303,7 +304,7 @@ func TestCtToolWaitSeesOnlyItsOwnJobs(t *testing.T) {
 tool_par() { local i; for i in 1 2 3; do (sleep 0.05; echo "job $i" > "$MARKS/job.$i") & done; wait; echo waited; }`,
 		tools: `{"tools":[{"name":"jobs","inputSchema":{"type":"object"}},{"name":"par","inputSchema":{"type":"object"},"x-mcp-bashd":{"timeout":"5s"}}]}`,
 	})
-	s.roundTrip(initLine)
+	s.RoundTrip(harness.InitLine)
 	ctWantText(t, s.call(1, "jobs", `{}`), false, "jobs=0")
 	ctWantText(t, s.call(2, "par", `{}`), false, "waited")
 	for i := 1; i <= 3; i++ {
@@ -319,8 +320,8 @@ tool_par() { local i; for i in 1 2 3; do (sleep 0.05; echo "job $i" > "$MARKS/jo
 // texts; every rejected line leaves the server serving, and nothing is
 // ever answered for a notification.
 func TestCtRequestGates(t *testing.T) {
-	s := ctStart(t, ctOpt{script: `tool_x() { : > "$MARKS/x.ran"; echo x; }`, tools: toolsJSON("x")})
-	s.roundTrip(initLine)
+	s := ctStart(t, ctOpt{script: `tool_x() { : > "$MARKS/x.ran"; echo x; }`, tools: harness.ToolsJSON("x")})
+	s.RoundTrip(harness.InitLine)
 	const (
 		parse    = `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error: Invalid JSON"}}`
 		oneDoc   = `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error: Expected exactly one JSON document per line"}}`
@@ -352,7 +353,7 @@ func TestCtRequestGates(t *testing.T) {
 		{`{"jsonrpc":"2.0","id":9,"method":"notifications/initialized"}`, `{"jsonrpc":"2.0","id":9,"error":{"code":-32601,"message":"Method not found: notifications/initialized"}}`},
 		{`{"jsonrpc":"2.0","id":10,"method":"notifications/cancelled","params":{"requestId":1}}`, `{"jsonrpc":"2.0","id":10,"error":{"code":-32601,"message":"Method not found: notifications/cancelled"}}`},
 	} {
-		if got := s.roundTrip(c.line); got != c.want {
+		if got := s.RoundTrip(c.line); got != c.want {
 			t.Errorf("line %s\n got %s\nwant %s", c.line, got, c.want)
 		}
 	}
@@ -365,9 +366,9 @@ func TestCtRequestGates(t *testing.T) {
 		`{"jsonrpc":"2.0","method":"some/unknown"}`,
 		`{"jsonrpc":"2.0","method":"tools/call","params":{"name":"x"}}`,
 	} {
-		s.send(n)
+		s.Send(n)
 	}
-	if got := s.roundTrip(`{"jsonrpc":"2.0","id":"after","method":"ping"}`); got != `{"jsonrpc":"2.0","id":"after","result":{}}` {
+	if got := s.RoundTrip(`{"jsonrpc":"2.0","id":"after","method":"ping"}`); got != `{"jsonrpc":"2.0","id":"after","result":{}}` {
 		t.Errorf("a notification or empty line was answered: %s", got)
 	}
 	if s.exists("x.ran") {
@@ -383,7 +384,7 @@ func TestCtSchemaEntryKeyOrder(t *testing.T) {
 		script: `tool_late() { echo late; }`,
 		tools:  `{"tools":[{"inputSchema":{"type":"object","required":["n"]},"description":"d","name":"late"}]}`,
 	})
-	s.roundTrip(initLine)
+	s.RoundTrip(harness.InitLine)
 	ctWantText(t, s.call(1, "late", `{}`), true, "Missing required parameter(s): n.")
 	ctWantText(t, s.call(2, "late", `{"n":1e999999}`), true, "Cannot validate arguments for late: they could not be evaluated against its schema.")
 	ctWantText(t, s.call(3, "late", `{"n":1}`), false, "late")

@@ -18,6 +18,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcp-bashd/mcp-bashd/tests/internal/harness"
 )
 
 // ctShimEnv is the environment of a shim test: the test's own minus every
@@ -31,7 +33,7 @@ func ctShimEnv(extra ...string) []string {
 		}
 		env = append(env, kv)
 	}
-	env = append(env, "MCP_BASHD="+binary, "SHIM="+repoPath("scripts/mcpserver_core.sh"))
+	env = append(env, "MCP_BASHD="+harness.Binary, "SHIM="+harness.RepoPath("scripts/mcpserver_core.sh"))
 	return append(env, extra...)
 }
 
@@ -79,7 +81,7 @@ done`)
 	if code != 0 || out != "sdk-options\n" || errOut != "" {
 		t.Errorf("sourcing in a shell without options: status %d stdout %q stderr %q", code, out, errOut)
 	}
-	body, err := os.ReadFile(repoPath("scripts/mcpserver_core.sh"))
+	body, err := os.ReadFile(harness.RepoPath("scripts/mcpserver_core.sh"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -345,7 +347,7 @@ func ctNonExecutable(t *testing.T) string {
 // misreads — as far as a static scan of its code (comments removed) can
 // tell.
 func TestCtShimSyntax(t *testing.T) {
-	shim := repoPath("scripts/mcpserver_core.sh")
+	shim := harness.RepoPath("scripts/mcpserver_core.sh")
 	for _, args := range [][]string{{"-n", shim}, {"--posix", "-n", shim}} {
 		out, err := exec.Command("bash", args...).CombinedOutput()
 		if err != nil || len(out) != 0 {
@@ -393,7 +395,7 @@ func TestCtShimSyntax(t *testing.T) {
 func TestCtDropInScriptArguments(t *testing.T) {
 	dir := t.TempDir()
 	tools := filepath.Join(dir, "tools.json")
-	if err := os.WriteFile(tools, []byte(toolsJSON("who")), 0o644); err != nil {
+	if err := os.WriteFile(tools, []byte(harness.ToolsJSON("who")), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	script := filepath.Join(dir, "server.sh")
@@ -420,25 +422,25 @@ run_mcp_server
 	want := func(zero, top0 string) string {
 		return "zero=" + zero + "\ntop0=" + top0 + "\nargs=a b||--ct-marker=1|x\ny|\nerrexit-off\nread=1"
 	}
-	env := []string{"MCP_BASHD=" + binary, "SHIM=" + repoPath("scripts/mcpserver_core.sh"), "TMPDIR=" + t.TempDir()}
+	env := []string{"MCP_BASHD=" + harness.Binary, "SHIM=" + harness.RepoPath("scripts/mcpserver_core.sh"), "TMPDIR=" + t.TempDir()}
 
 	t.Run("./server.sh", func(t *testing.T) {
-		s := startExec(t, script, args, env)
-		s.roundTrip(initLine)
-		ctWantText(t, ctParse(t, s.roundTrip(ctCallLine(1, "who", `{}`))), false, want(script, script))
+		s := harness.Exec(t, script, args, env)
+		s.RoundTrip(harness.InitLine)
+		ctWantText(t, ctParse(t, s.RoundTrip(ctCallLine(1, "who", `{}`))), false, want(script, script))
 	})
 	t.Run("bash server.sh", func(t *testing.T) {
-		s := startExec(t, "bash", append([]string{script}, args...), env)
-		s.roundTrip(initLine)
-		ctWantText(t, ctParse(t, s.roundTrip(ctCallLine(1, "who", `{}`))), false, want(script, script))
+		s := harness.Exec(t, "bash", append([]string{script}, args...), env)
+		s.RoundTrip(harness.InitLine)
+		ctWantText(t, ctParse(t, s.RoundTrip(ctCallLine(1, "who", `{}`))), false, want(script, script))
 	})
 	t.Run("relative ./server.sh", func(t *testing.T) {
 		cmd := exec.Command("./server.sh", args...)
 		cmd.Dir = dir
 		cmd.Env = append(os.Environ(), env...)
-		s := startPrepared(t, cmd)
-		s.roundTrip(initLine)
-		txt, isErr := ctParse(t, s.roundTrip(ctCallLine(1, "who", `{}`))).text(t)
+		s := harness.StartCmd(t, cmd)
+		s.RoundTrip(harness.InitLine)
+		txt, isErr := ctParse(t, s.RoundTrip(ctCallLine(1, "who", `{}`))).text(t)
 		lines := strings.SplitN(txt, "\n", 3)
 		if isErr || len(lines) != 3 {
 			t.Fatalf("isError=%v %q", isErr, txt)

@@ -20,12 +20,14 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/mcp-bashd/mcp-bashd/tests/internal/harness"
 )
 
 // ctResp is one decoded response line.
 type ctResp struct {
 	Raw string
-	callResponse
+	harness.Response
 }
 
 func ctParse(t *testing.T, line string) ctResp {
@@ -95,7 +97,7 @@ type ctOpt struct {
 
 // ctSrv is a running server with the paths the test looks at.
 type ctSrv struct {
-	*server
+	*harness.Daemon
 	base  string // the layout's root; the daemon's working directory
 	dir   string // holds server.sh, tools.json, config.json
 	tmp   string // TMPDIR (absolute)
@@ -191,11 +193,11 @@ func ctStart(t *testing.T, o ctOpt) *ctSrv {
 	if o.config != "" {
 		ctWrite(t, s.conf, o.config, 0o644, cred)
 	}
-	bin := binary
+	bin := harness.Binary
 	if cred != nil {
 		bin = filepath.Join(base, "bin", "mcp-bashd")
 		ctMkdir(t, filepath.Dir(bin), nil)
-		data, err := os.ReadFile(binary)
+		data, err := os.ReadFile(harness.Binary)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -239,14 +241,14 @@ func ctStart(t *testing.T, o ctOpt) *ctSrv {
 	if cred != nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
 	}
-	s.server = startPrepared(t, cmd)
+	s.Daemon = harness.StartCmd(t, cmd)
 	return s
 }
 
 // call sends a tools/call and returns the decoded response.
 func (s *ctSrv) call(id int, name, args string) ctResp {
-	s.t.Helper()
-	return ctParse(s.t, s.roundTrip(ctCallLine(id, name, args)))
+	s.T.Helper()
+	return ctParse(s.T, s.RoundTrip(ctCallLine(id, name, args)))
 }
 
 // exists reports whether a marker file was written.
@@ -256,10 +258,10 @@ func (s *ctSrv) exists(name string) bool {
 }
 
 func (s *ctSrv) read(name string) string {
-	s.t.Helper()
+	s.T.Helper()
 	b, err := os.ReadFile(filepath.Join(s.marks, name))
 	if err != nil {
-		s.t.Fatalf("marker %s: %v", name, err)
+		s.T.Fatalf("marker %s: %v", name, err)
 	}
 	return string(b)
 }
@@ -401,9 +403,9 @@ tool_foo_cancel() { : > "$MARKS/foo_cancel.ran"; }
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			s := ctStart(t, ctOpt{script: fns, tools: c.tools, noTools: c.noFile})
-			s.roundTrip(initLine)
+			s.RoundTrip(harness.InitLine)
 			c.check(t, s, s.call(1, c.tool, c.args))
-			if got := s.roundTrip(`{"jsonrpc":"2.0","id":2,"method":"ping"}`); got != `{"jsonrpc":"2.0","id":2,"result":{}}` {
+			if got := s.RoundTrip(`{"jsonrpc":"2.0","id":2,"method":"ping"}`); got != `{"jsonrpc":"2.0","id":2,"result":{}}` {
 				t.Errorf("server did not survive: %s", got)
 			}
 		})
@@ -425,7 +427,7 @@ func TestCtExecutableOnPathIsNeverATool(t *testing.T) {
 		tools:  `{"tools":[{"name":"x","inputSchema":{"type":"object"}},{"name":"z","inputSchema":{"type":"object"}}]}`,
 		env:    []string{"PATH=" + bin + ":" + os.Getenv("PATH")},
 	})
-	s.roundTrip(initLine)
+	s.RoundTrip(harness.InitLine)
 	ctWantError(t, s.call(1, "x", `{}`), -32601, "Tool not found: x")
 	ctWantError(t, s.call(2, "y", `{}`), -32601, "Tool not found: y")
 	ctWantText(t, s.call(3, "z", `{}`), false, "z")
@@ -439,11 +441,11 @@ func TestCtExecutableOnPathIsNeverATool(t *testing.T) {
 // params that are not an object are -32602; null/false count as {} and
 // then fail the name check. The server keeps serving.
 func TestCtParamsGate(t *testing.T) {
-	s := ctStart(t, ctOpt{script: `tool_x() { : > "$MARKS/x.ran"; echo x; }`, tools: toolsJSON("x")})
-	s.roundTrip(initLine)
+	s := ctStart(t, ctOpt{script: `tool_x() { : > "$MARKS/x.ran"; echo x; }`, tools: harness.ToolsJSON("x")})
+	s.RoundTrip(harness.InitLine)
 	for i, p := range []string{`5`, `"x"`, `[1,2]`, `true`, `{"name":"x"}]`} {
 		line := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":%s}`, i+1, p)
-		r := ctParse(t, s.roundTrip(line))
+		r := ctParse(t, s.RoundTrip(line))
 		if i == 4 {
 			// Not a params case: a malformed line is a parse error.
 			ctWantError(t, r, -32700, "Parse error: Invalid JSON")
@@ -456,25 +458,25 @@ func TestCtParamsGate(t *testing.T) {
 	}
 	for i, p := range []string{`null`, `false`} {
 		line := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":%s}`, 10+i, p)
-		ctWantError(t, ctParse(t, s.roundTrip(line)), -32602, "Invalid tool name: ")
+		ctWantError(t, ctParse(t, s.RoundTrip(line)), -32602, "Invalid tool name: ")
 	}
-	ctWantError(t, ctParse(t, s.roundTrip(`{"jsonrpc":"2.0","id":12,"method":"tools/call"}`)), -32602, "Invalid tool name: ")
+	ctWantError(t, ctParse(t, s.RoundTrip(`{"jsonrpc":"2.0","id":12,"method":"tools/call"}`)), -32602, "Invalid tool name: ")
 	if s.exists("x.ran") {
 		t.Error("a tool ran for a malformed params")
 	}
-	if got := s.roundTrip(`{"jsonrpc":"2.0","id":20,"method":"ping"}`); got != `{"jsonrpc":"2.0","id":20,"result":{}}` {
+	if got := s.RoundTrip(`{"jsonrpc":"2.0","id":20,"method":"ping"}`); got != `{"jsonrpc":"2.0","id":20,"result":{}}` {
 		t.Errorf("ping after the params cases: %s", got)
 	}
-	if strings.Contains(s.stderr.String(), "Cannot index") {
-		t.Errorf("jq-style noise on stderr: %s", s.stderr.String())
+	if strings.Contains(s.Stderr.String(), "Cannot index") {
+		t.Errorf("jq-style noise on stderr: %s", s.Stderr.String())
 	}
 }
 
 // "arguments" present but not an object is rejected, never coerced; absent
 // means {}.
 func TestCtArgumentsGate(t *testing.T) {
-	s := ctStart(t, ctOpt{script: `tool_x() { : > "$MARKS/x.ran"; printf '%s\n' "$1"; }`, tools: toolsJSON("x")})
-	s.roundTrip(initLine)
+	s := ctStart(t, ctOpt{script: `tool_x() { : > "$MARKS/x.ran"; printf '%s\n' "$1"; }`, tools: harness.ToolsJSON("x")})
+	s.RoundTrip(harness.InitLine)
 	for i, c := range []struct{ args, kind string }{
 		{`null`, "null"}, {`false`, "boolean"}, {`true`, "boolean"}, {`0`, "number"},
 		{`"oops"`, "string"}, {`[1,2]`, "array"}, {`[]`, "array"},
@@ -504,15 +506,15 @@ tool_late() { : > "$MARKS/late.ran"; }`,
  {"inputSchema":{"type":"object","properties":{"a":{"$ref":"https://example.com/elsewhere.json"}}},"name":"late"}
 ]}`,
 	})
-	s.roundTrip(initLine)
+	s.RoundTrip(harness.InitLine)
 	// Read raw: the harness would (rightly) flag the unusable schemas this
 	// list carries on purpose; the list itself must still be served.
-	s.send(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
+	s.Send(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
 	var list string
 	select {
-	case l := <-s.lines:
+	case l := <-s.Lines:
 		list = string(l)
-	case <-time.After(time.Until(deadline(t))):
+	case <-time.After(time.Until(harness.Deadline(t))):
 		t.Fatal("no tools/list response")
 	}
 	for _, n := range []string{`"good"`, `"bad"`, `"late"`} {

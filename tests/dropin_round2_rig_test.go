@@ -34,6 +34,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/mcp-bashd/mcp-bashd/tests/internal/harness"
 )
 
 // ==== N1, N2: tool results ====
@@ -70,7 +72,7 @@ var rgToolNames = []string{"multiline", "silent_failure", "ok", "refuse", "noisy
 // config.json, and body before run_mcp_server.
 func rgServer(t *testing.T, config, tools, body string) string {
 	t.Helper()
-	return writeServer(t, map[string]string{
+	return harness.WriteFiles(t, map[string]string{
 		"assets/config.json": config,
 		"assets/tools.json":  tools,
 		"logs/.keep":         "",
@@ -89,9 +91,9 @@ run_mcp_server "$@"
 // rgBashServer writes a server as bash-mcp-sdk's README writes one.
 func rgBashServer(t *testing.T, body string) string {
 	t.Helper()
-	return writeServer(t, map[string]string{
+	return harness.WriteFiles(t, map[string]string{
 		"config.json": `{"serverInfo":{"name":"bms","version":"1.0.0"}}`,
-		"tools.json":  toolsJSON(append(rgToolNames, "slow")...),
+		"tools.json":  harness.ToolsJSON(append(rgToolNames, "slow")...),
 		"server.sh": `#!/usr/bin/env bash
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -106,13 +108,13 @@ run_mcp_server
 }
 
 // rgStart runs dir's ./server.sh from dir, with the shim.
-func rgStart(t *testing.T, dir, revision string, env ...string) *server {
+func rgStart(t *testing.T, dir, revision string, env ...string) *harness.Daemon {
 	t.Helper()
 	cmd := exec.Command("./server.sh")
 	cmd.Dir = dir
 	cmd.Env = ctShimEnv(append([]string{"TMPDIR=" + t.TempDir(), sdMark(t)}, env...)...)
-	s := startPrepared(t, cmd)
-	s.revision = revision
+	s := harness.StartCmd(t, cmd)
+	s.Revision = revision
 	return s
 }
 
@@ -123,14 +125,14 @@ func rgCall(name, args string) string {
 
 // rgByID sends every request, then collects one answer per id (calls
 // run concurrently, so answers come in any order).
-func rgByID(t *testing.T, s *server, requests ...string) map[string]string {
+func rgByID(t *testing.T, s *harness.Daemon, requests ...string) map[string]string {
 	t.Helper()
 	for _, r := range requests {
-		s.send(r)
+		s.Send(r)
 	}
 	got := map[string]string{}
 	for range requests {
-		line := string(s.recv())
+		line := string(s.Recv())
 		got[strings.Trim(cfgID(t, line), `"`)] = line // "ok" and 7 alike
 	}
 	return got
@@ -141,7 +143,7 @@ func rgByID(t *testing.T, s *server, requests ...string) map[string]string {
 // it printed nothing, with 128+N for a signal), and the tool's stderr goes
 // to the server's stderr. A bash-mcp-sdk server keeps its own shaping.
 func TestRgSdk2026ToolResults(t *testing.T) {
-	tools := toolsJSON(rgToolNames...)
+	tools := harness.ToolsJSON(rgToolNames...)
 	s := rgStart(t, rgServer(t, rgHelpersConfig, tools, ""), sdModern)
 	text := func(id, text string, isError bool) string {
 		flag := ""
@@ -170,16 +172,16 @@ func TestRgSdk2026ToolResults(t *testing.T) {
 		sdWantLine(t, "tools/call "+id, got[id], w)
 	}
 	// An older client's call to the same server: the same dialect.
-	s.revision = "2024-11-05"
-	sdWantLine(t, "legacy-era tools/call", s.roundTrip(`{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"ok","arguments":{}}}`),
+	s.Revision = "2024-11-05"
+	sdWantLine(t, "legacy-era tools/call", s.RoundTrip(`{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"ok","arguments":{}}}`),
 		`{"jsonrpc":"2.0","id":9,"result":{"content":[{"type":"text","text":"fine"}]}}`)
-	if e := s.closeAndWait(); e != nil {
-		t.Fatalf("exit: %v; stderr:\n%s", e, s.stderr.String())
+	if e := s.CloseAndWait(); e != nil {
+		t.Fatalf("exit: %v; stderr:\n%s", e, s.Stderr.String())
 	}
 	// The SDK's tools wrote their stderr to the server's.
 	for _, line := range []string{"diag on stderr", "why it failed", "only stderr"} {
-		if !strings.Contains(s.stderr.String(), line+"\n") {
-			t.Errorf("the server's stderr lacks the tool's %q:\n%s", line, s.stderr.String())
+		if !strings.Contains(s.Stderr.String(), line+"\n") {
+			t.Errorf("the server's stderr lacks the tool's %q:\n%s", line, s.Stderr.String())
 		}
 	}
 
@@ -233,8 +235,8 @@ func TestRgSdk2026CacheHints(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			s := rgStart(t, rgServer(t, c.config, c.tools, c.script), sdModern)
-			sdWantLine(t, "tools/list", s.roundTrip(list), listAnswer(c.list))
-			sdWantLine(t, "server/discover", s.roundTrip(discover), discoverAnswer(c.discover))
+			sdWantLine(t, "tools/list", s.RoundTrip(list), listAnswer(c.list))
+			sdWantLine(t, "server/discover", s.RoundTrip(discover), discoverAnswer(c.discover))
 		})
 	}
 }
@@ -276,14 +278,14 @@ tool_slow_cancel() { printf '%s\n' "$1" >"$RG_FIFO"; }
 		// (jq 1.7.1's text: internal/jq's golden table); the before-tool
 		// hook's argsJSON is the same text.
 		const printed = `{"big":9007199254740993,"j":1.5E-7,"s":"/é😀\u001f"}`
-		sdWantLine(t, "tools/call 7", s.roundTrip(call(7, "args", `{"big":9007199254740993,"j":1.5e-7,"s":"\/\u00e9\ud83d\ude00\u001F"}`)),
+		sdWantLine(t, "tools/call 7", s.RoundTrip(call(7, "args", `{"big":9007199254740993,"j":1.5e-7,"s":"\/\u00e9\ud83d\ude00\u001F"}`)),
 			`{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":`+string(sdJSONString(printed))+`}],"isError":false}}`)
 		if hook, err := os.ReadFile(filepath.Join(dir, "hook-args")); err != nil || string(hook) != printed {
 			t.Errorf("before-tool hook's argsJSON = %q, %v; want %q", hook, err, printed)
 		}
 
 		// The cancel hook gets the same text.
-		s.send(call(8, "slow", `{"x":1e2,"y":"\u0041"}`))
+		s.Send(call(8, "slow", `{"x":1e2,"y":"\u0041"}`))
 		f, err := os.OpenFile(fifo, os.O_RDWR, 0) // RDWR: never blocks, never sees EOF
 		if err != nil {
 			t.Fatal(err)
@@ -293,7 +295,7 @@ tool_slow_cancel() { printf '%s\n' "$1" >"$RG_FIFO"; }
 		if line, err := r.ReadString('\n'); err != nil || line != "started\n" {
 			t.Fatalf("tool_slow: %q, %v", line, err)
 		}
-		s.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":8}}`)
+		s.Send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":8}}`)
 		if line, err := r.ReadString('\n'); err != nil || line != `{"x":1E+2,"y":"A"}`+"\n" {
 			t.Errorf("cancel hook's argument = %q, %v", line, err)
 		}
@@ -302,9 +304,9 @@ tool_slow_cancel() { printf '%s\n' "$1" >"$RG_FIFO"; }
 		}
 	})
 	t.Run("2026 server", func(t *testing.T) {
-		s := rgStart(t, rgServer(t, rgHelpersConfig, toolsJSON(rgToolNames...), ""), sdModern)
+		s := rgStart(t, rgServer(t, rgHelpersConfig, harness.ToolsJSON(rgToolNames...), ""), sdModern)
 		// The SDK's core on the same request.
-		sdWantLine(t, "tools/call args", s.roundTrip(rgCall("args", `{ "b" : [1, 2], "a": "x\u0041\/", "n": 1.50, "i":1e2, "j":1.5e-7, "big":9007199254740993, "k":1E400 }`)),
+		sdWantLine(t, "tools/call args", s.RoundTrip(rgCall("args", `{ "b" : [1, 2], "a": "x\u0041\/", "n": 1.50, "i":1e2, "j":1.5e-7, "big":9007199254740993, "k":1E400 }`)),
 			`{"jsonrpc":"2.0","id":"args","result":{"content":[{"type":"text","text":"{\"b\":[1,2],\"a\":\"xA/\",\"n\":1.50,\"i\":1E+2,\"j\":1.5E-7,\"big\":9007199254740993,\"k\":1E+400}"}],"resultType":"complete",`+rgHelpersMeta+`}}`)
 	})
 }

@@ -28,6 +28,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcp-bashd/mcp-bashd/tests/internal/harness"
 	"github.com/mcp-bashd/mcp-bashd/tests/internal/proctest"
 )
 
@@ -54,7 +55,7 @@ func dr2Post(host, method, name, body string, extra ...string) string {
 // test that fails earlier kills it at cleanup.
 func dr2Run(t *testing.T, cmd *exec.Cmd) (wait func()) {
 	t.Helper()
-	stderr := &lockedWriter{w: &bytes.Buffer{}}
+	stderr := &harness.Output{}
 	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -73,7 +74,7 @@ func dr2Run(t *testing.T, cmd *exec.Cmd) (wait func()) {
 			if err != nil {
 				t.Errorf("handle-connection exited with %v, want 0; stderr:\n%s", err, stderr)
 			}
-		case <-time.After(time.Until(deadline(t))):
+		case <-time.After(time.Until(harness.Deadline(t))):
 			t.Fatalf("handle-connection did not serve its one connection and exit; stderr:\n%s", stderr)
 		}
 	}
@@ -193,7 +194,7 @@ func dr2SocketPair(t *testing.T) (*os.File, *net.UnixConn) {
 // dr2ReadAll reads a connection to its end (the server closing it).
 func dr2ReadAll(t *testing.T, c net.Conn) []byte {
 	t.Helper()
-	c.SetReadDeadline(deadline(t))
+	c.SetReadDeadline(harness.Deadline(t))
 	b, err := io.ReadAll(c)
 	if err != nil {
 		t.Fatalf("reading the answer: %v (so far %q)", err, b)
@@ -301,11 +302,11 @@ func TestDr2SdkHandleConnectionSocat(t *testing.T) {
 	}
 	mark := sdMark(t)
 	cmd := exec.Command(socat, "-d", "-d", "TCP-LISTEN:0,bind=127.0.0.1,reuseaddr,fork", "EXEC:./weatherserver.sh handle-connection")
-	cmd.Dir = repoPath("examples/weather")
-	cmd.Env = sdEnv("MCP_BASHD="+binary, "TMPDIR="+t.TempDir(), mark)
+	cmd.Dir = harness.RepoPath("examples/weather")
+	cmd.Env = sdEnv("MCP_BASHD="+harness.Binary, "TMPDIR="+t.TempDir(), mark)
 	stderr, done := dr2StartKilledAtCleanup(t, cmd)
 	var url string
-	proctest.WaitUntil(t, deadline(t), "socat to say where it listens", func() (bool, string) {
+	proctest.WaitUntil(t, harness.Deadline(t), "socat to say where it listens", func() (bool, string) {
 		m := dr2SocatListening.FindStringSubmatch(stderr.String())
 		if m == nil {
 			return false, stderr.String()
@@ -338,7 +339,7 @@ func TestDr2SdkHandleConnectionSocat(t *testing.T) {
 	}
 	cmd.Process.Signal(syscall.SIGTERM)
 	<-done
-	proctest.WaitUntil(t, deadline(t), "no per-connection server left after socat stopped", func() (bool, string) {
+	proctest.WaitUntil(t, harness.Deadline(t), "no per-connection server left after socat stopped", func() (bool, string) {
 		ps, err := proctest.WithEnv("MCPBASHD_TEST_MARK", strings.TrimPrefix(mark, "MCPBASHD_TEST_MARK="))
 		if err != nil {
 			return false, err.Error()
@@ -355,8 +356,8 @@ func TestDr2SdkHandleConnectionSocat(t *testing.T) {
 // runs (MCP_HTTP_PORT="${MCP_HTTP_PORT:-3000}"), so a script may set them
 // without exporting: ./server.sh --http honours them.
 func TestDr2SdkHTTPSettingsFromScript(t *testing.T) {
-	dir := writeServer(t, map[string]string{
-		"tools.json":  toolsJSON("hello"),
+	dir := harness.WriteFiles(t, map[string]string{
+		"tools.json":  harness.ToolsJSON("hello"),
 		"config.json": `{"supportedVersions":["2026-07-28"]}`,
 		"server.sh": `#!/bin/bash
 MCP_HTTP_PORT=0
@@ -375,7 +376,7 @@ esac
 	cmd.Env = ctShimEnv("TMPDIR="+t.TempDir(), sdMark(t))
 	stderr, done := dr2StartKilledAtCleanup(t, cmd)
 	serving := regexp.MustCompile(`mcp-bashd: serving (http://127\.0\.0\.1:(\d+)(/\S*))\n`)
-	proctest.WaitUntil(t, deadline(t), "the server to say where it listens", func() (bool, string) {
+	proctest.WaitUntil(t, harness.Deadline(t), "the server to say where it listens", func() (bool, string) {
 		select {
 		case <-done:
 			t.Fatalf("server exited:\n%s", stderr)
@@ -400,9 +401,9 @@ esac
 // echo and 1abc (a leading digit, which the 2026 SDK's name rule allows)
 // and wrap, which uses both SDKs' helper forms from inside a tool.
 func dr2Server(t *testing.T, config string) string {
-	return writeServer(t, map[string]string{
+	return harness.WriteFiles(t, map[string]string{
 		"config.json": config,
-		"tools.json":  toolsJSON("echo", "1abc", "wrap"),
+		"tools.json":  harness.ToolsJSON("echo", "1abc", "wrap"),
 		"server.sh": `#!/bin/bash
 source "$SHIM"
 tool_echo() { printf 'got %s' "$1"; }
@@ -425,15 +426,15 @@ const (
 	dr2Meta2026Info = `"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"Dr2","version":"2.0.0"}}`
 )
 
-func dr2Start(t *testing.T, dir string) *server {
+func dr2Start(t *testing.T, dir string) *harness.Daemon {
 	t.Helper()
 	// Started from its directory: tools.json and config.json are found
 	// there, relative to the working directory, as under the SDK.
 	cmd := exec.Command("./server.sh")
 	cmd.Dir = dir
 	cmd.Env = ctShimEnv("TMPDIR="+t.TempDir(), "MCP_LOG_FILE="+filepath.Join(dir, "server.log"), sdMark(t))
-	s := startPrepared(t, cmd)
-	s.revision = sdModern
+	s := harness.StartCmd(t, cmd)
+	s.Revision = sdModern
 	return s
 }
 
@@ -445,22 +446,22 @@ func TestDr2SdkBlankLine(t *testing.T) {
 	blanks := []string{"   ", "\t \r", "\v\f "}
 	t.Run("2026 config", func(t *testing.T) {
 		s := dr2Start(t, dr2Server(t, dr2Config2026))
-		s.revision = "2025-11-25" // ping is of the legacy era
+		s.Revision = "2025-11-25" // ping is of the legacy era
 		for _, b := range blanks {
-			s.send(b)
+			s.Send(b)
 		}
-		sdWantLine(t, "the first answer", s.roundTrip(`{"jsonrpc":"2.0","id":1,"method":"ping"}`), `{"jsonrpc":"2.0","id":1,"result":{}}`)
-		if ee := s.closeAndWait(); ee != nil {
-			t.Fatalf("exit: %v\n%s", ee, s.stderr)
+		sdWantLine(t, "the first answer", s.RoundTrip(`{"jsonrpc":"2.0","id":1,"method":"ping"}`), `{"jsonrpc":"2.0","id":1,"result":{}}`)
+		if ee := s.CloseAndWait(); ee != nil {
+			t.Fatalf("exit: %v\n%s", ee, s.Stderr)
 		}
-		for line := range s.lines {
+		for line := range s.Lines {
 			t.Errorf("answered a blank line: %s", line)
 		}
 	})
 	t.Run("bash-mcp-sdk config", func(t *testing.T) {
 		s := dr2Start(t, dr2Server(t, dr2ConfigBash))
 		for _, b := range blanks[:2] {
-			sdWantLine(t, fmt.Sprintf("%q", b), s.roundTrip(b), `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error: Expected exactly one JSON document per line"}}`)
+			sdWantLine(t, fmt.Sprintf("%q", b), s.RoundTrip(b), `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error: Expected exactly one JSON document per line"}}`)
 		}
 	})
 	t.Run("process_request", func(t *testing.T) {
@@ -495,17 +496,17 @@ func TestDr2SdkToolNameDialect(t *testing.T) {
 	}
 	t.Run("2026 config", func(t *testing.T) {
 		s := dr2Start(t, dr2Server(t, dr2Config2026))
-		sdWantLine(t, "2026 era, bad name", s.roundTrip(call(6, "invalid-tool-name!", true)), `{"jsonrpc":"2.0","id":6,"error":{"code":-32600,"message":"Invalid tool name format: invalid-tool-name!"}}`)
-		sdWantLine(t, "2026 era, empty name", s.roundTrip(call(7, "", true)), `{"jsonrpc":"2.0","id":7,"error":{"code":-32600,"message":"Invalid tool name format: "}}`)
-		sdWantLine(t, "2026 era, leading digit", s.roundTrip(call(8, "1abc", true)), `{"jsonrpc":"2.0","id":8,"result":{"content":[{"type":"text","text":"digit"}],"resultType":"complete",`+dr2Meta2026Info+`}}`)
-		sdWantLine(t, "2026 era, undeclared leading digit", s.roundTrip(call(9, "9x", true)), `{"jsonrpc":"2.0","id":9,"error":{"code":-32602,"message":"Tool not found: 9x"}}`)
-		s.revision = "2025-11-25"
-		sdWantLine(t, "legacy era, bad name", s.roundTrip(call(10, "invalid-tool-name!", false)), `{"jsonrpc":"2.0","id":10,"error":{"code":-32602,"message":"Invalid tool name: invalid-tool-name!"}}`)
+		sdWantLine(t, "2026 era, bad name", s.RoundTrip(call(6, "invalid-tool-name!", true)), `{"jsonrpc":"2.0","id":6,"error":{"code":-32600,"message":"Invalid tool name format: invalid-tool-name!"}}`)
+		sdWantLine(t, "2026 era, empty name", s.RoundTrip(call(7, "", true)), `{"jsonrpc":"2.0","id":7,"error":{"code":-32600,"message":"Invalid tool name format: "}}`)
+		sdWantLine(t, "2026 era, leading digit", s.RoundTrip(call(8, "1abc", true)), `{"jsonrpc":"2.0","id":8,"result":{"content":[{"type":"text","text":"digit"}],"resultType":"complete",`+dr2Meta2026Info+`}}`)
+		sdWantLine(t, "2026 era, undeclared leading digit", s.RoundTrip(call(9, "9x", true)), `{"jsonrpc":"2.0","id":9,"error":{"code":-32602,"message":"Tool not found: 9x"}}`)
+		s.Revision = "2025-11-25"
+		sdWantLine(t, "legacy era, bad name", s.RoundTrip(call(10, "invalid-tool-name!", false)), `{"jsonrpc":"2.0","id":10,"error":{"code":-32602,"message":"Invalid tool name: invalid-tool-name!"}}`)
 	})
 	t.Run("bash-mcp-sdk config", func(t *testing.T) {
 		s := dr2Start(t, dr2Server(t, dr2ConfigBash))
-		sdWantLine(t, "2026 era, bad name", s.roundTrip(call(6, "invalid-tool-name!", true)), `{"jsonrpc":"2.0","id":6,"error":{"code":-32602,"message":"Invalid tool name: invalid-tool-name!"}}`)
-		sdWantLine(t, "2026 era, leading digit", s.roundTrip(call(8, "1abc", true)), `{"jsonrpc":"2.0","id":8,"error":{"code":-32602,"message":"Invalid tool name: 1abc"}}`)
+		sdWantLine(t, "2026 era, bad name", s.RoundTrip(call(6, "invalid-tool-name!", true)), `{"jsonrpc":"2.0","id":6,"error":{"code":-32602,"message":"Invalid tool name: invalid-tool-name!"}}`)
+		sdWantLine(t, "2026 era, leading digit", s.RoundTrip(call(8, "1abc", true)), `{"jsonrpc":"2.0","id":8,"error":{"code":-32602,"message":"Invalid tool name: 1abc"}}`)
 	})
 }
 
@@ -523,7 +524,7 @@ func dr2Script(t *testing.T, dir, script string, env ...string) string {
 	cmd.Env = ctShimEnv(append([]string{"TMPDIR=" + t.TempDir(), sdMark(t)}, env...)...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	ctx, cancel := context.WithDeadline(context.Background(), deadline(t))
+	ctx, cancel := context.WithDeadline(context.Background(), harness.Deadline(t))
 	defer cancel()
 	go func() {
 		<-ctx.Done()
@@ -615,7 +616,7 @@ handle_tools_call 5
 	// From a tool: both create_response forms and both handle_tools_call
 	// forms (nested dispatch), their lines the tool's text.
 	s := dr2Start(t, dir)
-	line := s.roundTrip(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"wrap","arguments":{},` + sdMeta + `}}`)
+	line := s.RoundTrip(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"wrap","arguments":{},` + sdMeta + `}}`)
 	text, isErr := sdText(t, line)
 	wantText := `{"jsonrpc":"2.0","id":5,"result":{"content":[{"type":"text","text":"hi"}],"resultType":"complete",` + dr2Meta2026Info + `}}
 {"jsonrpc":"2.0","id":6,"result":{"a":1}}
@@ -630,9 +631,9 @@ handle_tools_call 5
 // dr2StartKilledAtCleanup starts a long-running listener (socat, a server
 // with --http), collecting its stderr, and kills and reaps it when the test
 // ends; done closes once it has exited.
-func dr2StartKilledAtCleanup(t *testing.T, cmd *exec.Cmd) (*lockedWriter, <-chan struct{}) {
+func dr2StartKilledAtCleanup(t *testing.T, cmd *exec.Cmd) (*harness.Output, <-chan struct{}) {
 	t.Helper()
-	stderr := &lockedWriter{w: &bytes.Buffer{}}
+	stderr := &harness.Output{}
 	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -19,6 +19,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/mcp-bashd/mcp-bashd/tests/internal/harness"
 	"github.com/mcp-bashd/mcp-bashd/tests/internal/proctest"
 )
 
@@ -26,7 +27,7 @@ import (
 // test started, and the directory its script writes what it saw into
 // ($D2_DIR: a file per event).
 type d2Run struct {
-	*server
+	*harness.Daemon
 	dir  string // the script's directory
 	log  string // the daemon's MCP_LOG_FILE
 	mark string
@@ -36,9 +37,9 @@ type d2Run struct {
 // fresh directory and returns that directory.
 func d2Write(t *testing.T, script string, tools ...string) string {
 	t.Helper()
-	base := writeServer(t, map[string]string{
+	base := harness.WriteFiles(t, map[string]string{
 		"srv/server.sh":  "#!/usr/bin/env bash\n" + rfLib + script,
-		"srv/tools.json": toolsJSON(tools...),
+		"srv/tools.json": harness.ToolsJSON(tools...),
 	})
 	return base
 }
@@ -54,11 +55,11 @@ func d2Start(t *testing.T, cmd *exec.Cmd, dir string, env ...string) *d2Run {
 	}
 	r := &d2Run{dir: dir, log: filepath.Join(t.TempDir(), "daemon.log"), mark: fmt.Sprintf("%s-%d-%d", t.Name(), os.Getpid(), rfSeq.Add(1))}
 	cmd.Env = append(ctShimEnv(), append([]string{"RF_DIR=" + dir, "TMPDIR=" + t.TempDir(), "MCP_LOG_FILE=" + r.log, rfMarkKey + "=" + r.mark}, env...)...)
-	r.server = startPrepared(t, cmd)
+	r.Daemon = harness.StartCmd(t, cmd)
 	t.Cleanup(func() {
 		if t.Failed() {
 			b, _ := os.ReadFile(r.log)
-			t.Logf("daemon log:\n%s\nstderr:\n%s", rfTail(b, 30), r.stderr)
+			t.Logf("daemon log:\n%s\nstderr:\n%s", rfTail(b, 30), r.Stderr)
 		}
 	})
 	return r
@@ -69,7 +70,7 @@ func d2Start(t *testing.T, cmd *exec.Cmd, dir string, env ...string) *d2Run {
 func d2DaemonOf(t *testing.T, shell int) int {
 	t.Helper()
 	pid := 0
-	proctest.WaitUntil(t, deadline(t), "the shell's mcp-bashd child", func() (bool, string) {
+	proctest.WaitUntil(t, harness.Deadline(t), "the shell's mcp-bashd child", func() (bool, string) {
 		ps, err := proctest.Scan()
 		if err != nil {
 			return false, err.Error()
@@ -89,8 +90,8 @@ func d2DaemonOf(t *testing.T, shell int) int {
 // and the signal that killed it (0: none).
 func (r *d2Run) ended(t *testing.T) (int, syscall.Signal) {
 	t.Helper()
-	(&rfDaemon{server: r.server}).waitExit(t)
-	ws := r.cmd.ProcessState.Sys().(syscall.WaitStatus)
+	(&rfDaemon{Daemon: r.Daemon}).waitExit(t)
+	ws := r.Cmd.ProcessState.Sys().(syscall.WaitStatus)
 	if ws.Signaled() {
 		return -1, ws.Signal()
 	}
@@ -106,7 +107,7 @@ func (r *d2Run) events() string {
 // gone waits until pid runs no more (gone, or a zombie).
 func d2Gone(t *testing.T, pid int, what string) {
 	t.Helper()
-	proctest.WaitUntil(t, deadline(t), what, func() (bool, string) {
+	proctest.WaitUntil(t, harness.Deadline(t), what, func() (bool, string) {
 		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 		if err != nil {
 			return true, ""
@@ -149,8 +150,8 @@ run_mcp_server
 			cmd := exec.Command(c.argv[0], c.argv[1:]...)
 			cmd.Dir = base
 			r := d2Start(t, cmd, filepath.Join(base, "srv"))
-			r.roundTrip(initLine)
-			txt, isErr := ctParse(t, r.roundTrip(ctCallLine(1, "where", `{}`))).text(t)
+			r.RoundTrip(harness.InitLine)
+			txt, isErr := ctParse(t, r.RoundTrip(ctCallLine(1, "where", `{}`))).text(t)
 			wd, zero, _ := strings.Cut(txt, "|")
 			want := c.wd
 			if want != "/" {
@@ -175,7 +176,7 @@ func d2SameFile(a, b string) bool {
 // closeAndWaitStatus closes stdin and waits for the end.
 func (r *d2Run) closeAndWaitStatus(t *testing.T) (int, syscall.Signal) {
 	t.Helper()
-	r.stdin.Close()
+	r.Stdin.Close()
 	return r.ended(t)
 }
 
@@ -195,8 +196,8 @@ if IFS= read -r line; then echo "stdin: $line"; else echo "stdin: EOF"; fi >>"$R
 exit 7
 `, "sigs")
 	r := d2Start(t, exec.Command(filepath.Join(base, "srv", "server.sh")), filepath.Join(base, "srv"))
-	r.roundTrip(initLine)
-	txt, _ := ctParse(t, r.roundTrip(ctCallLine(1, "sigs", `{}`))).text(t)
+	r.RoundTrip(harness.InitLine)
+	txt, _ := ctParse(t, r.RoundTrip(ctCallLine(1, "sigs", `{}`))).text(t)
 	mask, err := strconv.ParseUint(strings.TrimSpace(strings.TrimPrefix(txt, "SigIgn:")), 16, 64)
 	if err != nil {
 		t.Fatalf("tool printed %q", txt)
@@ -249,14 +250,14 @@ func TestD2SignalsReachTheDaemon(t *testing.T) {
 			cmd := exec.Command(filepath.Join(base, "srv", "server.sh"))
 			cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: c.group}
 			r := d2Start(t, cmd, filepath.Join(base, "srv"))
-			r.roundTrip(initLine)
-			shell := r.cmd.Process.Pid
+			r.RoundTrip(harness.InitLine)
+			shell := r.Cmd.Process.Pid
 			daemon := d2DaemonOf(t, shell)
 			sh, _ := rfProc(t, shell)
 			if p, ok := rfProc(t, daemon); !ok || p.PGID != sh.PGID {
 				t.Fatalf("the daemon is not in the shell's process group %d: %v", sh.PGID, p)
 			}
-			r.send(rfCall(`"s"`, "slow", `{}`))
+			r.Send(rfCall(`"s"`, "slow", `{}`))
 			pgid := rfInt(t, r.dir, "slow.pid")
 			target := shell
 			if c.group {
@@ -265,7 +266,7 @@ func TestD2SignalsReachTheDaemon(t *testing.T) {
 			if err := syscall.Kill(target, c.sig); err != nil {
 				t.Fatal(err)
 			}
-			lines := (&rfDaemon{server: r.server}).drain(t)
+			lines := (&rfDaemon{Daemon: r.Daemon}).drain(t)
 			if code, sig := r.ended(t); sig != c.sig {
 				t.Fatalf("the shell ended with status %d signal %v, want death by %v", code, sig, c.sig)
 			}
@@ -276,7 +277,7 @@ func TestD2SignalsReachTheDaemon(t *testing.T) {
 				t.Errorf("events:\n%s\nwant:\n%s", got, want)
 			}
 			d2Gone(t, daemon, "the daemon to be gone")
-			rfGroupGone(t, pgid, deadline(t))
+			rfGroupGone(t, pgid, harness.Deadline(t))
 		})
 	}
 }
@@ -287,18 +288,18 @@ func TestD2SignalsReachTheDaemon(t *testing.T) {
 func TestD2DaemonDiesWithShell(t *testing.T) {
 	base := d2Write(t, d2Lifecycle, "slow")
 	r := d2Start(t, exec.Command(filepath.Join(base, "srv", "server.sh")), filepath.Join(base, "srv"))
-	r.roundTrip(initLine)
-	daemon := d2DaemonOf(t, r.cmd.Process.Pid)
-	r.send(rfCall(`"s"`, "slow", `{}`))
+	r.RoundTrip(harness.InitLine)
+	daemon := d2DaemonOf(t, r.Cmd.Process.Pid)
+	r.Send(rfCall(`"s"`, "slow", `{}`))
 	pgid := rfInt(t, r.dir, "slow.pid")
-	if err := r.cmd.Process.Kill(); err != nil {
+	if err := r.Cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
 	if _, sig := r.ended(t); sig != syscall.SIGKILL {
 		t.Fatalf("the shell ended by %v", sig)
 	}
 	d2Gone(t, daemon, "the daemon to die with its shell")
-	rfGroupGone(t, pgid, deadline(t))
+	rfGroupGone(t, pgid, harness.Deadline(t))
 	if got := r.events(); got != "" {
 		t.Errorf("events after SIGKILL: %q", got)
 	}
@@ -320,28 +321,28 @@ echo "after run_mcp_server" >>"$RF_DIR/events"
 			dir := filepath.Join(base, "srv")
 			cmd := exec.Command(filepath.Join(dir, "server.sh"))
 			if form != "./server.sh" {
-				cmd = exec.Command(binary, filepath.Join(dir, "server.sh"))
+				cmd = exec.Command(harness.Binary, filepath.Join(dir, "server.sh"))
 			}
 			r := d2Start(t, cmd, dir)
-			r.roundTrip(initLine)
-			daemon := r.cmd.Process.Pid
+			r.RoundTrip(harness.InitLine)
+			daemon := r.Cmd.Process.Pid
 			if form == "./server.sh" {
 				daemon = d2DaemonOf(t, daemon)
 			}
-			r.stdin.Close()
+			r.Stdin.Close()
 			rfLine(t, dir, "handler")
-			if err := r.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+			if err := r.Cmd.Process.Signal(syscall.SIGTERM); err != nil {
 				t.Fatal(err)
 			}
 			// The daemon says it took the signal; a daemon that does not
 			// remember it ends (its handler killed at the budget) instead.
-			proctest.WaitUntil(t, deadline(t), "the daemon to note the signal, or to end", func() (bool, string) {
+			proctest.WaitUntil(t, harness.Deadline(t), "the daemon to note the signal, or to end", func() (bool, string) {
 				b, _ := os.ReadFile(r.log)
 				if strings.Contains(string(b), "signal received while shutting down") {
 					return true, ""
 				}
 				select {
-				case <-r.done:
+				case <-r.Done:
 					return true, ""
 				default:
 					return false, "neither yet"
@@ -376,18 +377,18 @@ tool_nested() { process_request '{"jsonrpc":"2.0","id":9,"method":"tools/call","
 echo "after the subshell: $?" >>"$RF_DIR/events"
 `, "pid", "nested")
 	r := d2Start(t, exec.Command(filepath.Join(base, "srv", "server.sh")), filepath.Join(base, "srv"), "MCP_BASHD_SERVER_PID=1")
-	r.roundTrip(initLine)
-	shell := strconv.Itoa(r.cmd.Process.Pid)
+	r.RoundTrip(harness.InitLine)
+	shell := strconv.Itoa(r.Cmd.Process.Pid)
 	seen := map[string]bool{}
 	for id := 1; id <= 2; id++ {
-		txt, _ := ctParse(t, r.roundTrip(ctCallLine(id, "pid", `{}`))).text(t)
+		txt, _ := ctParse(t, r.RoundTrip(ctCallLine(id, "pid", `{}`))).text(t)
 		server, own, _ := strings.Cut(txt, " ")
 		if server != shell || own == shell || seen[own] {
 			t.Errorf("call %d saw MCP_BASHD_SERVER_PID %q and $$ %q; want the server %s and a shell of its own", id, server, own, shell)
 		}
 		seen[own] = true
 	}
-	txt, _ := ctParse(t, r.roundTrip(ctCallLine(3, "nested", `{}`))).text(t)
+	txt, _ := ctParse(t, r.RoundTrip(ctCallLine(3, "nested", `{}`))).text(t)
 	if !strings.Contains(txt, `"text":"`+shell+` `) {
 		t.Errorf("a nested call saw %q, want MCP_BASHD_SERVER_PID %s", txt, shell)
 	}
@@ -404,10 +405,10 @@ func TestD2ServerPIDManifest(t *testing.T) {
 	base := d2Write(t, `tool_pid() { printf '%s' "$MCP_BASHD_SERVER_PID"; }
 `, "pid")
 	dir := filepath.Join(base, "srv")
-	r := d2Start(t, exec.Command(binary, filepath.Join(dir, "server.sh")), dir)
-	r.roundTrip(initLine)
-	txt, _ := ctParse(t, r.roundTrip(ctCallLine(1, "pid", `{}`))).text(t)
-	if txt != strconv.Itoa(r.cmd.Process.Pid) {
-		t.Errorf("MCP_BASHD_SERVER_PID %q, want the daemon's pid %d", txt, r.cmd.Process.Pid)
+	r := d2Start(t, exec.Command(harness.Binary, filepath.Join(dir, "server.sh")), dir)
+	r.RoundTrip(harness.InitLine)
+	txt, _ := ctParse(t, r.RoundTrip(ctCallLine(1, "pid", `{}`))).text(t)
+	if txt != strconv.Itoa(r.Cmd.Process.Pid) {
+		t.Errorf("MCP_BASHD_SERVER_PID %q, want the daemon's pid %d", txt, r.Cmd.Process.Pid)
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcp-bashd/mcp-bashd/tests/internal/harness"
 	"github.com/mcp-bashd/mcp-bashd/tests/internal/proctest"
 )
 
@@ -32,8 +33,8 @@ func d2sWrite(t *testing.T, script, tools, config string) d2sServer {
 	if config != "" {
 		files["config.json"] = config
 	}
-	dir := writeServer(t, files)
-	shim, err := os.ReadFile(repoPath("scripts/mcpserver_core.sh"))
+	dir := harness.WriteFiles(t, files)
+	shim, err := os.ReadFile(harness.RepoPath("scripts/mcpserver_core.sh"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,27 +59,27 @@ func d2sEnv(extra ...string) []string {
 // start runs the server in one of the two forms a host uses: "dropin"
 // (./server.sh, its shim finds the binary through MCP_BASHD) or
 // "manifest" (mcp-bashd server.sh).
-func (d d2sServer) start(t *testing.T, form string, env ...string) *server {
+func (d d2sServer) start(t *testing.T, form string, env ...string) *harness.Daemon {
 	t.Helper()
 	script := filepath.Join(d.dir, "server.sh")
 	var cmd *exec.Cmd
 	if form == "dropin" {
 		cmd = exec.Command(script)
 	} else {
-		cmd = exec.Command(binary, script)
+		cmd = exec.Command(harness.Binary, script)
 	}
 	cmd.Dir = d.dir
-	cmd.Env = d2sEnv(append([]string{"MCP_BASHD=" + binary}, env...)...)
-	s := startPrepared(t, cmd)
-	s.roundTrip(initLine)
+	cmd.Env = d2sEnv(append([]string{"MCP_BASHD=" + harness.Binary}, env...)...)
+	s := harness.StartCmd(t, cmd)
+	s.RoundTrip(harness.InitLine)
 	return s
 }
 
 // d2sCall sends a tools/call and returns its result's text and isError.
-func d2sCall(t *testing.T, s *server, id int, tool, args string) (string, bool) {
+func d2sCall(t *testing.T, s *harness.Daemon, id int, tool, args string) (string, bool) {
 	t.Helper()
-	line := s.roundTrip(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":%q,"arguments":%s}}`, id, tool, args))
-	var r callResponse
+	line := s.RoundTrip(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":%q,"arguments":%s}}`, id, tool, args))
+	var r harness.Response
 	if err := json.Unmarshal([]byte(line), &r); err != nil || r.Result == nil || len(r.Result.Content) == 0 {
 		t.Fatalf("call %s: not a tool result: %s", tool, line)
 	}
@@ -97,7 +98,7 @@ tool_opts() {
 }
 `
 
-var d2sOptionToolsJSON = toolsJSON("unset", "pipe", "errexit", "opts")
+var d2sOptionToolsJSON = harness.ToolsJSON("unset", "pipe", "errexit", "opts")
 
 // Item 2: sourcing the SDK left nounset and pipefail on in the server
 // shell (errexit too, which calls turn off), so a tool reading an unset
@@ -214,29 +215,29 @@ run_mcp_server
 `, `{"tools":[{"name":"helpers","inputSchema":{"type":"object"},"outputSchema":{"type":"object"}},{"name":"wait","inputSchema":{"type":"object"}}]}`, "")
 	log := filepath.Join(marks, "server.log")
 	s := d.start(t, "dropin", "MARKS="+marks, "MCP_LOG_FILE="+log)
-	line := s.roundTrip(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"helpers","arguments":{}}}`)
+	line := s.RoundTrip(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"helpers","arguments":{}}}`)
 	for _, want := range []string{
 		`read_json_file refused`, `{\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{}}`,
 		`{\"jsonrpc\":\"2.0\",\"id\":7,\"error\":{\"code\":-32000,\"message\":\"no\"}}`,
 		`valid\nnounset-on\nnullglob-off`, `"text":"text item"`, `"structuredContent":{"k":1}`, `"isError":false`,
 	} {
 		if !strings.Contains(line, want) {
-			t.Errorf("helpers under nounset: %q missing from\n%s\nstderr:\n%s", want, line, s.stderr)
+			t.Errorf("helpers under nounset: %q missing from\n%s\nstderr:\n%s", want, line, s.Stderr)
 		}
 	}
 	if strings.Contains(line, "unbound variable") {
 		t.Errorf("a helper failed under nounset:\n%s", line)
 	}
-	s.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"wait","arguments":{}}}`)
+	s.Send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"wait","arguments":{}}}`)
 	rfLine(t, marks, "wait.ready")
-	s.send(rfCancel("2"))
+	s.Send(rfCancel("2"))
 	// $- of the cancel hook and of the EXIT trap: nounset on, errexit off.
 	flags := func(line string) string { return line[strings.LastIndexByte(line, ' ')+1:] }
 	if got := rfLine(t, marks, "cancel"); !strings.Contains(flags(got), "u") || strings.Contains(flags(got), "e") {
 		t.Errorf("cancel hook ran with %q", got)
 	}
-	if ee := s.closeAndWait(); ee != nil {
-		t.Fatalf("exit: %v\nstderr:\n%s", ee, s.stderr)
+	if ee := s.CloseAndWait(); ee != nil {
+		t.Fatalf("exit: %v\nstderr:\n%s", ee, s.Stderr)
 	}
 	if got := rfLine(t, marks, "exit"); !strings.Contains(flags(got), "u") || strings.Contains(flags(got), "e") {
 		t.Errorf("EXIT trap ran with %q", got)
@@ -299,17 +300,17 @@ func TestD2SupGraceCoversTheWholeGroup(t *testing.T) {
 
 func d2sGraceCleanup(t *testing.T, sandbox string) {
 	logFile := filepath.Join(t.TempDir(), "daemon.log")
-	dir := writeServer(t, map[string]string{"server.sh": rfLib + d2sGraceTool + "tool_probe() { echo ok; }\n",
+	dir := harness.WriteFiles(t, map[string]string{"server.sh": rfLib + d2sGraceTool + "tool_probe() { echo ok; }\n",
 		"tools.json": sbToolsJSON(sbTool{"tidy", sandbox}, sbTool{"probe", sandbox})})
 	d := rfStartIn(t, dir, t.TempDir(), []string{"--grace", "1h"}, "MCP_LOG_FILE="+logFile)
 	if text, isErr := d.sbCall(t, 9, "probe", `{}`); isErr || text != "ok" {
 		t.Skipf("this daemon cannot run the call so: %s", text)
 	}
-	d.send(rfCall("1", "tidy", `{}`))
+	d.Send(rfCall("1", "tidy", `{}`))
 	shell, child := rfInt(t, d.dir, "shell.pid"), rfInt(t, d.dir, "child.pid")
-	d.send(rfCancel("1"))
+	d.Send(rfCancel("1"))
 	// The shell dies on TERM and is reaped; its child lives on, cleaning up.
-	proctest.WaitUntil(t, deadline(t), "the tool's shell to be gone", func() (bool, string) {
+	proctest.WaitUntil(t, harness.Deadline(t), "the tool's shell to be gone", func() (bool, string) {
 		_, ok := rfProcOK(shell)
 		return !ok, ""
 	})
@@ -320,15 +321,15 @@ func d2sGraceCleanup(t *testing.T, sandbox string) {
 		t.Fatalf("child.log %q, want the child's TERM handler running", got)
 	}
 	rfTouch(t, d.dir, "cleanup.go")
-	rfGroupGone(t, shell, deadline(t))
+	rfGroupGone(t, shell, harness.Deadline(t))
 	if b, _ := os.ReadFile(filepath.Join(d.dir, "child.log")); string(b) != "term\ncleaned\n" {
 		t.Errorf("child.log %q, want its cleanup finished", b)
 	}
 	// Answered in order after the teardown; nothing for the cancelled id.
-	if got := d.roundTrip(`{"jsonrpc":"2.0","id":2,"method":"ping"}`); got != `{"jsonrpc":"2.0","id":2,"result":{}}` {
+	if got := d.RoundTrip(`{"jsonrpc":"2.0","id":2,"method":"ping"}`); got != `{"jsonrpc":"2.0","id":2,"result":{}}` {
 		t.Fatalf("after the cancel: %s", got)
 	}
-	d.stdin.Close()
+	d.Stdin.Close()
 	if lines := d.drain(t); len(lines) != 0 {
 		t.Fatalf("lines after the cancel: %q", lines)
 	}
@@ -349,11 +350,11 @@ func TestD2SupGraceSurvivorKilledAndLogged(t *testing.T) {
 	const grace = 500 * time.Millisecond
 	logFile := filepath.Join(t.TempDir(), "daemon.log")
 	d := rfStart(t, d2sGraceTool, []string{"stubborn"}, []string{"--grace", grace.String()}, "MCP_LOG_FILE="+logFile)
-	d.send(rfCall("1", "stubborn", `{}`))
+	d.Send(rfCall("1", "stubborn", `{}`))
 	shell, child := rfInt(t, d.dir, "shell.pid"), rfInt(t, d.dir, "child.pid")
 	cancelled := time.Now()
-	d.send(rfCancel("1"))
-	proctest.WaitUntil(t, deadline(t), "the tool's shell to be gone", func() (bool, string) {
+	d.Send(rfCancel("1"))
+	proctest.WaitUntil(t, harness.Deadline(t), "the tool's shell to be gone", func() (bool, string) {
 		_, ok := rfProcOK(shell)
 		return !ok, ""
 	})
@@ -364,10 +365,10 @@ func TestD2SupGraceSurvivorKilledAndLogged(t *testing.T) {
 	if gone < grace-100*time.Millisecond {
 		t.Fatalf("group gone %v after the cancel, before the %v grace", gone, grace)
 	}
-	if got := d.roundTrip(`{"jsonrpc":"2.0","id":2,"method":"ping"}`); got != `{"jsonrpc":"2.0","id":2,"result":{}}` {
+	if got := d.RoundTrip(`{"jsonrpc":"2.0","id":2,"method":"ping"}`); got != `{"jsonrpc":"2.0","id":2,"result":{}}` {
 		t.Fatalf("after the cancel: %s", got)
 	}
-	d.stdin.Close()
+	d.Stdin.Close()
 	d.drain(t)
 	d.waitExit(t)
 	d2sWantLog(t, logFile, "Tool stubborn ignored SIGTERM; process group killed", map[string]any{"tool": "stubborn", "call_id": "1"})
@@ -443,33 +444,33 @@ trap 'exit 3' EXIT
 `
 	d := rfStart(t, body, []string{"stubborn", "refuse", "hookexit", "hookkill", "hooked", "slowhook", "nap"},
 		[]string{"--grace", "300ms"}, "MCP_LOG_FILE="+logFile)
-	d.send(rfCall("1", "refuse", `{}`))
+	d.Send(rfCall("1", "refuse", `{}`))
 	d.expect(t, "1", "Error executing refuse: not today", true)
-	d.send(rfCall("2", "hookexit", `{}`))
+	d.Send(rfCall("2", "hookexit", `{}`))
 	d.expect(t, "2", "mcp_before_tool_call ended the call instead of returning; tool hookexit did not run.", true)
-	d.send(rfCall("3", "hookkill", `{}`))
+	d.Send(rfCall("3", "hookkill", `{}`))
 	d.expect(t, "3", "mcp_before_tool_call was killed by signal 9; tool hookkill did not run.", true)
 
-	d.send(rfCall(`"s"`, "stubborn", `{}`))
+	d.Send(rfCall(`"s"`, "stubborn", `{}`))
 	stubborn := rfInt(t, d.dir, "shell.pid")
-	d.send(rfCancel(`"s"`))
-	rfGroupGone(t, stubborn, deadline(t))
-	d.send(rfCall("5", "hooked", `{}`))
+	d.Send(rfCancel(`"s"`))
+	rfGroupGone(t, stubborn, harness.Deadline(t))
+	d.Send(rfCall("5", "hooked", `{}`))
 	rfLine(t, d.dir, "hooked.ready")
-	d.send(rfCancel("5"))
-	d.send(rfCall("6", "slowhook", `{}`))
+	d.Send(rfCancel("5"))
+	d.Send(rfCall("6", "slowhook", `{}`))
 	slow := rfInt(t, d.dir, "slowhook.pid")
-	d.send(rfCancel("6"))
-	d.send(rfCancel("999"))
-	if got := d.roundTrip(`{"jsonrpc":"2.0","id":7,"method":"ping"}`); got != `{"jsonrpc":"2.0","id":7,"result":{}}` {
+	d.Send(rfCancel("6"))
+	d.Send(rfCancel("999"))
+	if got := d.RoundTrip(`{"jsonrpc":"2.0","id":7,"method":"ping"}`); got != `{"jsonrpc":"2.0","id":7,"result":{}}` {
 		t.Fatalf("ping: %s", got)
 	}
 	// The slow cancel hook's 2 s budget passes before its call's group goes.
-	rfGroupGone(t, slow, deadline(t))
+	rfGroupGone(t, slow, harness.Deadline(t))
 
-	d.send(rfCall("8", "nap", `{}`))
+	d.Send(rfCall("8", "nap", `{}`))
 	nap := rfInt(t, d.dir, "nap.pid")
-	if err := d.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+	if err := d.Cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
 	d.drain(t)
@@ -499,12 +500,12 @@ trap 'exit 3' EXIT
 // with the SDK's sentence, naming the tool and where it was to be made.
 func TestD2SupLogSentenceCallDirectory(t *testing.T) {
 	logFile := filepath.Join(t.TempDir(), "daemon.log")
-	dir := writeServer(t, map[string]string{"server.sh": rfLib + `tool_quick() { echo hi; }`, "tools.json": toolsJSON("quick")})
+	dir := harness.WriteFiles(t, map[string]string{"server.sh": rfLib + `tool_quick() { echo hi; }`, "tools.json": harness.ToolsJSON("quick")})
 	tmp := filepath.Join(t.TempDir(), "no-such-dir")
 	d := rfStartIn(t, dir, tmp, nil, "MCP_LOG_FILE="+logFile)
-	d.send(rfCall("1", "quick", `{}`))
+	d.Send(rfCall("1", "quick", `{}`))
 	d.expect(t, "1", "Cannot run quick: its call directory could not be created.", true)
-	d.stdin.Close()
+	d.Stdin.Close()
 	d.drain(t)
 	d.waitExit(t)
 	prefix := "Tool quick not run: cannot create its call directory in " + tmp + ": "
@@ -533,25 +534,25 @@ tool_silent() { return 4; }
 tool_killed() { kill -KILL "$BASHPID"; }
 tool_slow() { rf_note slow.started; rf_gate slow.go; echo done; }
 `, []string{"fail", "silent", "killed", "slow"}, nil, "MCP_LOG_FILE="+logFile)
-	d.send(rfCall("1", "fail", `{}`))
+	d.Send(rfCall("1", "fail", `{}`))
 	d.expect(t, "1", "Error executing fail: bad input", true)
-	d.send(rfCall("2", "silent", `{}`))
+	d.Send(rfCall("2", "silent", `{}`))
 	d.expect(t, "2", "Error executing silent: ", true)
-	d.send(rfCall("3", "killed", `{}`))
+	d.Send(rfCall("3", "killed", `{}`))
 	d.expect(t, "3", "Error executing killed: ", true)
-	d.send(rfCall("4", "fail", `5`))
+	d.Send(rfCall("4", "fail", `5`))
 	d.expect(t, "4", "Invalid arguments: expected a JSON object, got number.", true)
 	for _, line := range []string{`not json`, `{"a":1} {"b":2}`, `[1,2]`,
 		`{"jsonrpc":"1.0","id":5,"method":"ping"}`, `{"jsonrpc":"2.0","id":1.5,"method":"ping"}`} {
-		if got := d.roundTrip(line); !strings.Contains(got, `"error"`) {
+		if got := d.RoundTrip(line); !strings.Contains(got, `"error"`) {
 			t.Fatalf("%s: %s", line, got)
 		}
 	}
-	d.send(rfCall("6", "slow", `{}`))
+	d.Send(rfCall("6", "slow", `{}`))
 	// The call is in flight once its tool has started; the gate file lets
 	// it finish only after stdin is closed.
 	rfLine(t, d.dir, "slow.started")
-	d.stdin.Close()
+	d.Stdin.Close()
 	d2sWaitLog(t, logFile, func(m map[string]any) bool {
 		return m["msg"] == "Client closed stdin during an in-flight call; shutting down"
 	})
@@ -581,10 +582,10 @@ tool_slow() { rf_note slow.started; rf_gate slow.go; echo done; }
 // An unusable declaration file is logged with the SDK's sentences.
 func TestD2SupLogSentencesFiles(t *testing.T) {
 	logFile := filepath.Join(t.TempDir(), "daemon.log")
-	dir := writeServer(t, map[string]string{"server.sh": rfLib, "tools.json": `{"tools":[]} {}`})
+	dir := harness.WriteFiles(t, map[string]string{"server.sh": rfLib, "tools.json": `{"tools":[]} {}`})
 	cfg := filepath.Join(dir, "absent.json")
 	d := rfStartIn(t, dir, t.TempDir(), []string{"--config", cfg}, "MCP_LOG_FILE="+logFile)
-	d.closeAndWait()
+	d.CloseAndWait()
 	d2sWantLog(t, logFile, "Not exactly one parseable JSON object: "+filepath.Join(dir, "tools.json"), map[string]any{"what": "tools list"})
 	d2sWantLog(t, logFile, "File not found: "+cfg, map[string]any{"path": cfg, "what": "server configuration"})
 }
@@ -592,7 +593,7 @@ func TestD2SupLogSentencesFiles(t *testing.T) {
 // d2sWaitLog waits until a line of the log file satisfies ok.
 func d2sWaitLog(t *testing.T, logFile string, ok func(map[string]any) bool) {
 	t.Helper()
-	proctest.WaitUntil(t, deadline(t), "a log line", func() (bool, string) {
+	proctest.WaitUntil(t, harness.Deadline(t), "a log line", func() (bool, string) {
 		for _, m := range d2sLogLines(t, logFile) {
 			if ok(m) {
 				return true, ""

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcp-bashd/mcp-bashd/tests/internal/harness"
 	"github.com/mcp-bashd/mcp-bashd/tests/internal/proctest"
 )
 
@@ -33,14 +34,14 @@ tool_other() { rf_note other.ready; rf_gate other.go; echo "other done"; }
 tool_quick() { echo "quick $1"; }
 `
 	d := rfStart(t, body, []string{"stubborn", "other", "quick"}, []string{"--grace", grace.String()})
-	d.send(rfCall(`"other"`, "other", `{}`))
-	d.send(rfCall(`"stub"`, "stubborn", `{}`))
+	d.Send(rfCall(`"other"`, "other", `{}`))
+	d.Send(rfCall(`"stub"`, "stubborn", `{}`))
 	pgid := rfInt(t, d.dir, "stubborn.pid")
 	rfLine(t, d.dir, "other.ready")
 
 	cancelled := time.Now()
-	d.send(rfCancel(`"stub"`))
-	d.send(rfCall(`"quick"`, "quick", `{"n":1}`))
+	d.Send(rfCancel(`"stub"`))
+	d.Send(rfCall(`"quick"`, "quick", `{"n":1}`))
 	gone := rfGroupGone(t, pgid, cancelled.Add(grace+time.Second+rfScanSlack))
 	took := gone.Sub(cancelled)
 	if took < grace-100*time.Millisecond || took > grace+time.Second {
@@ -57,18 +58,18 @@ tool_quick() { echo "quick $1"; }
 
 	// Other calls unaffected; nothing ever comes for "stub".
 	d.expect(t, `"quick"`, `quick {"n":1}`, false)
-	if got := d.roundTrip(`{"jsonrpc":"2.0","id":"after","method":"ping"}`); got != `{"jsonrpc":"2.0","id":"after","result":{}}` {
+	if got := d.RoundTrip(`{"jsonrpc":"2.0","id":"after","method":"ping"}`); got != `{"jsonrpc":"2.0","id":"after","result":{}}` {
 		t.Fatalf("the line after the cancelled call's teardown: %s", got)
 	}
 	rfTouch(t, d.dir, "other.go")
 	d.expect(t, `"other"`, "other done", false)
-	d.stdin.Close()
+	d.Stdin.Close()
 	if lines := d.drain(t); len(lines) != 0 {
 		t.Fatalf("lines after the cancel: %q", lines)
 	}
 	d.waitExit(t)
-	if d.waitErr != nil {
-		t.Fatalf("exit: %v", d.waitErr)
+	if d.WaitErr != nil {
+		t.Fatalf("exit: %v", d.WaitErr)
 	}
 }
 
@@ -87,19 +88,19 @@ func rfEpoch(t *testing.T, s string) time.Time {
 // once, not after the (default, 2 s) grace.
 func TestFaultCancelTERMCompliantTool(t *testing.T) {
 	d := rfStart(t, `tool_nap() { rf_note nap.pid; sleep 1000; }`, []string{"nap"}, nil)
-	d.send(rfCall("1", "nap", `{}`))
+	d.Send(rfCall("1", "nap", `{}`))
 	pgid := rfInt(t, d.dir, "nap.pid")
 	cancelled := time.Now()
-	d.send(rfCancel("1"))
-	took := rfGroupGone(t, pgid, deadline(t)).Sub(cancelled)
+	d.Send(rfCancel("1"))
+	took := rfGroupGone(t, pgid, harness.Deadline(t)).Sub(cancelled)
 	if took > 1500*time.Millisecond {
 		t.Fatalf("TERM-compliant group gone %v after the cancel, want well before the 2 s grace (< 1.5 s)", took)
 	}
 	t.Logf("group gone %v after the cancel", took.Round(time.Millisecond))
-	if got := d.roundTrip(`{"jsonrpc":"2.0","id":2,"method":"ping"}`); got != `{"jsonrpc":"2.0","id":2,"result":{}}` {
+	if got := d.RoundTrip(`{"jsonrpc":"2.0","id":2,"method":"ping"}`); got != `{"jsonrpc":"2.0","id":2,"result":{}}` {
 		t.Fatalf("after the cancel: %s", got)
 	}
-	d.stdin.Close()
+	d.Stdin.Close()
 	if lines := d.drain(t); len(lines) != 0 {
 		t.Fatalf("lines after the cancel: %q", lines)
 	}
@@ -138,19 +139,19 @@ func TestFaultCancelRaces(t *testing.T) {
 		}
 		calls[i] = c
 		byID[c.id] = i
-		d.send(rfCall(c.id, "fast", fmt.Sprintf(`{"i":%d}`, i)))
+		d.Send(rfCall(c.id, "fast", fmt.Sprintf(`{"i":%d}`, i)))
 		switch c.class {
 		case 0:
-			d.send(rfCancel(c.id))
+			d.Send(rfCancel(c.id))
 		case 3:
 			if i%2 == 0 {
-				d.send(rfCancel(fmt.Sprintf(`"%d"`, i)))
+				d.Send(rfCancel(fmt.Sprintf(`"%d"`, i)))
 			} else {
-				d.send(rfCancel(strconv.Itoa(i)))
+				d.Send(rfCancel(strconv.Itoa(i)))
 			}
 		case 4:
-			d.send(rfCancel(strconv.Itoa(100000 + i)))
-			d.send(rfCancel(fmt.Sprintf(`"u%d"`, i)))
+			d.Send(rfCancel(strconv.Itoa(100000 + i)))
+			d.Send(rfCancel(fmt.Sprintf(`"u%d"`, i)))
 		}
 	}
 	got := map[string]int{}
@@ -163,13 +164,13 @@ func TestFaultCancelRaces(t *testing.T) {
 		got[string(r.ID)]++
 		switch calls[i].class {
 		case 2:
-			d.send(rfCancel(string(r.ID))) // after its response: dropped
+			d.Send(rfCancel(string(r.ID))) // after its response: dropped
 		case 4:
 			// Racing: the calls sent just before and just after this one
 			// are finishing or running now.
 			for _, j := range []int{i - 3, i + 2} {
 				if j >= 0 && j < n {
-					d.send(rfCancel(calls[j].id))
+					d.Send(rfCancel(calls[j].id))
 				}
 			}
 		}
@@ -186,15 +187,15 @@ func TestFaultCancelRaces(t *testing.T) {
 		if have == want {
 			break
 		}
-		record(d.recv())
+		record(d.Recv())
 	}
-	d.stdin.Close()
+	d.Stdin.Close()
 	for _, line := range d.drain(t) {
 		record(line)
 	}
 	d.waitExit(t)
-	if d.waitErr != nil {
-		t.Fatalf("exit: %v", d.waitErr)
+	if d.WaitErr != nil {
+		t.Fatalf("exit: %v", d.WaitErr)
 	}
 	answered := [5]int{}
 	for i, c := range calls {
@@ -211,7 +212,7 @@ func TestFaultCancelRaces(t *testing.T) {
 	if answered[0] == n/5 {
 		t.Fatalf("no cancel sent right after its call took effect: cancellation does nothing")
 	}
-	d.waitNoneAlive(t, deadline(t), "nothing of the calls left running")
+	d.waitNoneAlive(t, harness.Deadline(t), "nothing of the calls left running")
 }
 
 // Scenario 8: a tool kills its own sentinel, another runs `kill 0`. Each
@@ -238,16 +239,16 @@ tool_killsentinel() {
 tool_killgroup() { sleep 1000 & echo before; kill 0; echo after; }
 `
 	d := rfStart(t, body, []string{"hold", "killsentinel", "killgroup"}, []string{"--max-concurrency", "64"})
-	d.send(rfCall("1", "killsentinel", `{}`))
+	d.Send(rfCall("1", "killsentinel", `{}`))
 	// bash may report the killed job on the tool's output first; the
 	// tool's own line comes last.
-	if r := rfDecode(t, d.recv()); string(r.ID) != "1" || r.Result == nil || r.Result.IsError || r.text() != "killed 1" && !strings.HasSuffix(r.text(), "\nkilled 1") {
+	if r := rfDecode(t, d.Recv()); string(r.ID) != "1" || r.Result == nil || r.Result.IsError || r.text() != "killed 1" && !strings.HasSuffix(r.text(), "\nkilled 1") {
 		t.Fatalf("killsentinel: %+v %q", r, r.text())
 	}
-	d.send(rfCall("2", "killgroup", `{}`))
+	d.Send(rfCall("2", "killgroup", `{}`))
 	d.expect(t, "2", "Error executing killgroup: before", true)
-	d.waitNoneAlive(t, deadline(t), "both calls torn down")
-	if got := d.roundTrip(`{"jsonrpc":"2.0","id":3,"method":"ping"}`); got != `{"jsonrpc":"2.0","id":3,"result":{}}` {
+	d.waitNoneAlive(t, harness.Deadline(t), "both calls torn down")
+	if got := d.RoundTrip(`{"jsonrpc":"2.0","id":3,"method":"ping"}`); got != `{"jsonrpc":"2.0","id":3,"result":{}}` {
 		t.Fatalf("daemon after sabotage: %s", got)
 	}
 	rfKillWithCallsInFlight(t, d, 50)
@@ -266,9 +267,9 @@ tool_stopself() { trap '' TERM; rf_note stopself.pid; kill -STOP $$; sleep 1000;
 	for i, name := range []string{"stopgroup", "stopself"} {
 		func() {
 			id := strconv.Itoa(i + 1)
-			d.send(rfCall(id, name, `{}`))
+			d.Send(rfCall(id, name, `{}`))
 			pgid := rfInt(t, d.dir, name+".pid")
-			proctest.WaitUntil(t, deadline(t), name+": the tool to be stopped", func() (bool, string) {
+			proctest.WaitUntil(t, harness.Deadline(t), name+": the tool to be stopped", func() (bool, string) {
 				ps, err := proctest.InGroup(pgid)
 				if err != nil {
 					return false, err.Error()
@@ -285,7 +286,7 @@ tool_stopself() { trap '' TERM; rf_note stopself.pid; kill -STOP $$; sleep 1000;
 				return stopped == 1, rfList(ps)
 			})
 			cancelled := time.Now()
-			d.send(rfCancel(id))
+			d.Send(rfCancel(id))
 			took := rfGroupGone(t, pgid, cancelled.Add(grace+time.Second+rfScanSlack)).Sub(cancelled)
 			if took > grace+time.Second {
 				t.Fatalf("%s: stopped group gone %v after the cancel, want within grace + 1 s", name, took)
@@ -293,10 +294,10 @@ tool_stopself() { trap '' TERM; rf_note stopself.pid; kill -STOP $$; sleep 1000;
 			t.Logf("%s: stopped group gone %v after the cancel", name, took.Round(time.Millisecond))
 		}()
 	}
-	if got := d.roundTrip(`{"jsonrpc":"2.0","id":9,"method":"ping"}`); got != `{"jsonrpc":"2.0","id":9,"result":{}}` {
+	if got := d.RoundTrip(`{"jsonrpc":"2.0","id":9,"method":"ping"}`); got != `{"jsonrpc":"2.0","id":9,"result":{}}` {
 		t.Fatalf("after the cancels: %s", got)
 	}
-	d.stdin.Close()
+	d.Stdin.Close()
 	if lines := d.drain(t); len(lines) != 0 {
 		t.Fatalf("cancelled calls answered: %q", lines)
 	}
@@ -323,8 +324,8 @@ tool_fds() { sleep 1000 & rf_note fds.pid "$$ $!"; wait; }
 		t.Fatal(err)
 	}
 	want := "== external\n" + string(ext) + "== bash\n" + strings.TrimRight(string(sh), "\n")
-	d.send(rfCall("1", "masks", `{}`))
-	r := rfDecode(t, d.recv())
+	d.Send(rfCall("1", "masks", `{}`))
+	r := rfDecode(t, d.Recv())
 	if r.text() != want {
 		t.Fatalf("signal masks inside a tool:\n%s\nwant (as for processes the test starts itself):\n%s", r.text(), want)
 	}
@@ -341,7 +342,7 @@ tool_fds() { sleep 1000 & rf_note fds.pid "$$ $!"; wait; }
 	for _, fd := range fds {
 		base[fd], _ = os.Readlink(fmt.Sprintf("/proc/self/fd/%d", fd))
 	}
-	d.send(rfCall("2", "fds", `{}`))
+	d.Send(rfCall("2", "fds", `{}`))
 	var shell, child int
 	fmt.Sscanf(rfLine(t, d.dir, "fds.pid"), "%d %d", &shell, &child)
 	for _, pid := range []int{shell, child} {
@@ -359,8 +360,8 @@ tool_fds() { sleep 1000 & rf_note fds.pid "$$ $!"; wait; }
 			}
 		}
 	}
-	d.send(rfCancel("2"))
-	d.stdin.Close()
+	d.Send(rfCancel("2"))
+	d.Stdin.Close()
 	if lines := d.drain(t); len(lines) != 0 {
 		t.Fatalf("unexpected lines: %q", lines)
 	}
@@ -372,24 +373,24 @@ tool_fds() { sleep 1000 & rf_note fds.pid "$$ $!"; wait; }
 // directory without an owner record are left alone.
 func TestFaultSweepRemovesOnlyDeadOwnersRoots(t *testing.T) {
 	tmp := t.TempDir()
-	dir := writeServer(t, map[string]string{
+	dir := harness.WriteFiles(t, map[string]string{
 		"server.sh":  rfLib + `tool_hold() { rf_i "$1"; rf_note "root.$RF_I" "$MCP_CALL_TMPDIR"; rf_gate "go.$RF_I"; [ -d "$MCP_CALL_TMPDIR" ] && echo "root intact"; }`,
-		"tools.json": toolsJSON("hold"),
+		"tools.json": harness.ToolsJSON("hold"),
 	})
 	live := rfStartIn(t, dir, tmp, nil)
-	live.send(rfCall("1", "hold", `{"i":"live"}`))
+	live.Send(rfCall("1", "hold", `{"i":"live"}`))
 	liveRoot := filepath.Dir(rfLine(t, dir, "root.live"))
 
 	dead := rfStartIn(t, dir, tmp, nil)
-	dead.send(rfCall("1", "hold", `{"i":"dead"}`))
+	dead.Send(rfCall("1", "hold", `{"i":"dead"}`))
 	deadRoot := filepath.Dir(rfLine(t, dir, "root.dead"))
-	deadRuntime := rfOwnedDirs(t, tmp, dead.cmd.Process.Pid)
-	liveDirs := rfOwnedDirs(t, tmp, live.cmd.Process.Pid)
-	if err := dead.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+	deadRuntime := rfOwnedDirs(t, tmp, dead.Cmd.Process.Pid)
+	liveDirs := rfOwnedDirs(t, tmp, live.Cmd.Process.Pid)
+	if err := dead.Cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	dead.waitExit(t)
-	dead.waitNoneAlive(t, deadline(t), "the killed daemon's call to die by its lifeline")
+	dead.waitNoneAlive(t, harness.Deadline(t), "the killed daemon's call to die by its lifeline")
 	if _, err := os.Stat(deadRoot); err != nil {
 		t.Fatalf("precondition: the SIGKILLed daemon's call root should still exist: %v", err)
 	}
@@ -418,7 +419,7 @@ func TestFaultSweepRemovesOnlyDeadOwnersRoots(t *testing.T) {
 	if _, err := os.Stat(liveRoot); !os.IsNotExist(err) {
 		t.Errorf("live call root %s not removed when its call ended: %v", liveRoot, err)
 	}
-	if got := next.roundTrip(`{"jsonrpc":"2.0","id":2,"method":"ping"}`); got != `{"jsonrpc":"2.0","id":2,"result":{}}` {
+	if got := next.RoundTrip(`{"jsonrpc":"2.0","id":2,"method":"ping"}`); got != `{"jsonrpc":"2.0","id":2,"result":{}}` {
 		t.Fatalf("new daemon: %s", got)
 	}
 }

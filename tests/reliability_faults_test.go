@@ -27,6 +27,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcp-bashd/mcp-bashd/tests/internal/harness"
 	"github.com/mcp-bashd/mcp-bashd/tests/internal/proctest"
 )
 
@@ -50,7 +51,7 @@ rf_gate() { while [ ! -e "$RF_DIR/$1" ]; do sleep 0.01; done; }
 
 // rfDaemon is one mcp-bashd under test with its marker and directories.
 type rfDaemon struct {
-	*server
+	*harness.Daemon
 	dir  string // the server script's directory, $RF_DIR in tools
 	tmp  string // TMPDIR
 	mark string // value of MCPBASHD_TEST_MARK
@@ -60,7 +61,7 @@ type rfDaemon struct {
 // starts mcp-bashd with flags, and initializes the session.
 func rfStart(t *testing.T, body string, tools []string, flags []string, env ...string) *rfDaemon {
 	t.Helper()
-	dir := writeServer(t, map[string]string{"server.sh": rfLib + body, "tools.json": toolsJSON(tools...)})
+	dir := harness.WriteFiles(t, map[string]string{"server.sh": rfLib + body, "tools.json": harness.ToolsJSON(tools...)})
 	return rfStartIn(t, dir, t.TempDir(), flags, env...)
 }
 
@@ -70,15 +71,15 @@ func rfStartIn(t *testing.T, dir, tmp string, flags []string, env ...string) *rf
 	logFile := filepath.Join(dir, fmt.Sprintf("daemon-%d.log", rfSeq.Add(1)))
 	args := append(append([]string{}, flags...), filepath.Join(dir, "server.sh"))
 	base := []string{rfMarkKey + "=" + mark, "RF_DIR=" + dir, "TMPDIR=" + tmp, "MCP_LOG_FILE=" + logFile}
-	s := startServer(t, serverOpt{args: args, env: append(base, env...)})
+	s := harness.Start(t, harness.Options{Args: args, Env: append(base, env...)})
 	t.Cleanup(func() {
 		if t.Failed() {
 			b, _ := os.ReadFile(logFile)
 			t.Logf("daemon log %s:\n%s", logFile, rfTail(b, 40))
 		}
 	})
-	s.roundTrip(initLine)
-	return &rfDaemon{server: s, dir: dir, tmp: tmp, mark: mark}
+	s.RoundTrip(harness.InitLine)
+	return &rfDaemon{Daemon: s, dir: dir, tmp: tmp, mark: mark}
 }
 
 func rfTail(b []byte, n int) string {
@@ -99,7 +100,7 @@ func rfCancel(id string) string {
 
 // rfResp is a response line, decoded.
 type rfResp struct {
-	callResponse
+	harness.Response
 }
 
 func rfDecode(t *testing.T, line []byte) rfResp {
@@ -123,7 +124,7 @@ func (r rfResp) text() string {
 // the given text and isError.
 func (d *rfDaemon) expect(t *testing.T, id, text string, isError bool) {
 	t.Helper()
-	line := d.recv()
+	line := d.Recv()
 	r := rfDecode(t, line)
 	if string(r.ID) != id || r.Result == nil || r.text() != text || r.Result.IsError != isError {
 		t.Fatalf("want id %s text %q isError %v; got %s", id, text, isError, line)
@@ -135,7 +136,7 @@ func rfLine(t *testing.T, dir, name string) string {
 	t.Helper()
 	p := filepath.Join(dir, name)
 	var got string
-	proctest.WaitUntil(t, deadline(t), "a tool to write "+name, func() (bool, string) {
+	proctest.WaitUntil(t, harness.Deadline(t), "a tool to write "+name, func() (bool, string) {
 		b, err := os.ReadFile(p)
 		if err != nil || !bytes.HasSuffix(b, []byte("\n")) {
 			return false, fmt.Sprintf("%q %v", b, err)
@@ -188,7 +189,7 @@ func (d *rfDaemon) aliveAll(t *testing.T) []proctest.Proc {
 	}
 	var out []proctest.Proc
 	for _, p := range proctest.Alive(ps) {
-		if p.PID != d.cmd.Process.Pid {
+		if p.PID != d.Cmd.Process.Pid {
 			out = append(out, p)
 		}
 	}
@@ -243,17 +244,17 @@ func rfGroupGone(t *testing.T, pgid int, until time.Time) time.Time {
 func (d *rfDaemon) drain(t *testing.T) [][]byte {
 	t.Helper()
 	var out [][]byte
-	timeout := time.After(time.Until(deadline(t)))
+	timeout := time.After(time.Until(harness.Deadline(t)))
 	for {
 		select {
-		case line, ok := <-d.lines:
+		case line, ok := <-d.Lines:
 			if !ok {
 				return out
 			}
-			d.check(line)
+			d.Check(line)
 			out = append(out, bytes.TrimSuffix(line, []byte("\n")))
 		case <-timeout:
-			t.Fatalf("stdout not closed before the deadline; stderr:\n%s", d.stderr)
+			t.Fatalf("stdout not closed before the deadline; stderr:\n%s", d.Stderr)
 		}
 	}
 }
@@ -261,15 +262,15 @@ func (d *rfDaemon) drain(t *testing.T) [][]byte {
 func (d *rfDaemon) waitExit(t *testing.T) {
 	t.Helper()
 	select {
-	case <-d.done:
-	case <-time.After(time.Until(deadline(t))):
-		t.Fatalf("daemon did not exit; stderr:\n%s", d.stderr)
+	case <-d.Done:
+	case <-time.After(time.Until(harness.Deadline(t))):
+		t.Fatalf("daemon did not exit; stderr:\n%s", d.Stderr)
 	}
 }
 
 // signalled reports the signal that ended the daemon (0: it exited).
 func (d *rfDaemon) signalled() syscall.Signal {
-	ws := d.cmd.ProcessState.Sys().(syscall.WaitStatus)
+	ws := d.Cmd.ProcessState.Sys().(syscall.WaitStatus)
 	if ws.Signaled() {
 		return ws.Signal()
 	}
@@ -295,7 +296,7 @@ tool_hold() {
 func rfKillWithCallsInFlight(t *testing.T, d *rfDaemon, n int) {
 	t.Helper()
 	for i := 0; i < n; i++ {
-		d.send(rfCall(fmt.Sprintf(`"k%d"`, i), "hold", fmt.Sprintf(`{"i":%d}`, i)))
+		d.Send(rfCall(fmt.Sprintf(`"k%d"`, i), "hold", fmt.Sprintf(`{"i":%d}`, i)))
 	}
 	pgids := map[int]bool{}
 	for i := 0; i < n; i++ {
@@ -303,7 +304,7 @@ func rfKillWithCallsInFlight(t *testing.T, d *rfDaemon, n int) {
 	}
 	// Every group complete: leader, sentinel and three sleeps that exec'd.
 	var pids []int
-	proctest.WaitUntil(t, deadline(t), "every call's group to be complete", func() (bool, string) {
+	proctest.WaitUntil(t, harness.Deadline(t), "every call's group to be complete", func() (bool, string) {
 		ps := d.alive(t)
 		members, sleeps := map[int]int{}, map[int]int{}
 		pids = pids[:0]
@@ -323,7 +324,7 @@ func rfKillWithCallsInFlight(t *testing.T, d *rfDaemon, n int) {
 		}
 		return true, ""
 	})
-	if err := d.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+	if err := d.Cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	killed := time.Now()
@@ -367,10 +368,10 @@ tool_setm() { set -m; rf_linger setm & set +m; rf_started setm; }
 tool_doublefork() { ( ( rf_linger doublefork ) & ); rf_started doublefork; }
 `
 	d := rfStart(t, body, []string{"setsid", "setm", "doublefork"}, nil)
-	daemon := d.cmd.Process.Pid
+	daemon := d.Cmd.Process.Pid
 	for i, name := range []string{"setsid", "setm", "doublefork"} {
 		func() {
-			line := d.roundTrip(rfCall(strconv.Itoa(i+1), name, `{}`))
+			line := d.RoundTrip(rfCall(strconv.Itoa(i+1), name, `{}`))
 			r := rfDecode(t, []byte(line))
 			var pgid int
 			if r.Result == nil || r.Result.IsError || func() bool { _, err := fmt.Sscanf(r.text(), "started %d", &pgid); return err != nil }() {
@@ -408,7 +409,7 @@ tool_doublefork() { ( ( rf_linger doublefork ) & ); rf_started doublefork; }
 	if z := rfZombieChildren(t, daemon); len(z) != 0 {
 		t.Fatalf("zombie children of the daemon:%s", rfList(z))
 	}
-	if ee := d.closeAndWait(); ee != nil {
+	if ee := d.CloseAndWait(); ee != nil {
 		t.Fatalf("exit: %v", ee)
 	}
 }
@@ -448,12 +449,12 @@ func TestFaultStdinEOFWith20CallsInFlight(t *testing.T) {
 	body := `tool_gated() { rf_i "$1"; sleep 1000 & rf_note "ready.$RF_I"; rf_gate go; echo "done $RF_I"; }`
 	d := rfStart(t, body, []string{"gated"}, []string{"--max-concurrency", "32"})
 	for i := 0; i < 20; i++ {
-		d.send(rfCall(strconv.Itoa(i), "gated", fmt.Sprintf(`{"i":%d}`, i)))
+		d.Send(rfCall(strconv.Itoa(i), "gated", fmt.Sprintf(`{"i":%d}`, i)))
 	}
 	for i := 0; i < 20; i++ {
 		rfLine(t, d.dir, fmt.Sprintf("ready.%d", i))
 	}
-	d.stdin.Close()
+	d.Stdin.Close()
 	// EOF is not a cancellation: the calls are still running.
 	if left := d.alive(t); len(left) < 20*3 {
 		t.Fatalf("calls stopped at EOF: only %d processes left:%s", len(left), rfList(left))
@@ -474,14 +475,14 @@ func TestFaultStdinEOFWith20CallsInFlight(t *testing.T) {
 	if len(seen) != 20 {
 		t.Fatalf("answered %d of 20 calls", len(seen))
 	}
-	if d.waitErr != nil {
-		t.Fatalf("exit after EOF: %v", d.waitErr)
+	if d.WaitErr != nil {
+		t.Fatalf("exit after EOF: %v", d.WaitErr)
 	}
 	if limit := 2*time.Second + time.Second; exited > limit {
 		t.Fatalf("exited %v after the last call was released, want within grace + 1 s (%v)", exited, limit)
 	}
 	t.Logf("exit 0 %v after the calls were released", exited.Round(time.Millisecond))
-	d.waitNoneAlive(t, deadline(t), "nothing of the calls left running")
+	d.waitNoneAlive(t, harness.Deadline(t), "nothing of the calls left running")
 }
 
 // Scenario 4: the client closes the daemon's stdout with calls in flight.
@@ -489,9 +490,9 @@ func TestFaultStdinEOFWith20CallsInFlight(t *testing.T) {
 // < 0.2 s CPU after the EPIPE, and leaves nothing running.
 func TestFaultClientClosesStdout(t *testing.T) {
 	const grace = 500 * time.Millisecond
-	dir := writeServer(t, map[string]string{"server.sh": rfLib + rfHold, "tools.json": toolsJSON("hold")})
+	dir := harness.WriteFiles(t, map[string]string{"server.sh": rfLib + rfHold, "tools.json": harness.ToolsJSON("hold")})
 	mark := fmt.Sprintf("%s-%d", t.Name(), os.Getpid())
-	cmd := exec.Command(binary, "--grace", grace.String(), filepath.Join(dir, "server.sh"))
+	cmd := exec.Command(harness.Binary, "--grace", grace.String(), filepath.Join(dir, "server.sh"))
 	cmd.Env = append(os.Environ(), rfMarkKey+"="+mark, "RF_DIR="+dir, "TMPDIR="+t.TempDir(), "MCP_LOG_FILE="+filepath.Join(dir, "daemon.log"))
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -501,8 +502,8 @@ func TestFaultClientClosesStdout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = outW, &lockedWriter{w: &stderr}
+	stderr := &harness.Output{}
+	cmd.Stdout, cmd.Stderr = outW, stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -518,14 +519,14 @@ func TestFaultClientClosesStdout(t *testing.T) {
 			<-done
 		}
 	})
-	d := &rfDaemon{server: &server{t: t, cmd: cmd}, dir: dir, mark: mark}
+	d := &rfDaemon{Daemon: &harness.Daemon{T: t, Cmd: cmd}, dir: dir, mark: mark}
 	write := func(line string) {
 		t.Helper()
 		if _, err := io.WriteString(stdin, line+"\n"); err != nil {
 			t.Fatal(err)
 		}
 	}
-	write(initLine)
+	write(harness.InitLine)
 	if line, err := bufio.NewReader(outR).ReadString('\n'); err != nil || !strings.Contains(line, `"protocolVersion"`) {
 		t.Fatalf("initialize: %q %v", line, err)
 	}
@@ -545,7 +546,7 @@ func TestFaultClientClosesStdout(t *testing.T) {
 	epipe := time.Now()
 	select {
 	case <-done:
-	case <-time.After(time.Until(deadline(t))):
+	case <-time.After(time.Until(harness.Deadline(t))):
 		t.Fatalf("daemon still running after EPIPE; stderr:\n%s", stderr.String())
 	}
 	exited := time.Since(epipe)
@@ -557,7 +558,7 @@ func TestFaultClientClosesStdout(t *testing.T) {
 		t.Fatalf("daemon (and the children it reaped) used %v CPU after EPIPE, want < 0.2 s", used)
 	}
 	t.Logf("exited (%v) %v after EPIPE, %v CPU after it", cmd.ProcessState, exited.Round(time.Millisecond), used)
-	d.waitNoneAlive(t, deadline(t), "nothing of the calls left running")
+	d.waitNoneAlive(t, harness.Deadline(t), "nothing of the calls left running")
 }
 
 // rfCPU is the CPU time pid and the children it has reaped have used so
@@ -615,9 +616,9 @@ func TestFaultSignalTeardown(t *testing.T) {
 				env = append(env, "RF_HOOK_GATE=hook-go")
 			}
 			d := rfStart(t, rfTeardown, []string{"slow"}, nil, env...)
-			d.send(rfCall(`"slow"`, "slow", `{"x":1}`))
+			d.Send(rfCall(`"slow"`, "slow", `{"x":1}`))
 			pgid := rfInt(t, d.dir, "slow.pid")
-			pid := d.cmd.Process.Pid
+			pid := d.Cmd.Process.Pid
 			if err := syscall.Kill(pid, tc.sig); err != nil {
 				t.Fatal(err)
 			}
@@ -632,7 +633,7 @@ func TestFaultSignalTeardown(t *testing.T) {
 			lines := d.drain(t)
 			d.waitExit(t)
 			if sig := d.signalled(); sig != tc.sig {
-				t.Fatalf("daemon ended with %v (signal %v), want death by %v", d.waitErr, sig, tc.sig)
+				t.Fatalf("daemon ended with %v (signal %v), want death by %v", d.WaitErr, sig, tc.sig)
 			}
 			if len(lines) != 0 {
 				t.Fatalf("stdout after the signal (the cancelled call must get no response): %q", lines)
@@ -646,13 +647,13 @@ func TestFaultSignalTeardown(t *testing.T) {
 			if b, _ := os.ReadFile(filepath.Join(d.dir, "exit-trap")); string(b) != "ran\n" {
 				t.Fatalf("EXIT trap ran %q, want once", b)
 			}
-			if !strings.Contains(d.stderr.String(), "exit trap on stdout") {
-				t.Fatalf("the EXIT trap's stdout did not reach stderr:\n%s", d.stderr)
+			if !strings.Contains(d.Stderr.String(), "exit trap on stdout") {
+				t.Fatalf("the EXIT trap's stdout did not reach stderr:\n%s", d.Stderr)
 			}
 			if ps, _ := proctest.InGroup(pgid); len(proctest.Alive(ps)) != 0 {
 				t.Fatalf("the call's group outlived the daemon:%s", rfList(ps))
 			}
-			d.waitNoneAlive(t, deadline(t), "nothing of the call left running")
+			d.waitNoneAlive(t, harness.Deadline(t), "nothing of the call left running")
 		})
 	}
 }
@@ -662,7 +663,7 @@ func TestFaultSignalTeardown(t *testing.T) {
 func rfWaitDelivered(t *testing.T, pid int, sig syscall.Signal) {
 	t.Helper()
 	bit := uint64(1) << (uint(sig) - 1)
-	proctest.WaitUntil(t, deadline(t), fmt.Sprintf("%v to be delivered to %d", sig, pid), func() (bool, string) {
+	proctest.WaitUntil(t, harness.Deadline(t), fmt.Sprintf("%v to be delivered to %d", sig, pid), func() (bool, string) {
 		tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
 		if err != nil {
 			return true, "" // gone: delivered (and fatal) — checked later

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcp-bashd/mcp-bashd/tests/internal/harness"
 	"github.com/mcp-bashd/mcp-bashd/tests/internal/proctest"
 )
 
@@ -243,7 +244,7 @@ func rlQuietSample(t *testing.T, pid int) rlProc {
 	// Two samples in a row, both quiet and alike: a descriptor list read
 	// while a retirement was under way is not the baseline.
 	var p, prev rlProc
-	proctest.WaitUntil(t, deadline(t), "the daemon's warm call processes to be retired", func() (bool, string) {
+	proctest.WaitUntil(t, harness.Deadline(t), "the daemon's warm call processes to be retired", func() (bool, string) {
 		var err error
 		prev = p
 		p, err = rlSample(pid)
@@ -259,7 +260,7 @@ func rlQuietSample(t *testing.T, pid int) rlProc {
 func rlMustSample(t *testing.T, pid int) rlProc {
 	t.Helper()
 	var p rlProc
-	proctest.WaitUntil(t, deadline(t), "the daemon's warm call processes to have started", func() (bool, string) {
+	proctest.WaitUntil(t, harness.Deadline(t), "the daemon's warm call processes to have started", func() (bool, string) {
 		var err error
 		p, err = rlSample(pid)
 		if err != nil {
@@ -334,7 +335,7 @@ func (s *rlSampler) finish() (rlProc, int) {
 
 // rlResponse is one decoded response line.
 type rlResponse struct {
-	callResponse
+	harness.Response
 }
 
 // String prints the response as JSON again, for failure messages.
@@ -366,13 +367,13 @@ func rlCall(id, tool, args string) string {
 
 // rlServer writes a server script with the given tool bodies and starts
 // the daemon on it with flags, a private TMPDIR and the marker.
-func rlServer(t *testing.T, m rlMark, script string, tools []string, flags []string, env ...string) (*server, string) {
+func rlServer(t *testing.T, m rlMark, script string, tools []string, flags []string, env ...string) (*harness.Daemon, string) {
 	t.Helper()
-	dir := writeServer(t, map[string]string{"server.sh": script, "tools.json": toolsJSON(tools...)})
+	dir := harness.WriteFiles(t, map[string]string{"server.sh": script, "tools.json": harness.ToolsJSON(tools...)})
 	tmp := t.TempDir()
 	args := append(append([]string{}, flags...), filepath.Join(dir, "server.sh"))
-	s := startServer(t, serverOpt{args: args, env: append([]string{"TMPDIR=" + tmp, m.env()}, env...)})
-	if got := s.roundTrip(initLine); !strings.Contains(got, `"result"`) {
+	s := harness.Start(t, harness.Options{Args: args, Env: append([]string{"TMPDIR=" + tmp, m.env()}, env...)})
+	if got := s.RoundTrip(harness.InitLine); !strings.Contains(got, `"result"`) {
 		t.Fatalf("initialize: %s", got)
 	}
 	return s, tmp
@@ -389,17 +390,17 @@ func rlCallDirs(tmp string) []string {
 // daemon's own goroutines (those with a frame in package main or in this
 // module) by their outermost such frame. It is the only outside view of
 // goroutines; it ends the daemon, so it is the last step of a test.
-func rlGoroutines(t *testing.T, s *server) (int, map[string]int) {
+func rlGoroutines(t *testing.T, s *harness.Daemon) (int, map[string]int) {
 	t.Helper()
-	if err := s.cmd.Process.Signal(syscall.SIGQUIT); err != nil {
+	if err := s.Cmd.Process.Signal(syscall.SIGQUIT); err != nil {
 		t.Fatal(err)
 	}
 	select {
-	case <-s.done:
-	case <-time.After(time.Until(deadline(t))):
+	case <-s.Done:
+	case <-time.After(time.Until(harness.Deadline(t))):
 		t.Fatal("daemon did not exit on SIGQUIT")
 	}
-	dump := s.stderr.String()
+	dump := s.Stderr.String()
 	byFunc := map[string]int{}
 	total := 0
 	for _, block := range strings.Split(dump, "\n\n") {
@@ -460,15 +461,15 @@ func TestRLConcurrentRoundsBackToBaseline(t *testing.T) {
 		m := rlNewMark(t, name)
 		s, tmp := rlServer(t, m, `tool_quick() { printf 'ok %s' "$1"; }`, []string{"quick"},
 			append([]string{"--max-concurrency", strconv.Itoa(perRound)}, rlQuietFlags...), "GOTRACEBACK=all")
-		pid := s.cmd.Process.Pid
+		pid := s.Cmd.Process.Pid
 		round := func(r int) time.Duration {
 			start := time.Now()
 			for i := 0; i < perRound; i++ {
-				s.send(rlCall(fmt.Sprintf(`"r%d-%d"`, r, i), "quick", fmt.Sprintf(`{"i":%d}`, i)))
+				s.Send(rlCall(fmt.Sprintf(`"r%d-%d"`, r, i), "quick", fmt.Sprintf(`{"i":%d}`, i)))
 			}
 			seen := map[string]bool{}
 			for n := 0; n < perRound; n++ {
-				resp := rlDecode(t, s.recv())
+				resp := rlDecode(t, s.Recv())
 				var id string
 				if err := json.Unmarshal(resp.ID, &id); err != nil {
 					t.Fatalf("round %d: response with unexpected id %s", r, resp.ID)
@@ -492,14 +493,14 @@ func TestRLConcurrentRoundsBackToBaseline(t *testing.T) {
 
 		var out run
 		warm := round(0)
-		rlWaitNoneLeft(t, deadline(t), m, pid)
+		rlWaitNoneLeft(t, harness.Deadline(t), m, pid)
 		out.base = rlQuietSample(t, pid)
 		t.Logf("%s: after the warm-up round (%v): %v", name, warm.Round(time.Millisecond), out.base)
 		var took []string
 		for r := 1; r <= rounds; r++ {
 			took = append(took, round(r).Round(time.Millisecond).String())
 		}
-		rlWaitNoneLeft(t, deadline(t), m, pid)
+		rlWaitNoneLeft(t, harness.Deadline(t), m, pid)
 		if rounds > 0 {
 			t.Logf("%s: %d rounds of %d calls took %s", name, rounds, perRound, strings.Join(took, " "))
 		}
@@ -527,7 +528,7 @@ func TestRLConcurrentRoundsBackToBaseline(t *testing.T) {
 		if d := rlCallDirs(tmp); len(d) != 0 {
 			t.Errorf("call directories left behind: %v", d)
 		}
-		if got := s.roundTrip(`{"jsonrpc":"2.0","id":"after","method":"ping"}`); got != `{"jsonrpc":"2.0","id":"after","result":{}}` {
+		if got := s.RoundTrip(`{"jsonrpc":"2.0","id":"after","method":"ping"}`); got != `{"jsonrpc":"2.0","id":"after","result":{}}` {
 			t.Fatalf("ping after the load: %s", got)
 		}
 		out.goroutines, out.byFunc = rlGoroutines(t, s)
@@ -578,23 +579,23 @@ func TestRLGigabyteOutputIsCapped(t *testing.T) {
 }
 tool_quick() { printf 'ok %s' "$1"; }`
 			s, tmp := rlServer(t, m, script, []string{"big", "quick"}, c.flags, "RL_CTL="+ctl)
-			pid := s.cmd.Process.Pid
+			pid := s.Cmd.Process.Pid
 			before := rlMustSample(t, pid)
 			sampler := rlStartSampler(pid)
 
-			s.send(rlCall(`"big"`, "big", `{}`))
+			s.Send(rlCall(`"big"`, "big", `{}`))
 			// While the tool writes: ping and a quick tool are answered,
 			// in order, and before the big call.
 			var lat []string
 			for i := 0; i < 3; i++ {
 				start := time.Now()
 				id := fmt.Sprintf(`"p%d"`, i)
-				if got := s.roundTrip(`{"jsonrpc":"2.0","id":` + id + `,"method":"ping"}`); got != `{"jsonrpc":"2.0","id":`+id+`,"result":{}}` {
+				if got := s.RoundTrip(`{"jsonrpc":"2.0","id":` + id + `,"method":"ping"}`); got != `{"jsonrpc":"2.0","id":`+id+`,"result":{}}` {
 					t.Fatalf("ping while writing: %s", got)
 				}
 				lat = append(lat, "ping "+time.Since(start).Round(time.Microsecond).String())
 				start = time.Now()
-				resp := rlDecode(t, []byte(s.roundTrip(rlCall(fmt.Sprintf(`"q%d"`, i), "quick", `{}`))))
+				resp := rlDecode(t, []byte(s.RoundTrip(rlCall(fmt.Sprintf(`"q%d"`, i), "quick", `{}`))))
 				if text, ok := resp.text(); !ok || resp.Result.IsError || text != "ok {}" || string(resp.ID) != fmt.Sprintf(`"q%d"`, i) {
 					t.Fatalf("quick call while writing: %+v", resp)
 				}
@@ -602,18 +603,18 @@ tool_quick() { printf 'ok %s' "$1"; }`
 			}
 			_, errWritten := os.Stat(filepath.Join(ctl, "written"))
 			t.Logf("answered while the 1 GiB was being written (still writing: %v): %s", errWritten != nil, strings.Join(lat, ", "))
-			proctest.WaitUntil(t, deadline(t), "the tool has written 1 GiB", func() (bool, string) {
+			proctest.WaitUntil(t, harness.Deadline(t), "the tool has written 1 GiB", func() (bool, string) {
 				_, err := os.Stat(filepath.Join(ctl, "written"))
 				return err == nil, fmt.Sprint(err)
 			})
-			if got := s.roundTrip(`{"jsonrpc":"2.0","id":"p-after","method":"ping"}`); got != `{"jsonrpc":"2.0","id":"p-after","result":{}}` {
+			if got := s.RoundTrip(`{"jsonrpc":"2.0","id":"p-after","method":"ping"}`); got != `{"jsonrpc":"2.0","id":"p-after","result":{}}` {
 				t.Fatalf("ping with 1 GiB of output pending: %s", got)
 			}
 			start := time.Now()
 			if err := os.WriteFile(filepath.Join(ctl, "gate"), nil, 0o644); err != nil {
 				t.Fatal(err)
 			}
-			line := s.recv()
+			line := s.Recv()
 			took := time.Since(start)
 			peak, samples := sampler.finish()
 			resp := rlDecode(t, line)
@@ -634,8 +635,8 @@ tool_quick() { printf 'ok %s' "$1"; }`
 			if d := rlCallDirs(tmp); len(d) != 0 {
 				t.Errorf("the call's root (with its 1 GiB output file) was not removed: %v", d)
 			}
-			rlWaitNoneLeft(t, deadline(t), m, pid)
-			if ee := s.closeAndWait(); ee != nil {
+			rlWaitNoneLeft(t, harness.Deadline(t), m, pid)
+			if ee := s.CloseAndWait(); ee != nil {
 				t.Fatalf("exit after EOF: %v", ee)
 			}
 		})
@@ -657,10 +658,10 @@ tool_stderr() { sleep 100 >/dev/null & echo started; }
 tool_nested() { ( (sleep 100 &) & ); { sleep 100 2>&1 & } ; echo started; }`
 	tools := []string{"subshell", "child", "stderr", "nested"}
 	s, tmp := rlServer(t, m, script, tools, nil)
-	pid := s.cmd.Process.Pid
+	pid := s.Cmd.Process.Pid
 	for i, tool := range tools {
 		start := time.Now()
-		resp := rlDecode(t, []byte(s.roundTrip(rlCall(strconv.Itoa(i+1), tool, `{}`))))
+		resp := rlDecode(t, []byte(s.RoundTrip(rlCall(strconv.Itoa(i+1), tool, `{}`))))
 		took := time.Since(start)
 		if text, ok := resp.text(); !ok || resp.Result.IsError || text != "started" {
 			t.Fatalf("%s: %+v", tool, resp)
@@ -683,22 +684,22 @@ tool_nested() { ( (sleep 100 &) & ); { sleep 100 2>&1 & } ; echo started; }`
 // util-linux prlimit when it exists (it sets the limit and execs, so the
 // daemon keeps the pid), else through bash's ulimit and exec. os/exec
 // cannot set rlimits itself.
-func rlLimited(t *testing.T, n int, env, args []string) *server {
+func rlLimited(t *testing.T, n int, env, args []string) *harness.Daemon {
 	t.Helper()
 	var cmd *exec.Cmd
 	if p, err := exec.LookPath("prlimit"); err == nil {
-		cmd = exec.Command(p, append([]string{fmt.Sprintf("--nofile=%d:%d", n, n), binary}, args...)...)
+		cmd = exec.Command(p, append([]string{fmt.Sprintf("--nofile=%d:%d", n, n), harness.Binary}, args...)...)
 	} else {
-		cmd = exec.Command("bash", append([]string{"-c", fmt.Sprintf(`ulimit -n %d && exec "$0" "$@"`, n), binary}, args...)...)
+		cmd = exec.Command("bash", append([]string{"-c", fmt.Sprintf(`ulimit -n %d && exec "$0" "$@"`, n), harness.Binary}, args...)...)
 	}
 	cmd.Env = append(os.Environ(), env...)
-	s := startPrepared(t, cmd)
+	s := harness.StartCmd(t, cmd)
 	// The exec must have happened before the pid is the daemon's.
-	proctest.WaitUntil(t, deadline(t), "the daemon runs under the limit", func() (bool, string) {
-		exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", s.cmd.Process.Pid))
-		return err == nil && exe == binary, exe
+	proctest.WaitUntil(t, harness.Deadline(t), "the daemon runs under the limit", func() (bool, string) {
+		exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", s.Cmd.Process.Pid))
+		return err == nil && exe == harness.Binary, exe
 	})
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/limits", s.cmd.Process.Pid))
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/limits", s.Cmd.Process.Pid))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcp-bashd/mcp-bashd/tests/internal/harness"
 	"github.com/mcp-bashd/mcp-bashd/tests/internal/proctest"
 )
 
@@ -24,7 +25,7 @@ func TestR2DuplicateKeysRefused(t *testing.T) {
 		script: `tool_greet() { : > "$MARKS/ran"; [[ $1 =~ \"name\":\"([^\"]*)\" ]] && echo "Hello ${BASH_REMATCH[1]}"; }`,
 		tools:  `{"tools":[{"name":"greet","inputSchema":{"type":"object","properties":{"name":{"type":"string","pattern":"^[A-Za-z]+$"}},"required":["name"]}}]}`,
 	})
-	s.roundTrip(initLine)
+	s.RoundTrip(harness.InitLine)
 	r := s.call(1, "greet", `{"name":"EVIL;$(id)","name":"Ada"}`)
 	ctWantError(t, r, -32602, `Invalid params: arguments.name is given more than once; duplicate keys are refused because the tool could read either value`)
 	r = s.call(2, "greet", `{"name":"Ada","nested":{"a":[{"k":1,"k":2}]}}`)
@@ -39,22 +40,22 @@ func TestR2DuplicateKeysRefused(t *testing.T) {
 // whose id is 8 MB of digits, then a ping: both answered well within the
 // hang bound (normalising such an id through big.Rat took minutes).
 func TestR2HugeIDIsLinear(t *testing.T) {
-	s := ctStart(t, ctOpt{script: `tool_hi() { echo hi; }`, tools: toolsJSON("hi")})
-	s.roundTrip(initLine)
+	s := ctStart(t, ctOpt{script: `tool_hi() { echo hi; }`, tools: harness.ToolsJSON("hi")})
+	s.RoundTrip(harness.InitLine)
 	id := "1" + strings.Repeat("0", 8<<20)
-	s.send(`{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":"hi","arguments":{}}}`)
-	s.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":` + id + `5}}`)
-	s.send(`{"jsonrpc":"2.0","id":"after","method":"ping"}`)
-	bound := time.After(min(rl2NoteBound, time.Until(deadline(t))))
+	s.Send(`{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":"hi","arguments":{}}}`)
+	s.Send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":` + id + `5}}`)
+	s.Send(`{"jsonrpc":"2.0","id":"after","method":"ping"}`)
+	bound := time.After(min(rl2NoteBound, time.Until(harness.Deadline(t))))
 	for got := 0; got < 2; {
 		select {
-		case line, ok := <-s.lines:
+		case line, ok := <-s.Lines:
 			if !ok {
-				t.Fatalf("server closed stdout\nstderr:\n%s", s.stderr)
+				t.Fatalf("server closed stdout\nstderr:\n%s", s.Stderr)
 			}
 			switch {
 			case strings.Contains(string(line), `"id":"after"`):
-				s.check(line)
+				s.Check(line)
 				got++
 			// Not checked against the schema: the validator's own number
 			// handling is not linear, and the id is echoed as written.
@@ -74,21 +75,21 @@ func TestR2HugeIDIsLinear(t *testing.T) {
 func TestR2BusyMessageSaysTheBound(t *testing.T) {
 	s := ctStart(t, ctOpt{
 		script: `tool_hold() { until [ -e "$MARKS/go" ]; do sleep 0.01; done; echo held; }`,
-		tools:  toolsJSON("hold"),
+		tools:  harness.ToolsJSON("hold"),
 		flags:  []string{"--max-concurrency", "1"},
 	})
 	t.Cleanup(func() { os.WriteFile(filepath.Join(s.marks, "go"), nil, 0o644) })
-	s.roundTrip(initLine)
+	s.RoundTrip(harness.InitLine)
 	for i := 1; i <= 64; i++ {
-		s.send(ctCallLine(i, "hold", `{}`))
+		s.Send(ctCallLine(i, "hold", `{}`))
 	}
-	r := ctParse(t, s.roundTrip(ctCallLine(65, "hold", `{}`)))
+	r := ctParse(t, s.RoundTrip(ctCallLine(65, "hold", `{}`)))
 	ctWantError(t, r, -32603, "Server busy: 64 tool calls are already running or waiting (64 per --max-concurrency slot; --max-concurrency is 1); retry later, or start mcp-bashd with a higher --max-concurrency")
 	if err := os.WriteFile(filepath.Join(s.marks, "go"), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	for i := 1; i <= 64; i++ {
-		if r := ctParse(t, string(s.recv())); r.Result == nil {
+		if r := ctParse(t, string(s.Recv())); r.Result == nil {
 			t.Fatalf("a waiting call was not answered: %+v", r)
 		}
 	}
@@ -97,18 +98,18 @@ func TestR2BusyMessageSaysTheBound(t *testing.T) {
 // Item 8: a reload's old snapshot is removed once no call uses it; eight
 // edits leave one snapshot, not nine.
 func TestR2ReloadsRemoveOldSnapshots(t *testing.T) {
-	s := ctStart(t, ctOpt{script: `tool_v() { echo 0; }`, tools: toolsJSON("v")})
-	s.roundTrip(initLine)
+	s := ctStart(t, ctOpt{script: `tool_v() { echo 0; }`, tools: harness.ToolsJSON("v")})
+	s.RoundTrip(harness.InitLine)
 	script := filepath.Join(s.dir, "server.sh")
 	for i := 1; i <= 8; i++ {
 		rl2Replace(t, script, fmt.Sprintf("tool_v() { echo %d; }\n", i))
 		want := fmt.Sprint(i)
-		proctest.WaitUntil(t, deadline(t), "edit "+want+" served", func() (bool, string) {
+		proctest.WaitUntil(t, harness.Deadline(t), "edit "+want+" served", func() (bool, string) {
 			r := s.call(100+i, "v", `{}`)
 			return r.Result != nil && len(r.Result.Content) == 1 && r.Result.Content[0].Text == want, r.Raw
 		})
 	}
-	proctest.WaitUntil(t, deadline(t), "one snapshot left", func() (bool, string) {
+	proctest.WaitUntil(t, harness.Deadline(t), "one snapshot left", func() (bool, string) {
 		snaps, _ := filepath.Glob(filepath.Join(s.tmp, "*", "snapshot.*.sh"))
 		return len(snaps) == 1, fmt.Sprintf("snapshots: %q", snaps)
 	})
@@ -118,14 +119,14 @@ func TestR2ReloadsRemoveOldSnapshots(t *testing.T) {
 // load is cancelled (its processes killed) and the daemon dies by the
 // signal, not after the load's 30 s limit with exit status 1.
 func TestR2SIGTERMDuringLoad(t *testing.T) {
-	dir := writeServer(t, map[string]string{"server.sh": rfLib + "rf_note loading\nsleep 300\n", "tools.json": toolsJSON()})
+	dir := harness.WriteFiles(t, map[string]string{"server.sh": rfLib + "rf_note loading\nsleep 300\n", "tools.json": harness.ToolsJSON()})
 	mark := fmt.Sprintf("%s-%d", t.Name(), os.Getpid())
-	s := startServer(t, serverOpt{
-		args: []string{filepath.Join(dir, "server.sh")},
-		env:  []string{rfMarkKey + "=" + mark, "RF_DIR=" + dir, "TMPDIR=" + t.TempDir()},
+	s := harness.Start(t, harness.Options{
+		Args: []string{filepath.Join(dir, "server.sh")},
+		Env:  []string{rfMarkKey + "=" + mark, "RF_DIR=" + dir, "TMPDIR=" + t.TempDir()},
 	})
-	d := &rfDaemon{server: s, dir: dir, mark: mark}
-	proctest.WaitUntil(t, deadline(t), "the load to start", func() (bool, string) {
+	d := &rfDaemon{Daemon: s, dir: dir, mark: mark}
+	proctest.WaitUntil(t, harness.Deadline(t), "the load to start", func() (bool, string) {
 		_, err := os.Stat(filepath.Join(dir, "loading"))
 		return err == nil, fmt.Sprint(err)
 	})
@@ -133,7 +134,7 @@ func TestR2SIGTERMDuringLoad(t *testing.T) {
 		t.Fatalf("no process of the load found by its marker")
 	}
 	sent := time.Now()
-	if err := d.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+	if err := d.Cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
 	d.waitExit(t)
@@ -142,9 +143,9 @@ func TestR2SIGTERMDuringLoad(t *testing.T) {
 		t.Errorf("exited %v after SIGTERM during the load", took.Round(time.Millisecond))
 	}
 	if sig := d.signalled(); sig != syscall.SIGTERM {
-		t.Errorf("daemon ended by signal %d (exit status %d), want death by SIGTERM; stderr:\n%s", sig, d.cmd.ProcessState.ExitCode(), d.stderr)
+		t.Errorf("daemon ended by signal %d (exit status %d), want death by SIGTERM; stderr:\n%s", sig, d.Cmd.ProcessState.ExitCode(), d.Stderr)
 	}
-	d.waitNoneAlive(t, deadline(t), "the load's processes to be gone")
+	d.waitNoneAlive(t, harness.Deadline(t), "the load's processes to be gone")
 }
 
 // Item 6: every process the daemon starts dies with it, SIGKILL included:
@@ -152,27 +153,27 @@ func TestR2SIGTERMDuringLoad(t *testing.T) {
 // lifeline as calls do (they used to be reparented to init and live on).
 func TestR2SIGKILLDuringLoadReloadAndList(t *testing.T) {
 	start := func(t *testing.T, script string, flags ...string) *rfDaemon {
-		dir := writeServer(t, map[string]string{"server.sh": rfLib + script, "tools.json": toolsJSON("v")})
+		dir := harness.WriteFiles(t, map[string]string{"server.sh": rfLib + script, "tools.json": harness.ToolsJSON("v")})
 		mark := fmt.Sprintf("%s-%d", t.Name(), os.Getpid())
-		s := startServer(t, serverOpt{
-			args: append(flags, filepath.Join(dir, "server.sh")),
-			env:  []string{rfMarkKey + "=" + mark, "RF_DIR=" + dir, "TMPDIR=" + t.TempDir()},
+		s := harness.Start(t, harness.Options{
+			Args: append(flags, filepath.Join(dir, "server.sh")),
+			Env:  []string{rfMarkKey + "=" + mark, "RF_DIR=" + dir, "TMPDIR=" + t.TempDir()},
 		})
-		return &rfDaemon{server: s, dir: dir, mark: mark}
+		return &rfDaemon{Daemon: s, dir: dir, mark: mark}
 	}
 	killAt := func(t *testing.T, d *rfDaemon, marker string) {
-		proctest.WaitUntil(t, deadline(t), marker, func() (bool, string) {
+		proctest.WaitUntil(t, harness.Deadline(t), marker, func() (bool, string) {
 			_, err := os.Stat(filepath.Join(d.dir, marker))
 			return err == nil, fmt.Sprint(err)
 		})
 		if len(d.alive(t)) == 0 {
 			t.Fatalf("no process found by the marker at %s", marker)
 		}
-		if err := d.cmd.Process.Kill(); err != nil {
+		if err := d.Cmd.Process.Kill(); err != nil {
 			t.Fatal(err)
 		}
 		d.waitExit(t)
-		d.waitNoneAlive(t, time.Now().Add(min(rl2NoteBound, time.Until(deadline(t)))), "every process of the daemon to be gone after its SIGKILL")
+		d.waitNoneAlive(t, time.Now().Add(min(rl2NoteBound, time.Until(harness.Deadline(t)))), "every process of the daemon to be gone after its SIGKILL")
 	}
 	t.Run("load", func(t *testing.T) {
 		d := start(t, "rf_note loading\nsleep 300\n")
@@ -180,7 +181,7 @@ func TestR2SIGKILLDuringLoadReloadAndList(t *testing.T) {
 	})
 	t.Run("reload", func(t *testing.T) {
 		d := start(t, "tool_v() { echo v; }\n[ -e \"$RF_DIR/slow\" ] && { rf_note reloading; sleep 300; }\n")
-		d.roundTrip(initLine)
+		d.RoundTrip(harness.InitLine)
 		rfTouch(t, d.dir, "slow")
 		rl2Replace(t, filepath.Join(d.dir, "server.sh"), rfLib+"tool_v() { echo w; }\n[ -e \"$RF_DIR/slow\" ] && { rf_note reloading; sleep 300; }\n")
 		killAt(t, d, "reloading")
@@ -190,10 +191,10 @@ func TestR2SIGKILLDuringLoadReloadAndList(t *testing.T) {
 		provider := "#!/usr/bin/env bash\nif [ \"$1\" = list ]; then\n  [ -e \"$RF_DIR/slow\" ] && { echo $$ > \"$RF_DIR/listing\"; sleep 300; }\n  echo '{\"name\":\"%s\",\"inputSchema\":{\"type\":\"object\"}}'\nfi\n"
 		sdWriteExe(t, filepath.Join(tools, "p.sh"), fmt.Sprintf(provider, "p"), true)
 		d := start(t, "tool_v() { echo v; }\n", "--tools-dir", tools)
-		d.roundTrip(initLine)
+		d.RoundTrip(harness.InitLine)
 		rfTouch(t, d.dir, "slow")
 		sdWriteExe(t, filepath.Join(tools, "q.sh"), fmt.Sprintf(provider, "q"), true)
-		d.send(`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`) // lists now, if the watcher has not begun
+		d.Send(`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`) // lists now, if the watcher has not begun
 		killAt(t, d, "listing")
 	})
 }
@@ -203,9 +204,9 @@ func TestR2SIGKILLDuringLoadReloadAndList(t *testing.T) {
 func TestR2ErrorsPointAtTheScript(t *testing.T) {
 	s := ctStart(t, ctOpt{
 		script: "# one\n# two\ntool_unset() {\n    set -u\n    echo \"$NOPE_UNSET\"\n}",
-		tools:  toolsJSON("unset"),
+		tools:  harness.ToolsJSON("unset"),
 	})
-	s.roundTrip(initLine)
+	s.RoundTrip(harness.InitLine)
 	r := s.call(1, "unset", `{}`)
 	want := "Error executing unset: " + filepath.Join(s.dir, "server.sh") + ": line 5: NOPE_UNSET: unbound variable"
 	ctWantText(t, r, true, want)

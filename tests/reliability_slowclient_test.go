@@ -29,6 +29,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/mcp-bashd/mcp-bashd/tests/internal/harness"
 	"github.com/mcp-bashd/mcp-bashd/tests/internal/proctest"
 )
 
@@ -53,7 +54,7 @@ type scDaemon struct {
 	stdin  io.WriteCloser
 	out    *os.File // read end of the daemon's stdout
 	br     *bufio.Reader
-	stderr *bytes.Buffer
+	stderr *harness.Output
 	done   chan struct{}
 	dir    string
 	log    string
@@ -65,10 +66,10 @@ type scDaemon struct {
 // goes silent).
 func scStartStdio(t *testing.T, body string, tools []string, flags ...string) *scDaemon {
 	t.Helper()
-	d := &scDaemon{dir: writeServer(t, map[string]string{"server.sh": rfLib + body, "tools.json": toolsJSON(tools...)}),
-		stderr: &bytes.Buffer{}, done: make(chan struct{}), mark: rlNewMark(t, "sc-"+t.Name())}
+	d := &scDaemon{dir: harness.WriteFiles(t, map[string]string{"server.sh": rfLib + body, "tools.json": harness.ToolsJSON(tools...)}),
+		stderr: &harness.Output{}, done: make(chan struct{}), mark: rlNewMark(t, "sc-"+t.Name())}
 	d.log = filepath.Join(d.dir, "daemon.log")
-	d.cmd = exec.Command(binary, append(append([]string{}, flags...), filepath.Join(d.dir, "server.sh"))...)
+	d.cmd = exec.Command(harness.Binary, append(append([]string{}, flags...), filepath.Join(d.dir, "server.sh"))...)
 	d.cmd.Env = append(os.Environ(), d.mark.env(), "RF_DIR="+d.dir, "TMPDIR="+t.TempDir(), "MCP_LOG_FILE="+d.log)
 	var err error
 	if d.stdin, err = d.cmd.StdinPipe(); err != nil {
@@ -78,7 +79,7 @@ func scStartStdio(t *testing.T, body string, tools []string, flags ...string) *s
 	if d.out, outW, err = os.Pipe(); err != nil {
 		t.Fatal(err)
 	}
-	d.cmd.Stdout, d.cmd.Stderr = outW, &lockedWriter{w: d.stderr}
+	d.cmd.Stdout, d.cmd.Stderr = outW, d.stderr
 	if err := d.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +100,7 @@ func scStartStdio(t *testing.T, body string, tools []string, flags ...string) *s
 		}
 	})
 	d.br = bufio.NewReader(d.out)
-	d.send(t, initLine)
+	d.send(t, harness.InitLine)
 	if line := d.readLine(t); !strings.Contains(line, `"protocolVersion"`) {
 		t.Fatalf("initialize: %q", line)
 	}
@@ -116,7 +117,7 @@ func (d *scDaemon) send(t *testing.T, line string) {
 // readLine reads one line of stdout, bounded by the test's deadline.
 func (d *scDaemon) readLine(t *testing.T) string {
 	t.Helper()
-	d.out.SetReadDeadline(deadline(t))
+	d.out.SetReadDeadline(harness.Deadline(t))
 	line, err := d.br.ReadString('\n')
 	if err != nil {
 		t.Fatalf("read stdout: %v (%q); stderr:\n%s", err, line, d.stderr)
@@ -132,7 +133,7 @@ func scPipeFull(t *testing.T, f *os.File) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	proctest.WaitUntil(t, deadline(t), "the daemon's stdout pipe to be full", func() (bool, string) {
+	proctest.WaitUntil(t, harness.Deadline(t), "the daemon's stdout pipe to be full", func() (bool, string) {
 		var size, queued int
 		var serr, qerr error
 		rc.Control(func(fd uintptr) {
@@ -238,7 +239,7 @@ func TestSlowClientAnswersAreBounded(t *testing.T) {
 			pid := d.cmd.Process.Pid
 			sampler := rlStartSampler(pid)
 			scSendCalls(d, 400, tool)
-			proctest.WaitUntil(t, deadline(t), "the daemon to report every slot waiting for the client", func() (bool, string) {
+			proctest.WaitUntil(t, harness.Deadline(t), "the daemon to report every slot waiting for the client", func() (bool, string) {
 				p, err := rlSample(pid)
 				if err != nil {
 					return false, err.Error()
@@ -281,7 +282,7 @@ func TestHostDiedStdinStdoutClosed(t *testing.T) {
 	d := scStartStdio(t, rfHold, []string{"hold"}, "--grace", grace.String())
 	d.send(t, rfCall(`"long"`, "hold", `{"i":0}`))
 	pgid := rfInt(t, d.dir, "hold.0")
-	proctest.WaitUntil(t, deadline(t), "the call's group to be complete", func() (bool, string) {
+	proctest.WaitUntil(t, harness.Deadline(t), "the call's group to be complete", func() (bool, string) {
 		ps, err := proctest.InGroup(pgid)
 		if err != nil {
 			return false, err.Error()
@@ -316,9 +317,9 @@ type scResp struct {
 func TestDrainAnswersNewRequestsStdio(t *testing.T) {
 	body := `tool_gated() { rf_note gated.ready; rf_gate go; echo done; }`
 	d := rfStart(t, body, []string{"gated"}, []string{"--drain", "60s", "--grace", "1s"})
-	d.send(rfCall(`"g"`, "gated", `{}`))
+	d.Send(rfCall(`"g"`, "gated", `{}`))
 	rfLine(t, d.dir, "gated.ready")
-	if err := d.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+	if err := d.Cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
 	// A ping answered with a result was read before the daemon began to
@@ -326,11 +327,11 @@ func TestDrainAnswersNewRequestsStdio(t *testing.T) {
 	recv := func(what string) scResp {
 		t.Helper()
 		select {
-		case line, ok := <-d.lines:
+		case line, ok := <-d.Lines:
 			if !ok {
-				t.Fatalf("stdout closed waiting for %s; stderr:\n%s", what, d.stderr)
+				t.Fatalf("stdout closed waiting for %s; stderr:\n%s", what, d.Stderr)
 			}
-			d.check(line)
+			d.Check(line)
 			var r scResp
 			if err := json.Unmarshal(line, &r); err != nil {
 				t.Fatalf("not JSON: %q", line)
@@ -344,14 +345,14 @@ func TestDrainAnswersNewRequestsStdio(t *testing.T) {
 	var r scResp
 	for n := 0; ; n++ {
 		id := fmt.Sprintf(`"p%d"`, n)
-		d.send(`{"jsonrpc":"2.0","id":` + id + `,"method":"ping"}`)
+		d.Send(`{"jsonrpc":"2.0","id":` + id + `,"method":"ping"}`)
 		if r = recv("a ping sent during the drain"); string(r.ID) != id {
 			t.Fatalf("answer to %s has id %s", id, r.ID)
 		}
 		if r.Error != nil {
 			break
 		}
-		if !time.Now().Before(deadline(t)) {
+		if !time.Now().Before(harness.Deadline(t)) {
 			t.Fatal("the daemon never began to stop")
 		}
 	}
@@ -362,7 +363,7 @@ func TestDrainAnswersNewRequestsStdio(t *testing.T) {
 		}
 	}
 	want(r, string(r.ID))
-	d.send(rfCall(`"late"`, "gated", `{}`))
+	d.Send(rfCall(`"late"`, "gated", `{}`))
 	want(recv("a tools/call sent during the drain"), `"late"`)
 	rfTouch(t, d.dir, "go")
 	if r := recv("the call in flight"); string(r.ID) != `"g"` || !strings.Contains(string(r.Result), `"done"`) {
@@ -373,7 +374,7 @@ func TestDrainAnswersNewRequestsStdio(t *testing.T) {
 	}
 	d.waitExit(t)
 	if sig := d.signalled(); sig != syscall.SIGTERM {
-		t.Fatalf("daemon ended with %v, want death by SIGTERM", d.waitErr)
+		t.Fatalf("daemon ended with %v, want death by SIGTERM", d.WaitErr)
 	}
-	d.waitNoneAlive(t, deadline(t), "nothing of the call left running")
+	d.waitNoneAlive(t, harness.Deadline(t), "nothing of the call left running")
 }

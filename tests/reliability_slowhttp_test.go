@@ -29,6 +29,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/mcp-bashd/mcp-bashd/tests/internal/harness"
 )
 
 // scStall is the daemon's HTTP I/O timeout: how long a body read or a
@@ -40,7 +42,7 @@ type scHTTP struct {
 	cmd    *exec.Cmd
 	url    string
 	host   string
-	stderr *lockedWriter
+	stderr *harness.Output
 	done   chan struct{}
 	dir    string
 	log    string
@@ -49,13 +51,14 @@ type scHTTP struct {
 
 func scStartHTTP(t *testing.T, body string, tools []string, flags ...string) *scHTTP {
 	t.Helper()
-	h := &scHTTP{dir: writeServer(t, map[string]string{"server.sh": rfLib + body, "tools.json": toolsJSON(tools...)}),
+	h := &scHTTP{dir: harness.WriteFiles(t, map[string]string{"server.sh": rfLib + body, "tools.json": harness.ToolsJSON(tools...)}),
 		mark: rlNewMark(t, "sc-"+t.Name())}
 	h.log = filepath.Join(h.dir, "daemon.log")
 	args := append([]string{"--http", "--http-bind", "127.0.0.1", "--http-port", "0"}, flags...)
-	h.cmd = exec.Command(binary, append(args, filepath.Join(h.dir, "server.sh"))...)
+	h.cmd = exec.Command(harness.Binary, append(args, filepath.Join(h.dir, "server.sh"))...)
 	h.cmd.Env = append(os.Environ(), h.mark.env(), "RF_DIR="+h.dir, "TMPDIR="+t.TempDir(), "MCP_LOG_FILE="+h.log)
-	h.url, h.stderr, h.done = startHTTPDaemon(t, h.cmd)
+	hd := harness.StartHTTPCmd(t, h.cmd)
+	h.url, h.stderr, h.done = hd.URL, hd.Stderr, hd.Done
 	t.Cleanup(func() {
 		if t.Failed() {
 			b, _ := os.ReadFile(h.log)
@@ -100,7 +103,7 @@ func (h *scHTTP) exitWithin(t *testing.T, from time.Time, bound time.Duration, w
 	select {
 	case <-h.done:
 	case <-time.After(time.Until(from.Add(bound))):
-		t.Fatalf("daemon still running %v after %s (bound %v)\n%s", time.Since(from).Round(time.Millisecond), what, bound, clLocked(h.stderr))
+		t.Fatalf("daemon still running %v after %s (bound %v)\n%s", time.Since(from).Round(time.Millisecond), what, bound, h.stderr.String())
 	}
 	return time.Since(from)
 }
@@ -245,7 +248,7 @@ func TestHTTPStalledBodies(t *testing.T) {
 		if waiting && since > scStall+5*time.Second {
 			t.Fatalf("no stalled body was cut %v after the first client stopped sending (body timeout %v)", since.Round(time.Millisecond), scStall)
 		}
-		if waiting && !time.Now().Before(deadline(t)) {
+		if waiting && !time.Now().Before(harness.Deadline(t)) {
 			t.Fatal("no client finished sending before the test's deadline")
 		}
 	}

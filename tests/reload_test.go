@@ -26,6 +26,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcp-bashd/mcp-bashd/tests/internal/harness"
 	"github.com/mcp-bashd/mcp-bashd/tests/internal/proctest"
 )
 
@@ -39,7 +40,7 @@ const rl2ListChanged = `{"jsonrpc":"2.0","method":"notifications/tools/list_chan
 // rl2Srv is a daemon driven over stdio that keeps notifications and
 // responses to other ids aside while it waits for a given response.
 type rl2Srv struct {
-	*server
+	*harness.Daemon
 	dir   string // the server's files
 	log   string // MCP_LOG_FILE (the daemon's JSON records)
 	next  int
@@ -51,24 +52,24 @@ type rl2Srv struct {
 // (manifest mode), with flags before the script.
 func rl2Start(t *testing.T, files map[string]string, flags ...string) *rl2Srv {
 	t.Helper()
-	dir := writeServer(t, files)
+	dir := harness.WriteFiles(t, files)
 	r := &rl2Srv{dir: dir, log: filepath.Join(t.TempDir(), "daemon.log"), early: map[string]string{}}
-	cmd := exec.Command(binary, append(flags, filepath.Join(dir, "server.sh"))...)
+	cmd := exec.Command(harness.Binary, append(flags, filepath.Join(dir, "server.sh"))...)
 	cmd.Env = sdEnv("TMPDIR="+t.TempDir(), "MCP_LOG_FILE="+r.log, "GATE="+filepath.Join(dir, "gate"), "STARTED="+filepath.Join(dir, "started"), sdMark(t))
-	r.server = startPrepared(t, cmd)
+	r.Daemon = harness.StartCmd(t, cmd)
 	return r
 }
 
 // await returns the response to id, keeping notifications (in notes) and
 // other responses (in early) aside.
 func (r *rl2Srv) await(id string) string {
-	r.t.Helper()
+	r.T.Helper()
 	if line, ok := r.early[id]; ok {
 		delete(r.early, id)
 		return line
 	}
 	for {
-		line := string(r.recv())
+		line := string(r.Recv())
 		var m struct {
 			ID     json.RawMessage `json:"id"`
 			Method string          `json:"method"`
@@ -88,34 +89,34 @@ func (r *rl2Srv) await(id string) string {
 // request sends method with params ("" for none) under a fresh id and
 // returns the response.
 func (r *rl2Srv) request(method, params string) string {
-	r.t.Helper()
+	r.T.Helper()
 	r.next++
 	id := fmt.Sprint(r.next)
 	p := ""
 	if params != "" {
 		p = `,"params":` + params
 	}
-	r.send(`{"jsonrpc":"2.0","id":` + id + `,"method":"` + method + `"` + p + `}`)
+	r.Send(`{"jsonrpc":"2.0","id":` + id + `,"method":"` + method + `"` + p + `}`)
 	return r.await(id)
 }
 
 // call runs a tool and returns its text and isError, or the error message
 // and true for a JSON-RPC error.
 func (r *rl2Srv) call(tool string) (string, bool) {
-	r.t.Helper()
+	r.T.Helper()
 	line := r.request("tools/call", `{"name":"`+tool+`","arguments":{}}`)
-	res := sdParse(r.t, line)
+	res := sdParse(r.T, line)
 	if res.Error != nil {
 		return fmt.Sprintf("error %d: %s", res.Error.Code, res.Error.Message), true
 	}
-	return sdText(r.t, line)
+	return sdText(r.T, line)
 }
 
 // waitCall calls tool until its text is want: the readiness condition of
 // a reload.
 func (r *rl2Srv) waitCall(t *testing.T, tool, want, what string) {
 	t.Helper()
-	proctest.WaitUntil(t, deadline(t), what, func() (bool, string) {
+	proctest.WaitUntil(t, harness.Deadline(t), what, func() (bool, string) {
 		text, isErr := r.call(tool)
 		return text == want && !isErr, fmt.Sprintf("%s returned %q (isError=%v)", tool, text, isErr)
 	})
@@ -123,7 +124,7 @@ func (r *rl2Srv) waitCall(t *testing.T, tool, want, what string) {
 
 // toolNames lists the tools tools/list returns.
 func (r *rl2Srv) toolNames() []string {
-	r.t.Helper()
+	r.T.Helper()
 	line := r.request("tools/list", "")
 	var lr struct {
 		Result *struct {
@@ -131,7 +132,7 @@ func (r *rl2Srv) toolNames() []string {
 		} `json:"result"`
 	}
 	if json.Unmarshal([]byte(line), &lr) != nil || lr.Result == nil {
-		r.t.Fatalf("tools/list: %s", line)
+		r.T.Fatalf("tools/list: %s", line)
 	}
 	names := []string{}
 	for _, tl := range lr.Result.Tools {
@@ -157,14 +158,14 @@ func (r *rl2Srv) waitNote(t *testing.T, want, after string) {
 	if take() {
 		return
 	}
-	bound := time.After(min(rl2NoteBound, time.Until(deadline(t))))
+	bound := time.After(min(rl2NoteBound, time.Until(harness.Deadline(t))))
 	for {
 		select {
-		case line, ok := <-r.lines:
+		case line, ok := <-r.Lines:
 			if !ok {
-				t.Fatalf("server closed stdout waiting for %s after %s\nstderr:\n%s", want, after, r.stderr)
+				t.Fatalf("server closed stdout waiting for %s after %s\nstderr:\n%s", want, after, r.Stderr)
 			}
-			r.check(line)
+			r.Check(line)
 			line = bytes.TrimSuffix(line, []byte("\n"))
 			var m struct {
 				ID     json.RawMessage `json:"id"`
@@ -231,7 +232,7 @@ func (r *rl2Srv) waitLog(t *testing.T, msg string, parts ...string) map[string]a
 func (r *rl2Srv) waitLogAfter(t *testing.T, skip int, msg string, parts ...string) map[string]any {
 	t.Helper()
 	var found map[string]any
-	proctest.WaitUntil(t, deadline(t), fmt.Sprintf("a log record %q mentioning %q", msg, parts), func() (bool, string) {
+	proctest.WaitUntil(t, harness.Deadline(t), fmt.Sprintf("a log record %q mentioning %q", msg, parts), func() (bool, string) {
 		var last []string
 		recs := rl2Records(r.log)
 		for _, rec := range recs[min(skip, len(recs)):] {
@@ -274,11 +275,11 @@ tool_slow() {
 }
 tool_gen() { echo "$GEN"; }
 `,
-		"tools.json": toolsJSON("slow", "gen"),
+		"tools.json": harness.ToolsJSON("slow", "gen"),
 	})
 	r.request("initialize", `{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"rl2","version":"0"}}`)
-	r.send(`{"jsonrpc":"2.0","id":"inflight","method":"tools/call","params":{"name":"slow","arguments":{}}}`)
-	proctest.WaitUntil(t, deadline(t), "the first call to be running", func() (bool, string) {
+	r.Send(`{"jsonrpc":"2.0","id":"inflight","method":"tools/call","params":{"name":"slow","arguments":{}}}`)
+	proctest.WaitUntil(t, harness.Deadline(t), "the first call to be running", func() (bool, string) {
 		_, err := os.Stat(filepath.Join(r.dir, "started"))
 		return err == nil, fmt.Sprint(err)
 	})
@@ -299,8 +300,8 @@ tool_gen() { echo "$GEN"; }
 		t.Errorf("the call in flight across the change: %s", got)
 	}
 	r.waitLog(t, "server script reloaded", filepath.Join(r.dir, "server.sh"))
-	if ee := r.closeAndWait(); ee != nil {
-		t.Errorf("exit: %v\n%s", ee, r.stderr)
+	if ee := r.CloseAndWait(); ee != nil {
+		t.Errorf("exit: %v\n%s", ee, r.Stderr)
 	}
 }
 
@@ -309,7 +310,7 @@ tool_gen() { echo "$GEN"; }
 func TestRl2ToolsJSONEditSeenByNextRequest(t *testing.T) {
 	r := rl2Start(t, map[string]string{
 		"server.sh":  "tool_one() { echo one; }\ntool_two() { echo two; }\n",
-		"tools.json": toolsJSON("one"),
+		"tools.json": harness.ToolsJSON("one"),
 	})
 	r.request("initialize", `{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"rl2","version":"0"}}`)
 	if got := r.toolNames(); !reflect.DeepEqual(got, []string{"one"}) {
@@ -319,14 +320,14 @@ func TestRl2ToolsJSONEditSeenByNextRequest(t *testing.T) {
 		t.Errorf("an undeclared tool before the edit: %q", text)
 	}
 	tools := filepath.Join(r.dir, "tools.json")
-	rl2Replace(t, tools, toolsJSON("one", "two"))
+	rl2Replace(t, tools, harness.ToolsJSON("one", "two"))
 	if got := r.toolNames(); !reflect.DeepEqual(got, []string{"one", "two"}) {
 		t.Errorf("tools after adding two = %q", got)
 	}
 	if text, isErr := r.call("two"); text != "two" || isErr {
 		t.Errorf("two after it was declared: %q isError=%v", text, isErr)
 	}
-	rl2Replace(t, tools, toolsJSON("two"))
+	rl2Replace(t, tools, harness.ToolsJSON("two"))
 	if text, _ := r.call("one"); text != "error -32601: Tool not found: one" {
 		t.Errorf("one after it was removed from tools.json: %q", text)
 	}
@@ -338,14 +339,14 @@ func TestRl2ToolsJSONEditSeenByNextRequest(t *testing.T) {
 func TestRl2ListChangedAfterInitialize(t *testing.T) {
 	r := rl2Start(t, map[string]string{
 		"server.sh":   "tool_one() { echo one; }\n",
-		"tools.json":  toolsJSON("one"),
+		"tools.json":  harness.ToolsJSON("one"),
 		"config.json": `{"serverInfo":{"name":"reloading","version":"1"},"capabilities":{"tools":{"listChanged":true}}}`,
 	})
 	sdWantLine(t, "initialize", r.request("initialize", `{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"rl2","version":"0"}}`),
 		`{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18","serverInfo":{"name":"reloading","version":"1"},"capabilities":{"tools":{"listChanged":true}}}}`)
-	r.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	r.Send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 
-	rl2Replace(t, filepath.Join(r.dir, "tools.json"), toolsJSON("one", "three"))
+	rl2Replace(t, filepath.Join(r.dir, "tools.json"), harness.ToolsJSON("one", "three"))
 	r.waitNote(t, rl2ListChanged, "an edit of tools.json")
 	if got := r.toolNames(); !reflect.DeepEqual(got, []string{"one", "three"}) {
 		t.Errorf("tools after the edit = %q", got)
@@ -359,17 +360,17 @@ func TestRl2ListChangedAfterInitialize(t *testing.T) {
 	if text, isErr := r.call("three"); text != "three" || isErr {
 		t.Errorf("three after the notification: %q isError=%v", text, isErr)
 	}
-	if ee := r.closeAndWait(); ee != nil {
-		t.Errorf("exit: %v\n%s", ee, r.stderr)
+	if ee := r.CloseAndWait(); ee != nil {
+		t.Errorf("exit: %v\n%s", ee, r.Stderr)
 	}
 }
 
 // The same with a real host: the Go SDK pinned to a legacy revision calls
 // its ToolListChangedHandler, and its next tools/list has the new tool.
 func TestRl2GoSDKLegacyListChanged(t *testing.T) {
-	dir := writeServer(t, map[string]string{
+	dir := harness.WriteFiles(t, map[string]string{
 		"server.sh":   "tool_one() { echo one; }\ntool_two() { echo two; }\n",
-		"tools.json":  toolsJSON("one"),
+		"tools.json":  harness.ToolsJSON("one"),
 		"config.json": `{"capabilities":{"tools":{"listChanged":true}}}`,
 	})
 	changed := make(chan struct{}, 16)
@@ -383,10 +384,10 @@ func TestRl2GoSDKLegacyListChanged(t *testing.T) {
 	if got := g.toolNames(); !reflect.DeepEqual(got, []string{"one"}) {
 		t.Errorf("tools = %q", got)
 	}
-	rl2Replace(t, filepath.Join(dir, "tools.json"), toolsJSON("one", "two"))
+	rl2Replace(t, filepath.Join(dir, "tools.json"), harness.ToolsJSON("one", "two"))
 	select {
 	case <-changed:
-	case <-time.After(min(rl2NoteBound, time.Until(deadline(t)))):
+	case <-time.After(min(rl2NoteBound, time.Until(harness.Deadline(t)))):
 		t.Fatalf("the Go SDK's ToolListChangedHandler was not called within %v of the edit", rl2NoteBound)
 	}
 	if got := g.toolNames(); !reflect.DeepEqual(got, []string{"one", "two"}) {
@@ -404,9 +405,9 @@ func TestRl2GoSDKLegacyListChanged(t *testing.T) {
 // listChanged must deliver list_changed there (REVISIONS.md), or must not
 // advertise it. Either way the host must be able to connect.
 func TestRl2GoSDKModernListChanged(t *testing.T) {
-	dir := writeServer(t, map[string]string{
+	dir := harness.WriteFiles(t, map[string]string{
 		"server.sh":   "tool_one() { echo one; }\ntool_two() { echo two; }\n",
-		"tools.json":  toolsJSON("one"),
+		"tools.json":  harness.ToolsJSON("one"),
 		"config.json": `{"capabilities":{"tools":{"listChanged":true}}}`,
 	})
 	changed := make(chan struct{}, 16)
@@ -421,10 +422,10 @@ func TestRl2GoSDKModernListChanged(t *testing.T) {
 	if caps == nil || caps.Tools == nil || !caps.Tools.ListChanged {
 		return // not advertised: nothing to deliver
 	}
-	rl2Replace(t, filepath.Join(dir, "tools.json"), toolsJSON("one", "two"))
+	rl2Replace(t, filepath.Join(dir, "tools.json"), harness.ToolsJSON("one", "two"))
 	select {
 	case <-changed:
-	case <-time.After(min(rl2NoteBound, time.Until(deadline(t)))):
+	case <-time.After(min(rl2NoteBound, time.Until(harness.Deadline(t)))):
 		g.wire.mu.Lock()
 		defer g.wire.mu.Unlock()
 		t.Fatalf("server/discover advertises tools.listChanged but no list_changed reached the client within %v of the edit; the server sent: %q", rl2NoteBound, g.wire.in)
@@ -440,7 +441,7 @@ func TestRl2GoSDKModernListChanged(t *testing.T) {
 func TestRl2BrokenScriptKeepsServing(t *testing.T) {
 	r := rl2Start(t, map[string]string{
 		"server.sh":  "GEN=one\ntool_gen() { echo \"$GEN\"; }\n",
-		"tools.json": toolsJSON("gen"),
+		"tools.json": harness.ToolsJSON("gen"),
 	})
 	script := filepath.Join(r.dir, "server.sh")
 	r.request("initialize", `{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"rl2","version":"0"}}`)
@@ -462,8 +463,8 @@ func TestRl2BrokenScriptKeepsServing(t *testing.T) {
 
 	rl2Replace(t, script, "GEN=four\ntool_gen() { echo \"$GEN\"; }\n")
 	r.waitCall(t, "gen", "four", "the fixed script to serve calls")
-	if ee := r.closeAndWait(); ee != nil {
-		t.Errorf("exit: %v\n%s", ee, r.stderr)
+	if ee := r.CloseAndWait(); ee != nil {
+		t.Errorf("exit: %v\n%s", ee, r.Stderr)
 	}
 }
 
@@ -473,7 +474,7 @@ func TestRl2BrokenScriptKeepsServing(t *testing.T) {
 func TestRl2BrokenJSONKeepsServing(t *testing.T) {
 	r := rl2Start(t, map[string]string{
 		"server.sh":   "tool_one() { echo one; }\ntool_two() { echo two; }\n",
-		"tools.json":  toolsJSON("one"),
+		"tools.json":  harness.ToolsJSON("one"),
 		"config.json": `{"serverInfo":{"name":"cfg-one","version":"1"}}`,
 	})
 	tools := filepath.Join(r.dir, "tools.json")
@@ -509,7 +510,7 @@ func TestRl2BrokenJSONKeepsServing(t *testing.T) {
 			t.Errorf("%s: the log record does not name the line (%s): %v", c.name, c.line, rec)
 		}
 	}
-	rl2Replace(t, tools, toolsJSON("one", "two"))
+	rl2Replace(t, tools, harness.ToolsJSON("one", "two"))
 	if got := r.toolNames(); !reflect.DeepEqual(got, []string{"one", "two"}) {
 		t.Errorf("tools/list after the fix = %q", got)
 	}
@@ -533,7 +534,7 @@ func TestRl2BrokenJSONKeepsServing(t *testing.T) {
 // reloads too, with the script's own arguments kept: the daemon runs the
 // edited script again exactly as it was started.
 func TestRl2DropInReloadKeepsScriptArguments(t *testing.T) {
-	dir := writeServer(t, map[string]string{
+	dir := harness.WriteFiles(t, map[string]string{
 		"server.sh": `#!/usr/bin/env bash
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 export MCP_TOOLS_LIST_FILE="$HERE/tools.json"
@@ -543,14 +544,14 @@ ARG="$1"
 tool_gen() { echo "$GEN $ARG"; }
 run_mcp_server
 `,
-		"tools.json": toolsJSON("gen"),
+		"tools.json": harness.ToolsJSON("gen"),
 	})
-	if err := os.Symlink(repoPath("scripts/mcpserver_core.sh"), filepath.Join(dir, "mcpserver_core.sh")); err != nil {
+	if err := os.Symlink(harness.RepoPath("scripts/mcpserver_core.sh"), filepath.Join(dir, "mcpserver_core.sh")); err != nil {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(filepath.Join(dir, "server.sh"), "the-arg")
-	cmd.Env = sdEnv("MCP_BASHD="+binary, "TMPDIR="+t.TempDir(), sdMark(t))
-	r := &rl2Srv{server: startPrepared(t, cmd), dir: dir, early: map[string]string{}}
+	cmd.Env = sdEnv("MCP_BASHD="+harness.Binary, "TMPDIR="+t.TempDir(), sdMark(t))
+	r := &rl2Srv{Daemon: harness.StartCmd(t, cmd), dir: dir, early: map[string]string{}}
 	r.request("initialize", `{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"rl2","version":"0"}}`)
 	if text, _ := r.call("gen"); text != "one the-arg" {
 		t.Fatalf("gen before the edit: %q", text)
@@ -561,8 +562,8 @@ run_mcp_server
 	}
 	rl2Replace(t, filepath.Join(dir, "server.sh"), strings.Replace(string(body), "GEN=one", "GEN=two", 1))
 	r.waitCall(t, "gen", "two the-arg", "the edited drop-in script to serve calls")
-	if ee := r.closeAndWait(); ee != nil {
-		t.Errorf("exit: %v\n%s", ee, r.stderr)
+	if ee := r.CloseAndWait(); ee != nil {
+		t.Errorf("exit: %v\n%s", ee, r.Stderr)
 	}
 }
 
@@ -573,11 +574,11 @@ func TestRl2ToolsDirChangeNotifies(t *testing.T) {
 	sdWriteExe(t, filepath.Join(tools, "p.sh"), "#!/usr/bin/env bash\n[ \"$1\" = list ] && { echo '{\"name\":\"first\",\"inputSchema\":{\"type\":\"object\"}}'; exit 0; }\necho \"ran $1\"\n", true)
 	r := rl2Start(t, map[string]string{
 		"server.sh":   "tool_scripted() { echo scripted; }\n",
-		"tools.json":  toolsJSON("scripted"),
+		"tools.json":  harness.ToolsJSON("scripted"),
 		"config.json": `{"capabilities":{"tools":{"listChanged":true}}}`,
 	}, "--tools-dir", tools)
 	r.request("initialize", `{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"rl2","version":"0"}}`)
-	r.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	r.Send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 	if got := r.toolNames(); !reflect.DeepEqual(got, []string{"scripted", "first"}) {
 		t.Errorf("tools = %q", got)
 	}
@@ -600,11 +601,11 @@ func TestRl2ListChangedFollowsTheTools(t *testing.T) {
 	cfg := `{"capabilities":{"tools":{"listChanged":true}}%s}`
 	r := rl2Start(t, map[string]string{
 		"server.sh":   "tool_one() { echo one; }\n",
-		"tools.json":  toolsJSON("one", "two"),
+		"tools.json":  harness.ToolsJSON("one", "two"),
 		"config.json": fmt.Sprintf(cfg, ""),
 	})
 	r.request("initialize", `{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"rl2","version":"0"}}`)
-	r.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	r.Send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 	rl2Replace(t, filepath.Join(r.dir, "config.json"), fmt.Sprintf(cfg, `,"instructions":"edited"`))
 	rl2Replace(t, filepath.Join(r.dir, "server.sh"), "tool_one() { echo one; }\ntool_two() { echo two; }\n")
 	r.waitNote(t, rl2ListChanged, "config.json and the script changed together (the script gained tool_two)")
@@ -639,7 +640,7 @@ func TestRl2SlowToolsDirListDoesNotHoldPing(t *testing.T) {
 		"  if [ -e " + ctl + "/slow ]; then : > " + ctl + "/listing; until [ -e " + ctl + "/release ]; do sleep 0.01; done; fi\n" +
 		"  echo '{\"name\":\"%s\",\"inputSchema\":{\"type\":\"object\"}}'; exit 0\nfi\necho \"ran $1\"\n"
 	sdWriteExe(t, filepath.Join(tools, "p.sh"), fmt.Sprintf(provider, "first"), true)
-	r := rl2Start(t, map[string]string{"server.sh": "tool_scripted() { echo scripted; }\n", "tools.json": toolsJSON("scripted")}, "--tools-dir", tools)
+	r := rl2Start(t, map[string]string{"server.sh": "tool_scripted() { echo scripted; }\n", "tools.json": harness.ToolsJSON("scripted")}, "--tools-dir", tools)
 	// Whatever happens, the provider is released before the daemon stops.
 	t.Cleanup(func() { os.WriteFile(filepath.Join(ctl, "release"), nil, 0o644) })
 	r.request("initialize", `{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"rl2","version":"0"}}`)
@@ -649,20 +650,20 @@ func TestRl2SlowToolsDirListDoesNotHoldPing(t *testing.T) {
 	// A new provider: the directory must be listed again, and every
 	// listing now blocks until release.
 	sdWriteExe(t, filepath.Join(tools, "q.sh"), fmt.Sprintf(provider, "second"), true)
-	r.send(`{"jsonrpc":"2.0","id":"list","method":"tools/list"}`)
-	proctest.WaitUntil(t, deadline(t), "a provider's list to start", func() (bool, string) {
+	r.Send(`{"jsonrpc":"2.0","id":"list","method":"tools/list"}`)
+	proctest.WaitUntil(t, harness.Deadline(t), "a provider's list to start", func() (bool, string) {
 		_, err := os.Stat(filepath.Join(ctl, "listing"))
 		return err == nil, fmt.Sprint(err)
 	})
-	r.send(`{"jsonrpc":"2.0","id":"ping","method":"ping"}`)
-	bound := time.After(min(rl2NoteBound, time.Until(deadline(t))))
+	r.Send(`{"jsonrpc":"2.0","id":"ping","method":"ping"}`)
+	bound := time.After(min(rl2NoteBound, time.Until(harness.Deadline(t))))
 	for got := false; !got; {
 		select {
-		case line, ok := <-r.lines:
+		case line, ok := <-r.Lines:
 			if !ok {
-				t.Fatalf("server closed stdout\nstderr:\n%s", r.stderr)
+				t.Fatalf("server closed stdout\nstderr:\n%s", r.Stderr)
 			}
-			r.check(line)
+			r.Check(line)
 			switch {
 			case bytes.Contains(line, []byte(`"id":"ping"`)):
 				got = true

@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcp-bashd/mcp-bashd/tests/internal/harness"
 	"github.com/mcp-bashd/mcp-bashd/tests/internal/proctest"
 )
 
@@ -40,14 +41,14 @@ func sbToolsJSON(tools ...sbTool) string {
 // sbStart starts a daemon serving body with tools.
 func sbStart(t *testing.T, body string, tools ...sbTool) *rfDaemon {
 	t.Helper()
-	dir := writeServer(t, map[string]string{"server.sh": rfLib + body, "tools.json": sbToolsJSON(tools...)})
+	dir := harness.WriteFiles(t, map[string]string{"server.sh": rfLib + body, "tools.json": sbToolsJSON(tools...)})
 	return rfStartIn(t, dir, t.TempDir(), nil)
 }
 
 // sbCall calls tool and returns its result's text and isError.
 func (d *rfDaemon) sbCall(t *testing.T, id int, tool, args string) (string, bool) {
 	t.Helper()
-	line := d.roundTrip(rfCall(strconv.Itoa(id), tool, args))
+	line := d.RoundTrip(rfCall(strconv.Itoa(id), tool, args))
 	r := rfDecode(t, []byte(line))
 	if r.Result == nil {
 		t.Fatalf("%s: not a result: %s", tool, line)
@@ -59,7 +60,7 @@ func (d *rfDaemon) sbCall(t *testing.T, id int, tool, args string) (string, bool
 // that the mechanism is unavailable here, quoting its reason.
 func (d *rfDaemon) sbRequire(t *testing.T, what string) {
 	t.Helper()
-	for _, line := range strings.Split(d.stderr.String(), "\n") {
+	for _, line := range strings.Split(d.Stderr.String(), "\n") {
 		if strings.Contains(line, what+" unavailable") {
 			t.Skipf("this kernel or these privileges lack it: %s", line)
 		}
@@ -82,7 +83,7 @@ tool_ok() { echo fine; }
 	if text, isErr := d.sbCall(t, 2, "ok", `{}`); isErr || text != "fine" {
 		t.Fatalf("next call: %v %q", isErr, text)
 	}
-	self, err := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", d.cmd.Process.Pid))
+	self, err := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", d.Cmd.Process.Pid))
 	if err != nil || strings.Contains(string(self), "/call-") {
 		t.Fatalf("the daemon is in a call's cgroup: %s %v", self, err)
 	}
@@ -100,14 +101,14 @@ func TestSandboxForkLoopStopsAtProcessLimit(t *testing.T) {
 		!strings.HasSuffix(text, "\n[mcp-bashd: process limit 32 reached: new processes were refused]") {
 		t.Fatalf("forks: isError %v, text %q", isErr, text)
 	}
-	proctest.WaitUntil(t, deadline(t), "the fork loop's processes to be gone", func() (bool, string) {
+	proctest.WaitUntil(t, harness.Deadline(t), "the fork loop's processes to be gone", func() (bool, string) {
 		ps, err := proctest.WithEnv(rfMarkKey, d.mark)
 		if err != nil {
 			return false, err.Error()
 		}
 		var left []proctest.Proc
 		for _, p := range proctest.Alive(ps) {
-			if p.PID != d.cmd.Process.Pid {
+			if p.PID != d.Cmd.Process.Pid {
 				left = append(left, p)
 			}
 		}
@@ -124,8 +125,8 @@ func TestSandboxCPULimitStopsSpin(t *testing.T) {
 		t.Fatalf("spin: isError %v, text %q", isErr, text)
 	}
 	// The daemon logs the signal after it has answered: wait for the line.
-	proctest.WaitUntil(t, deadline(t), "the daemon to log SIGXCPU", func() (bool, string) {
-		s := d.stderr.String()
+	proctest.WaitUntil(t, harness.Deadline(t), "the daemon to log SIGXCPU", func() (bool, string) {
+		s := d.Stderr.String()
 		return strings.Contains(s, `"signal": "SIGXCPU"`) || strings.Contains(s, `"signal":"SIGXCPU"`), s
 	})
 }
@@ -218,7 +219,7 @@ tool_online() { connect; }
 	}
 	select {
 	case <-accepted:
-	case <-time.After(time.Until(deadline(t))):
+	case <-time.After(time.Until(harness.Deadline(t))):
 		t.Fatal("the online connection was not accepted")
 	}
 	select {
@@ -245,7 +246,7 @@ tool_detach() {
 		t.Fatalf("detach: isError %v, text %q", isErr, text)
 	}
 	pid := rfInt(t, d.dir, "child")
-	proctest.WaitUntil(t, deadline(t), "the setsid child to be killed and reaped", func() (bool, string) {
+	proctest.WaitUntil(t, harness.Deadline(t), "the setsid child to be killed and reaped", func() (bool, string) {
 		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 		return err != nil, string(b)
 	})
@@ -294,25 +295,25 @@ tool_plain() { show; }
 // such a tool is refused rather than run without it; `mcp-bashd call`
 // shows how each limit is enforced.
 func TestSandboxCheckAndCallShowLimits(t *testing.T) {
-	dir := writeServer(t, map[string]string{
+	dir := harness.WriteFiles(t, map[string]string{
 		"server.sh": "tool_bad() { :; }\ntool_good() { echo ran; }\n",
 		"tools.json": sbToolsJSON(sbTool{"bad", `{"limits":{"memory":"64MB!","cpus":2}}`},
 			sbTool{"good", `{"limits":{"memory":"64MiB","cpu":"2s"},"filesystem":{"write":["$MCP_CALL_TMPDIR"]}}`}),
 	})
 	script := filepath.Join(dir, "server.sh")
-	out, err := exec.Command(binary, "check", script).CombinedOutput()
+	out, err := exec.Command(harness.Binary, "check", script).CombinedOutput()
 	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 ||
 		!strings.Contains(string(out), filepath.Join(dir, "tools.json")+`:1: tool "bad": x-mcp-bashd.limits: `) {
 		t.Fatalf("check: %v\n%s", err, out)
 	}
 	tmp := t.TempDir()
-	cmd := exec.Command(binary, "call", script, "bad")
+	cmd := exec.Command(harness.Binary, "call", script, "bad")
 	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
 	out, _ = cmd.Output()
 	if !strings.HasPrefix(string(out), "Cannot run bad: its x-mcp-bashd entry is invalid: limits: ") {
 		t.Fatalf("call bad: %s", out)
 	}
-	cmd = exec.Command(binary, "call", script, "good")
+	cmd = exec.Command(harness.Binary, "call", script, "good")
 	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
@@ -332,7 +333,7 @@ func TestSandboxCheckAndCallShowLimits(t *testing.T) {
 // started with a plan, the binary execs before any of them is
 // initialised, which is what keeps a sandboxed call cheap.
 func TestSandboxHelperExecsBeforeHeavyInits(t *testing.T) {
-	cmd := exec.Command(binary, "marker")
+	cmd := exec.Command(harness.Binary, "marker")
 	cmd.Env = append(os.Environ(), "GODEBUG=inittrace=1", `__MCPBASHD_SANDBOX={"bash":"/bin/sh","landlock_fd":-1}`)
 	cmd.Args[0] = "sh"
 	cmd.Args = append(cmd.Args[:1], "-c", "echo helped")

@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcp-bashd/mcp-bashd/tests/internal/harness"
 	"github.com/mcp-bashd/mcp-bashd/tests/internal/mcpschema"
 	"github.com/mcp-bashd/mcp-bashd/tests/internal/proctest"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -32,8 +33,8 @@ import (
 // config in the README's discovery shape, logs/ kept in the repository,
 // and the README's closing case statement.
 func TestSdWeatherLayout(t *testing.T) {
-	dir := repoPath("examples/weather")
-	shim, err := os.ReadFile(repoPath("scripts/mcpserver_core.sh"))
+	dir := harness.RepoPath("examples/weather")
+	shim, err := os.ReadFile(harness.RepoPath("scripts/mcpserver_core.sh"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,19 +110,19 @@ func TestSdWeatherLayout(t *testing.T) {
 // with the per-request _meta, tools/list, tools/call), a tool that fails
 // with `return 1` (isError), then an old-style client that initializes.
 func TestSdWeatherStdio(t *testing.T) {
-	logf := repoPath("examples/weather/logs/weatherserver.log")
+	logf := harness.RepoPath("examples/weather/logs/weatherserver.log")
 	logStart := int64(0)
 	if fi, err := os.Stat(logf); err == nil {
 		logStart = fi.Size()
 	}
-	s := startPrepared(t, sdWeatherCmd(t, nil))
-	s.revision = sdModern
+	s := harness.StartCmd(t, sdWeatherCmd(t, nil))
+	s.Revision = sdModern
 
-	sdWantLine(t, "server/discover", s.roundTrip(`{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{`+sdMeta+`}}`),
+	sdWantLine(t, "server/discover", s.RoundTrip(`{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{`+sdMeta+`}}`),
 		`{"jsonrpc":"2.0","id":1,"result":{"supportedVersions":["2026-07-28"],"capabilities":{"tools":{"listChanged":false}},"ttlMs":3600000,"cacheScope":"public","resultType":"complete","instructions":"This server provides weather information.",`+sdWeatherMeta+`}}`)
-	sdWantLine(t, "tools/list", s.roundTrip(`{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{`+sdMeta+`}}`),
+	sdWantLine(t, "tools/list", s.RoundTrip(`{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{`+sdMeta+`}}`),
 		`{"jsonrpc":"2.0","id":2,"result":{"tools":[{"name":"get_weather","description":"Get current weather for a location","inputSchema":{"type":"object","properties":{"location":{"type":"string","description":"City name or coordinates"}},"required":["location"]}}],"ttlMs":60000,"cacheScope":"public","resultType":"complete",`+sdWeatherMeta+`}}`)
-	sdWantLine(t, "tools/call London", s.roundTrip(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"get_weather","arguments":{"location":"London"},`+sdMeta+`}}`),
+	sdWantLine(t, "tools/call London", s.RoundTrip(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"get_weather","arguments":{"location":"London"},`+sdMeta+`}}`),
 		`{"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":`+string(sdJSONString(sdLondon))+`}],"resultType":"complete",`+sdWeatherMeta+`}}`)
 
 	// The README's failure path: echo a reason, return 1 → isError, and
@@ -130,7 +131,7 @@ func TestSdWeatherStdio(t *testing.T) {
 		{`{"location":""}`, "Missing required parameter: location"},
 		{`{"location":"Atlantis"}`, "No weather data for location: Atlantis"},
 	} {
-		line := s.roundTrip(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"get_weather","arguments":%s,%s}}`, 10+i, c.args, sdMeta))
+		line := s.RoundTrip(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"get_weather","arguments":%s,%s}}`, 10+i, c.args, sdMeta))
 		if text, isErr := sdText(t, line); !isErr || !strings.HasSuffix(text, c.reason) {
 			t.Errorf("get_weather %s: want isError ending in %q, got %s", c.args, c.reason, line)
 		}
@@ -139,22 +140,22 @@ func TestSdWeatherStdio(t *testing.T) {
 		}
 	}
 	// The schema is enforced before the tool runs.
-	if text, isErr := sdText(t, s.roundTrip(`{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":"get_weather","arguments":{},`+sdMeta+`}}`)); !isErr || !strings.Contains(text, "Missing required parameter(s): location") {
+	if text, isErr := sdText(t, s.RoundTrip(`{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":"get_weather","arguments":{},`+sdMeta+`}}`)); !isErr || !strings.Contains(text, "Missing required parameter(s): location") {
 		t.Errorf("get_weather without location: %q isError=%v", text, isErr)
 	}
 	// A version the config's supportedVersions does not list: -32022 with
 	// the supported ones, as the 2026 SDK answers.
-	sdWantLine(t, "unsupported version", s.roundTrip(`{"jsonrpc":"2.0","id":13,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2099-01-01","io.modelcontextprotocol/clientCapabilities":{}}}}`),
+	sdWantLine(t, "unsupported version", s.RoundTrip(`{"jsonrpc":"2.0","id":13,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2099-01-01","io.modelcontextprotocol/clientCapabilities":{}}}}`),
 		`{"jsonrpc":"2.0","id":13,"error":{"code":-32022,"message":"Unsupported protocol version: 2099-01-01","data":{"requested":"2099-01-01","supported":["2026-07-28"]}}}`)
 
 	// An old-style client: initialize, then calls without _meta.
-	sdWantLine(t, "initialize", s.roundTrip(`{"jsonrpc":"2.0","id":20,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"old","version":"1"}}}`),
+	sdWantLine(t, "initialize", s.RoundTrip(`{"jsonrpc":"2.0","id":20,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"old","version":"1"}}}`),
 		`{"jsonrpc":"2.0","id":20,"result":{"protocolVersion":"2025-06-18","serverInfo":{"name":"WeatherServer","version":"1.0.0"},"capabilities":{"tools":{"listChanged":false}},"instructions":"This server provides weather information."}}`)
-	s.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
-	sdWantLine(t, "legacy tools/call", s.roundTrip(`{"jsonrpc":"2.0","id":21,"method":"tools/call","params":{"name":"get_weather","arguments":{"location":"London"}}}`),
+	s.Send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	sdWantLine(t, "legacy tools/call", s.RoundTrip(`{"jsonrpc":"2.0","id":21,"method":"tools/call","params":{"name":"get_weather","arguments":{"location":"London"}}}`),
 		`{"jsonrpc":"2.0","id":21,"result":{"content":[{"type":"text","text":`+string(sdJSONString(sdLondon))+`}]}}`)
-	if ee := s.closeAndWait(); ee != nil {
-		t.Fatalf("exit after stdin EOF: %v\n%s", ee, s.stderr)
+	if ee := s.CloseAndWait(); ee != nil {
+		t.Fatalf("exit after stdin EOF: %v\n%s", ee, s.Stderr)
 	}
 	// MCP_LOG_FILE, set by the script before sourcing, is where the daemon
 	// logged this run's calls.
@@ -178,9 +179,9 @@ func sdJSONString(s string) []byte {
 // Top-level state: the script reads MCP_API_KEY once, at top level; every
 // call sees the value (here one that makes the canned API refuse).
 func TestSdWeatherTopLevelEnv(t *testing.T) {
-	s := startPrepared(t, sdWeatherCmd(t, nil, "MCP_API_KEY=invalid"))
-	s.revision = sdModern
-	line := s.roundTrip(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_weather","arguments":{"location":"London"},` + sdMeta + `}}`)
+	s := harness.StartCmd(t, sdWeatherCmd(t, nil, "MCP_API_KEY=invalid"))
+	s.Revision = sdModern
+	line := s.RoundTrip(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_weather","arguments":{"location":"London"},` + sdMeta + `}}`)
 	if text, isErr := sdText(t, line); !isErr || !strings.HasSuffix(text, "Weather API rejected the API key") {
 		t.Errorf("with MCP_API_KEY=invalid: %s", line)
 	}
@@ -217,7 +218,7 @@ func TestSdWeatherGoSDKStdio(t *testing.T) {
 type sdHTTP struct {
 	url    string
 	cmd    *exec.Cmd
-	stderr *lockedWriter
+	stderr *harness.Output
 	done   chan struct{}
 	err    error
 }
@@ -228,7 +229,7 @@ var sdServingRE = regexp.MustCompile(`mcp-bashd: serving (http://127\.0\.0\.1:(\
 // picks a free port) and waits for the line naming the address.
 func sdStartWeatherHTTP(t *testing.T) *sdHTTP {
 	t.Helper()
-	h := &sdHTTP{cmd: sdWeatherCmd(t, []string{"--http"}, "MCP_HTTP_PORT=0"), stderr: &lockedWriter{w: &bytes.Buffer{}}, done: make(chan struct{})}
+	h := &sdHTTP{cmd: sdWeatherCmd(t, []string{"--http"}, "MCP_HTTP_PORT=0"), stderr: &harness.Output{}, done: make(chan struct{})}
 	h.cmd.Stderr = h.stderr
 	if err := h.cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -243,7 +244,7 @@ func sdStartWeatherHTTP(t *testing.T) *sdHTTP {
 			<-h.done
 		}
 	})
-	proctest.WaitUntil(t, deadline(t), "the HTTP server to say where it listens", func() (bool, string) {
+	proctest.WaitUntil(t, harness.Deadline(t), "the HTTP server to say where it listens", func() (bool, string) {
 		select {
 		case <-h.done:
 			t.Fatalf("server exited: %v\n%s", h.err, h.stderrText())
@@ -263,16 +264,14 @@ func sdStartWeatherHTTP(t *testing.T) *sdHTTP {
 }
 
 func (h *sdHTTP) stderrText() string {
-	h.stderr.mu.Lock()
-	defer h.stderr.mu.Unlock()
-	return h.stderr.w.String()
+	return h.stderr.String()
 }
 
 // post sends one JSON-RPC message with the given headers (plus
 // Content-Type and the Accept the spec requires).
 func (h *sdHTTP) post(t *testing.T, hdr map[string]string, body string) (int, http.Header, string) {
 	t.Helper()
-	ctx, cancel := context.WithDeadline(context.Background(), deadline(t))
+	ctx, cancel := context.WithDeadline(context.Background(), harness.Deadline(t))
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, h.url, strings.NewReader(body))
 	if err != nil {
@@ -419,7 +418,7 @@ func TestSdWeatherHTTP(t *testing.T) {
 	h.cmd.Process.Signal(syscall.SIGTERM)
 	select {
 	case <-h.done:
-	case <-time.After(time.Until(deadline(t))):
+	case <-time.After(time.Until(harness.Deadline(t))):
 		t.Fatalf("server did not stop on SIGTERM\n%s", h.stderrText())
 	}
 	var ee *exec.ExitError

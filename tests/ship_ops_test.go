@@ -20,6 +20,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcp-bashd/mcp-bashd/tests/internal/harness"
 	"github.com/mcp-bashd/mcp-bashd/tests/internal/proctest"
 )
 
@@ -45,18 +46,18 @@ func shFreePorts(t *testing.T, n int) []int {
 // shStartListening starts the daemon with flags(ports) and waits until
 // /healthz on ports[0] answers and the other ports accept; a port taken in between (the daemon exits 1 with
 // "address already in use") is retried with another one.
-func shStartListening(t *testing.T, env []string, nports int, flags func(ports []int) []string) (*server, []int) {
+func shStartListening(t *testing.T, env []string, nports int, flags func(ports []int) []string) (*harness.Daemon, []int) {
 	t.Helper()
 	for attempt := 0; attempt < 5; attempt++ {
 		ports := shFreePorts(t, nports)
-		cmd := exec.Command(binary, flags(ports)...)
+		cmd := exec.Command(harness.Binary, flags(ports)...)
 		cmd.Env = append(os.Environ(), env...)
-		s := startPrepared(t, cmd)
+		s := harness.StartCmd(t, cmd)
 		healthz := fmt.Sprintf("http://127.0.0.1:%d/healthz", ports[0])
 		var up bool
-		proctest.WaitUntil(t, deadline(t), "/healthz or the daemon's exit", func() (bool, string) {
+		proctest.WaitUntil(t, harness.Deadline(t), "/healthz or the daemon's exit", func() (bool, string) {
 			select {
-			case <-s.done:
+			case <-s.Done:
 				return true, ""
 			default:
 			}
@@ -85,8 +86,8 @@ func shStartListening(t *testing.T, env []string, nports int, flags func(ports [
 			return s, ports
 		}
 		// The daemon exited: s.done is closed, so its stderr is complete.
-		if !strings.Contains(s.stderr.String(), "address already in use") {
-			t.Fatalf("daemon exited before serving: %v\n%s", s.waitErr, s.stderr.String())
+		if !strings.Contains(s.Stderr.String(), "address already in use") {
+			t.Fatalf("daemon exited before serving: %v\n%s", s.WaitErr, s.Stderr.String())
 		}
 	}
 	t.Fatal("no free port after 5 attempts")
@@ -112,14 +113,14 @@ tool_stubborn() { trap '' TERM; sleep 1000; }
  {"name":"nap","inputSchema":{"type":"object"}},
  {"name":"stubborn","inputSchema":{"type":"object"},"x-mcp-bashd":{"timeout":"300ms"}}
 ]}`
-	dir := writeServer(t, map[string]string{"tools.sh": script, "tools.json": toolsList})
+	dir := harness.WriteFiles(t, map[string]string{"tools.sh": script, "tools.json": toolsList})
 	mark := shMark(t)
 	env := []string{"TMPDIR=" + t.TempDir(), "SH_DIR=" + dir, shMarkKey + "=" + mark, "MCP_LOG_FILE=" + filepath.Join(dir, "daemon.log")}
 	s, ports := shStartListening(t, env, 1, func(p []int) []string {
 		return []string{"--metrics-addr", fmt.Sprintf("127.0.0.1:%d", p[0]), "--grace", "300ms", filepath.Join(dir, "tools.sh")}
 	})
 	port := ports[0]
-	s.roundTrip(initLine)
+	s.RoundTrip(harness.InitLine)
 
 	// Before any call: the gauges and counters exist at zero, no call series.
 	samples, _, raw := shScrape(t, port)
@@ -150,7 +151,7 @@ tool_stubborn() { trap '' TERM; sleep 1000; }
 			t.Fatalf("rejected: %q", got)
 		}
 	}
-	if got := s.roundTrip(`{"jsonrpc":"2.0","id":200,"method":"tools/call","params":{"name":"nosuch","arguments":{}}}`); !strings.Contains(got, `"code":-32601`) {
+	if got := s.RoundTrip(`{"jsonrpc":"2.0","id":200,"method":"tools/call","params":{"name":"nosuch","arguments":{}}}`); !strings.Contains(got, `"code":-32601`) {
 		t.Fatalf("unknown tool: %s", got)
 	}
 	if got := call("stubborn", `{}`, true); !strings.Contains(strings.ToLower(got), "timed out") && !strings.Contains(strings.ToLower(got), "timeout") {
@@ -158,16 +159,16 @@ tool_stubborn() { trap '' TERM; sleep 1000; }
 	}
 
 	// One call in flight (the gauge says 1), then cancelled.
-	s.send(`{"jsonrpc":"2.0","id":300,"method":"tools/call","params":{"name":"nap","arguments":{}}}`)
-	proctest.WaitUntil(t, deadline(t), "the nap tool to start", func() (bool, string) {
+	s.Send(`{"jsonrpc":"2.0","id":300,"method":"tools/call","params":{"name":"nap","arguments":{}}}`)
+	proctest.WaitUntil(t, harness.Deadline(t), "the nap tool to start", func() (bool, string) {
 		_, err := os.Stat(filepath.Join(dir, "nap.ready"))
 		return err == nil, fmt.Sprint(err)
 	})
 	if samples, _, raw := shScrape(t, port); samples["mcp_bashd_tool_calls_in_flight"] != 1 {
 		t.Errorf("in flight while nap runs = %v, want 1\n%s", samples["mcp_bashd_tool_calls_in_flight"], raw)
 	}
-	s.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":300}}`)
-	proctest.WaitUntil(t, deadline(t), "the cancelled call to settle (in flight 0)", func() (bool, string) {
+	s.Send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":300}}`)
+	proctest.WaitUntil(t, harness.Deadline(t), "the cancelled call to settle (in flight 0)", func() (bool, string) {
 		samples, _, raw := shScrape(t, port)
 		return samples["mcp_bashd_tool_calls_in_flight"] == 0, raw
 	})
@@ -277,7 +278,7 @@ tool_stubborn() { trap '' TERM; sleep 1000; }
 		}
 	}
 
-	if ee := s.closeAndWait(); ee != nil {
+	if ee := s.CloseAndWait(); ee != nil {
 		t.Fatalf("exit: %v\n%s", ee, shStderr(s))
 	}
 	shDrained(t, s) // in particular nothing for the cancelled id 300
@@ -292,7 +293,7 @@ tool_stubborn() { trap '' TERM; sleep 1000; }
 // counted on the separate metrics address, and every HTTP request gets one
 // structured access-log line.
 func TestShMetricsHTTPMode(t *testing.T) {
-	dir := writeServer(t, map[string]string{"tools.sh": "tool_ok() { echo fine; }\n", "tools.json": toolsJSON("ok")})
+	dir := harness.WriteFiles(t, map[string]string{"tools.sh": "tool_ok() { echo fine; }\n", "tools.json": harness.ToolsJSON("ok")})
 	logFile := filepath.Join(dir, "daemon.log")
 	mark := shMark(t)
 	env := []string{"TMPDIR=" + t.TempDir(), shMarkKey + "=" + mark, "MCP_LOG_FILE=" + logFile}
@@ -333,10 +334,10 @@ func TestShMetricsHTTPMode(t *testing.T) {
 		t.Errorf("ok calls over HTTP = %v, want 2\n%s", got, raw)
 	}
 
-	if err := s.cmd.Process.Signal(os.Interrupt); err != nil {
+	if err := s.Cmd.Process.Signal(os.Interrupt); err != nil {
 		t.Fatal(err)
 	}
-	<-s.done
+	<-s.Done
 	b, err := os.ReadFile(logFile)
 	if err != nil {
 		t.Fatal(err)
@@ -428,7 +429,7 @@ func TestShManifests(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	binDir := filepath.Dir(binary)
+	binDir := filepath.Dir(harness.Binary)
 	for _, file := range files {
 		data, err := os.ReadFile(file)
 		if err != nil {
@@ -478,19 +479,19 @@ func TestShManifests(t *testing.T) {
 				cmd.Args[0] = command
 				cmd.Env = env
 				cmd.Dir = home
-				s := startPrepared(t, cmd)
+				s := harness.StartCmd(t, cmd)
 
-				got := s.roundTrip(initLine)
+				got := s.RoundTrip(harness.InitLine)
 				if r := shDecode(t, got); r.Result == nil {
 					t.Fatalf("initialize: %s", got)
 				}
 				// Whatever the command was (bash -c '... exec mcp-bashd'), the
 				// process answering is the binary under test.
-				if exeLink, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", s.cmd.Process.Pid)); err != nil || exeLink != binary {
-					t.Errorf("the server process runs %q (%v), want %s", exeLink, err, binary)
+				if exeLink, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", s.Cmd.Process.Pid)); err != nil || exeLink != harness.Binary {
+					t.Errorf("the server process runs %q (%v), want %s", exeLink, err, harness.Binary)
 				}
-				s.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
-				list := s.roundTrip(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
+				s.Send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+				list := s.RoundTrip(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
 				switch {
 				case strings.Contains(list, `"name":"greet"`):
 					if got := shCallText(t, s, 2, "greet", `{"name":"Ada"}`, false); got != "Hello, Ada" {
@@ -503,7 +504,7 @@ func TestShManifests(t *testing.T) {
 				default:
 					t.Fatalf("tools/list names neither greet nor echo: %s", list)
 				}
-				if ee := s.closeAndWait(); ee != nil {
+				if ee := s.CloseAndWait(); ee != nil {
 					t.Fatalf("exit: %v\n%s", ee, shStderr(s))
 				}
 				if e := shStderr(s); e != "" {

@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcp-bashd/mcp-bashd/tests/internal/harness"
 	"github.com/mcp-bashd/mcp-bashd/tests/internal/mcpschema"
 )
 
@@ -52,7 +53,7 @@ prompt_p() { echo p; }
 
 var sbFiles = map[string]string{
 	"server.sh":      sbServer,
-	"tools.json":     toolsJSON("touch", "touch_child", "touch_later"),
+	"tools.json":     harness.ToolsJSON("touch", "touch_child", "touch_later"),
 	"resources.json": `{"resources":[{"uri":"notes://a","name":"a"}]}`,
 	"prompts.json":   `{"prompts":[{"name":"p"}]}`,
 	"config.json":    `{"capabilities":{"tools":{"listChanged":true}}}`,
@@ -65,7 +66,7 @@ func sbUpdated(uri string) string {
 func TestSubscriptionsSessionEra(t *testing.T) {
 	r := rl2Start(t, sbFiles)
 	r.request("initialize", `{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"sb","version":"0"}}`)
-	r.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	r.Send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 	for _, uri := range []string{"notes://a", "notes://dir/", "notes://hooked"} {
 		if got := r.request("resources/subscribe", `{"uri":"`+uri+`"}`); !strings.Contains(got, `"result":{}`) {
 			t.Fatalf("subscribe %s: %s", uri, got)
@@ -101,8 +102,8 @@ func TestSubscriptionsSessionEra(t *testing.T) {
 	r.waitNote(t, `{"jsonrpc":"2.0","method":"notifications/resources/list_changed"}`, "resources.json was edited")
 	rl2Replace(t, filepath.Join(r.dir, "prompts.json"), `{"prompts":[{"name":"p","description":"now described"}]}`)
 	r.waitNote(t, `{"jsonrpc":"2.0","method":"notifications/prompts/list_changed"}`, "prompts.json was edited")
-	if ee := r.closeAndWait(); ee != nil {
-		t.Errorf("exit: %v\n%s", ee, r.stderr)
+	if ee := r.CloseAndWait(); ee != nil {
+		t.Errorf("exit: %v\n%s", ee, r.Stderr)
 	}
 }
 
@@ -119,14 +120,14 @@ func sbListenNote(method, id, params string) string {
 // tagged with its subscriptionId; notifications/cancelled ends it.
 func TestSubscriptionsListenStdio(t *testing.T) {
 	r := rl2Start(t, sbFiles)
-	r.revision = "2026-07-28"
-	r.send(`{"jsonrpc":"2.0","id":"L1","method":"subscriptions/listen","params":{` + rsMeta + `,"notifications":{"toolsListChanged":true,"promptsListChanged":true,"resourceSubscriptions":["notes://a"],"unknownKind":true}}}`)
+	r.Revision = "2026-07-28"
+	r.Send(`{"jsonrpc":"2.0","id":"L1","method":"subscriptions/listen","params":{` + rsMeta + `,"notifications":{"toolsListChanged":true,"promptsListChanged":true,"resourceSubscriptions":["notes://a"],"unknownKind":true}}}`)
 	ack := sbListenNote("notifications/subscriptions/acknowledged", `"L1"`, `"notifications":{"toolsListChanged":true,"promptsListChanged":true,"resourceSubscriptions":["notes://a"]}`)
-	if got := string(r.recv()); got != ack {
+	if got := string(r.Recv()); got != ack {
 		t.Fatalf("first message after subscriptions/listen:\n got %s\nwant %s", got, ack)
 	}
 	call := func(id, uri string) {
-		r.send(`{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{` + rsMeta + `,"name":"touch","arguments":{"uri":"` + uri + `"}}}`)
+		r.Send(`{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{` + rsMeta + `,"name":"touch","arguments":{"uri":"` + uri + `"}}}`)
 		r.await(id)
 	}
 	call("1", "notes://b") // not asked for
@@ -139,13 +140,13 @@ func TestSubscriptionsListenStdio(t *testing.T) {
 	}
 	rl2Replace(t, filepath.Join(r.dir, "prompts.json"), `{"prompts":[{"name":"p"},{"name":"q"}]}`)
 	r.waitNote(t, sbListenNote("notifications/prompts/list_changed", `"L1"`, ""), "prompts.json was edited")
-	rl2Replace(t, filepath.Join(r.dir, "tools.json"), toolsJSON("touch", "touch_child"))
+	rl2Replace(t, filepath.Join(r.dir, "tools.json"), harness.ToolsJSON("touch", "touch_child"))
 	r.waitNote(t, sbListenNote("notifications/tools/list_changed", `"L1"`, ""), "tools.json was edited")
 
 	// Cancelled: L1 hears nothing more; a second stream does.
-	r.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"L1"}}`)
+	r.Send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"L1"}}`)
 	r.waitLog(t, "subscription ended", `"L1"`)
-	r.send(`{"jsonrpc":"2.0","id":"L2","method":"subscriptions/listen","params":{` + rsMeta + `,"notifications":{"resourcesListChanged":true}}}`)
+	r.Send(`{"jsonrpc":"2.0","id":"L2","method":"subscriptions/listen","params":{` + rsMeta + `,"notifications":{"resourcesListChanged":true}}}`)
 	r.waitNote(t, sbListenNote("notifications/subscriptions/acknowledged", `"L2"`, `"notifications":{"resourcesListChanged":true}`), "the second listen")
 	rl2Replace(t, filepath.Join(r.dir, "resources.json"), `{"resources":[]}`)
 	r.waitNote(t, sbListenNote("notifications/resources/list_changed", `"L2"`, ""), "resources.json was edited")
@@ -154,21 +155,21 @@ func TestSubscriptionsListenStdio(t *testing.T) {
 			t.Errorf("a notification on the cancelled stream: %s", n)
 		}
 	}
-	if ee := r.closeAndWait(); ee != nil {
-		t.Errorf("exit: %v\n%s", ee, r.stderr)
+	if ee := r.CloseAndWait(); ee != nil {
+		t.Errorf("exit: %v\n%s", ee, r.Stderr)
 	}
 }
 
 // A server that offers nothing a listen stream could carry answers
 // subscriptions/listen -32601; a malformed filter is -32602.
 func TestSubscriptionsListenRefused(t *testing.T) {
-	r := rl2Start(t, map[string]string{"server.sh": "tool_x() { :; }\n", "tools.json": toolsJSON("x")})
-	r.revision = "2026-07-28"
+	r := rl2Start(t, map[string]string{"server.sh": "tool_x() { :; }\n", "tools.json": harness.ToolsJSON("x")})
+	r.Revision = "2026-07-28"
 	if got := r.request("subscriptions/listen", `{`+rsMeta+`,"notifications":{"toolsListChanged":true}}`); got != `{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"Method not found: subscriptions/listen"}}` {
 		t.Errorf("tools-only server without listChanged: %s", got)
 	}
 	r2 := rl2Start(t, sbFiles)
-	r2.revision = "2026-07-28"
+	r2.Revision = "2026-07-28"
 	if got := r2.request("subscriptions/listen", `{`+rsMeta+`}`); got != `{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Invalid params: notifications is required and must be a SubscriptionFilter object"}}` {
 		t.Errorf("no filter: %s", got)
 	}
@@ -179,7 +180,7 @@ func TestSubscriptionsListenRefused(t *testing.T) {
 // the server ends it with a SubscriptionsListenResult (and does not wait
 // for the drain).
 func TestSubscriptionsListenHTTP(t *testing.T) {
-	dir := writeServer(t, sbFiles)
+	dir := harness.WriteFiles(t, sbFiles)
 	mark := t.Name()
 	d := cmStartHTTP(t, mark, []string{"TMPDIR=" + t.TempDir()}, filepath.Join(dir, "server.sh"), "--drain", "30s")
 	post := func(method, name, body string) *http.Response {
@@ -223,7 +224,7 @@ func TestSubscriptionsListenHTTP(t *testing.T) {
 				t.Errorf("%s: %v", what, err)
 			}
 			return e
-		case <-time.After(time.Until(deadline(t))):
+		case <-time.After(time.Until(harness.Deadline(t))):
 			t.Fatalf("no %s on the listen stream", what)
 		}
 		return ""
@@ -259,7 +260,7 @@ func TestSubscriptionsListenHTTP(t *testing.T) {
 	}
 	select {
 	case <-d.done:
-	case <-time.After(time.Until(deadline(t))):
+	case <-time.After(time.Until(harness.Deadline(t))):
 		t.Fatal("the daemon did not exit")
 	}
 	// Bounded by the 30 s drain it was given, were the stream waited for.

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcp-bashd/mcp-bashd/tests/internal/harness"
 	"github.com/mcp-bashd/mcp-bashd/tests/internal/mcpschema"
 	"github.com/mcp-bashd/mcp-bashd/tests/internal/proctest"
 )
@@ -105,7 +106,7 @@ func tkParse(t *testing.T, rev, schemaMethod string, line []byte) tkResp {
 // ---- stdio ----
 
 type tkStdio struct {
-	s   *server
+	s   *harness.Daemon
 	rev string
 	id  atomic.Int64
 }
@@ -114,19 +115,19 @@ func (c *tkStdio) call(t *testing.T, method, schemaMethod string, params map[str
 	t.Helper()
 	id := c.id.Add(1)
 	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
-	c.s.send(string(b))
+	c.s.Send(string(b))
 	for {
 		select {
-		case line, ok := <-c.s.lines:
+		case line, ok := <-c.s.Lines:
 			if !ok {
-				t.Fatalf("server closed stdout; stderr:\n%s", c.s.stderr.String())
+				t.Fatalf("server closed stdout; stderr:\n%s", c.s.Stderr.String())
 			}
 			if !strings.Contains(string(line), `"id":`+strconv.FormatInt(id, 10)+`,`) {
 				continue // a notification
 			}
 			return tkParse(t, c.rev, schemaMethod, line)
-		case <-time.After(time.Until(deadline(t))):
-			t.Fatalf("no answer to %s; stderr:\n%s", method, c.s.stderr.String())
+		case <-time.After(time.Until(harness.Deadline(t))):
+			t.Fatalf("no answer to %s; stderr:\n%s", method, c.s.Stderr.String())
 		}
 	}
 }
@@ -184,12 +185,12 @@ func (c *tkHTTP) call(t *testing.T, method, schemaMethod string, params map[stri
 // ---- the servers ----
 
 func tkDir(t *testing.T) string {
-	return writeServer(t, map[string]string{"server.sh": tkScript, "tools.json": tkTools})
+	return harness.WriteFiles(t, map[string]string{"server.sh": tkScript, "tools.json": tkTools})
 }
 
 func tkStartStdio(t *testing.T, rev string) (*tkStdio, string) {
 	dir := tkDir(t)
-	s := startServer(t, serverOpt{args: []string{filepath.Join(dir, "server.sh")}, env: []string{"TK_DIR=" + dir}})
+	s := harness.Start(t, harness.Options{Args: []string{filepath.Join(dir, "server.sh")}, Env: []string{"TK_DIR=" + dir}})
 	c := &tkStdio{s: s, rev: rev}
 	if rev != "2026-07-28" {
 		r := c.call(t, "initialize", "initialize", map[string]any{"protocolVersion": rev, "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "tk", "version": "0"}})
@@ -200,9 +201,9 @@ func tkStartStdio(t *testing.T, rev string) (*tkStdio, string) {
 
 func tkStartHTTP(t *testing.T, rev string) (*tkHTTP, string) {
 	dir := tkDir(t)
-	cmd := exec.Command(binary, "--http", "--http-bind", "127.0.0.1", "--http-port", "0", filepath.Join(dir, "server.sh"))
+	cmd := exec.Command(harness.Binary, "--http", "--http-bind", "127.0.0.1", "--http-port", "0", filepath.Join(dir, "server.sh"))
 	cmd.Env = append(os.Environ(), "TK_DIR="+dir)
-	url, _, _ := startHTTPDaemon(t, cmd)
+	url := harness.StartHTTPCmd(t, cmd).URL
 	c := &tkHTTP{url: url, rev: rev}
 	if rev != "2026-07-28" {
 		r := c.call(t, "initialize", "initialize", map[string]any{"protocolVersion": rev, "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "tk", "version": "0"}})
@@ -231,7 +232,7 @@ func dig(v any, keys ...string) any {
 // tkWaitFile waits for a file the tool writes and returns its content.
 func tkWaitFile(t *testing.T, path string) string {
 	t.Helper()
-	for end := deadline(t); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
+	for end := harness.Deadline(t); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
 		if b, err := os.ReadFile(path); err == nil && strings.HasSuffix(string(b), "\n") {
 			return strings.TrimSpace(string(b))
 		}
@@ -243,7 +244,7 @@ func tkWaitFile(t *testing.T, path string) string {
 // tkPoll calls get until done says the answer is the one awaited.
 func tkPoll(t *testing.T, what string, get func() tkResp, done func(tkResp) bool) tkResp {
 	t.Helper()
-	for end := deadline(t); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
+	for end := harness.Deadline(t); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
 		if r := get(); done(r) {
 			return r
 		}
@@ -255,7 +256,7 @@ func tkPoll(t *testing.T, what string, get func() tkResp, done func(tkResp) bool
 // tkGone waits until the process group pgid and the process child are gone.
 func tkGone(t *testing.T, pgid, child int) {
 	t.Helper()
-	for end := deadline(t); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
+	for end := harness.Deadline(t); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
 		left, err := proctest.InGroup(pgid)
 		if err != nil {
 			t.Fatal(err)

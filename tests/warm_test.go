@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcp-bashd/mcp-bashd/tests/internal/harness"
 	"github.com/mcp-bashd/mcp-bashd/tests/internal/proctest"
 )
 
@@ -62,7 +63,7 @@ func (d *rfDaemon) warmProcs(t *testing.T) map[int]proctest.Proc {
 func (d *rfDaemon) waitWarm(t *testing.T) map[int]proctest.Proc {
 	t.Helper()
 	var warm map[int]proctest.Proc
-	proctest.WaitUntil(t, deadline(t), "a warm call process", func() (bool, string) {
+	proctest.WaitUntil(t, harness.Deadline(t), "a warm call process", func() (bool, string) {
 		warm = d.warmProcs(t)
 		return len(warm) > 0, fmt.Sprintf("alive:%s", rfList(d.aliveAll(t)))
 	})
@@ -77,8 +78,8 @@ func TestWarmProcessServesOneCall(t *testing.T) {
 	seen := map[int]bool{}
 	for i := 0; i < 5; i++ {
 		d.waitWarm(t)
-		d.send(rfCall(strconv.Itoa(i), "who", fmt.Sprintf(`{"i":"%d"}`, i)))
-		r := rfDecode(t, d.recv())
+		d.Send(rfCall(strconv.Itoa(i), "who", fmt.Sprintf(`{"i":"%d"}`, i)))
+		r := rfDecode(t, d.Recv())
 		pid := rfInt(t, d.dir, fmt.Sprintf("who.%d", i))
 		if !strings.HasSuffix(r.text(), " __MCPBASHD_MODE=warm") {
 			t.Fatalf("call %d did not run in a warm process: %q", i, r.text())
@@ -100,15 +101,15 @@ func TestWarmProcessServesOneCall(t *testing.T) {
 			t.Fatalf("MCP_CALL_TMPDIR %s still there after the answer (%v)", tmp, err)
 		}
 		// Gone once answered: the process exits after its one call.
-		proctest.WaitUntil(t, deadline(t), fmt.Sprintf("pid %d to be gone", pid), func() (bool, string) {
+		proctest.WaitUntil(t, harness.Deadline(t), fmt.Sprintf("pid %d to be gone", pid), func() (bool, string) {
 			p, ok := rfProc(t, pid)
 			return !ok || p.State == 'Z' || p.PGID != pid, p.String()
 		})
 	}
 	// ps shows $0, $@ and the tool's name once the call runs.
 	d.waitWarm(t)
-	d.send(rfCall("9", "ps", `{}`))
-	r := rfDecode(t, d.recv())
+	d.Send(rfCall("9", "ps", `{}`))
+	r := rfDecode(t, d.Recv())
 	if want := "# call ps"; !strings.Contains(r.text(), want) || !strings.Contains(r.text(), filepath.Join(d.dir, "server.sh")) {
 		t.Fatalf("command line of a warm call's process: %q, want the script and %q", r.text(), want)
 	}
@@ -119,17 +120,17 @@ func TestWarmProcessServesOneCall(t *testing.T) {
 func TestWarmProcessCancelled(t *testing.T) {
 	d := rfStart(t, warmBody, []string{"who", "nap", "ps"}, nil)
 	d.waitWarm(t)
-	d.send(rfCall("1", "nap", `{}`))
+	d.Send(rfCall("1", "nap", `{}`))
 	pgid := rfInt(t, d.dir, "nap.pid")
 	if !startedWarm(t, pgid) {
 		t.Fatalf("the call's process %d was not a warm one", pgid)
 	}
-	d.send(rfCancel("1"))
-	rfGroupGone(t, pgid, deadline(t))
-	if got := d.roundTrip(`{"jsonrpc":"2.0","id":2,"method":"ping"}`); got != `{"jsonrpc":"2.0","id":2,"result":{}}` {
+	d.Send(rfCancel("1"))
+	rfGroupGone(t, pgid, harness.Deadline(t))
+	if got := d.RoundTrip(`{"jsonrpc":"2.0","id":2,"method":"ping"}`); got != `{"jsonrpc":"2.0","id":2,"result":{}}` {
 		t.Fatalf("after the cancel: %s", got)
 	}
-	d.stdin.Close()
+	d.Stdin.Close()
 	if lines := d.drain(t); len(lines) != 0 {
 		t.Fatalf("lines after the cancel: %q", lines)
 	}
@@ -139,8 +140,8 @@ func TestWarmProcessCancelled(t *testing.T) {
 // (their groups killed and reaped), and the next call runs the new code.
 func TestWarmProcessRetiredByReload(t *testing.T) {
 	d := rfStart(t, warmBody, []string{"who", "nap", "ps"}, nil)
-	d.send(rfCall("0", "who", `{"i":"0"}`))
-	d.recv()
+	d.Send(rfCall("0", "who", `{"i":"0"}`))
+	d.Recv()
 	old := d.waitWarm(t)
 	script := filepath.Join(d.dir, "server.sh")
 	b, err := os.ReadFile(script)
@@ -152,14 +153,14 @@ func TestWarmProcessRetiredByReload(t *testing.T) {
 		t.Fatal(err)
 	}
 	for pid := range old {
-		proctest.WaitUntil(t, deadline(t), fmt.Sprintf("old warm process %d to be gone after the reload", pid), func() (bool, string) {
+		proctest.WaitUntil(t, harness.Deadline(t), fmt.Sprintf("old warm process %d to be gone after the reload", pid), func() (bool, string) {
 			p, ok := rfProc(t, pid)
 			return !ok || p.PGID != pid, p.String()
 		})
 	}
-	proctest.WaitUntil(t, deadline(t), "a call to run the edited script", func() (bool, string) {
-		d.send(rfCall("7", "who", `{"i":"r"}`))
-		r := rfDecode(t, d.recv())
+	proctest.WaitUntil(t, harness.Deadline(t), "a call to run the edited script", func() (bool, string) {
+		d.Send(rfCall("7", "who", `{"i":"r"}`))
+		r := rfDecode(t, d.Recv())
 		return strings.HasPrefix(r.text(), "v2 "), r.text()
 	})
 }
@@ -169,7 +170,7 @@ func TestWarmProcessRetiredByReload(t *testing.T) {
 func TestWarmProcessDiesWithDaemon(t *testing.T) {
 	d := rfStart(t, warmBody, []string{"who", "nap", "ps"}, nil)
 	warm := d.waitWarm(t)
-	if err := d.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+	if err := d.Cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	killed := time.Now()
@@ -187,8 +188,8 @@ func TestWarmProcessDiesWithDaemon(t *testing.T) {
 func TestWarmOff(t *testing.T) {
 	d := rfStart(t, warmBody, []string{"who", "nap", "ps"}, []string{"--warm", "0"})
 	for i := 0; i < 3; i++ {
-		d.send(rfCall(strconv.Itoa(i), "who", fmt.Sprintf(`{"i":"%d"}`, i)))
-		d.recv()
+		d.Send(rfCall(strconv.Itoa(i), "who", fmt.Sprintf(`{"i":"%d"}`, i)))
+		d.Recv()
 		if warm := d.warmProcs(t); len(warm) != 0 {
 			t.Fatalf("--warm 0 keeps warm processes: %v", warm)
 		}
@@ -199,7 +200,7 @@ func TestWarmOff(t *testing.T) {
 // spaces, a multibyte character in a UTF-8 locale — and a call that gets a
 // warm process sees its own MCP_CALL_TMPDIR.
 func TestWarmProcessOddTMPDIR(t *testing.T) {
-	dir := writeServer(t, map[string]string{"server.sh": rfLib + warmBody, "tools.json": toolsJSON("who", "nap", "ps")})
+	dir := harness.WriteFiles(t, map[string]string{"server.sh": rfLib + warmBody, "tools.json": harness.ToolsJSON("who", "nap", "ps")})
 	tmp := filepath.Join(t.TempDir(), "tmp dir é\tx")
 	if err := os.Mkdir(tmp, 0o700); err != nil {
 		t.Fatal(err)
@@ -207,8 +208,8 @@ func TestWarmProcessOddTMPDIR(t *testing.T) {
 	d := rfStartIn(t, dir, tmp, nil, "LC_ALL=C.UTF-8")
 	for i := 0; i < 3; i++ {
 		d.waitWarm(t)
-		d.send(rfCall(strconv.Itoa(i), "who", fmt.Sprintf(`{"i":"%d"}`, i)))
-		r := rfDecode(t, d.recv())
+		d.Send(rfCall(strconv.Itoa(i), "who", fmt.Sprintf(`{"i":"%d"}`, i)))
+		r := rfDecode(t, d.Recv())
 		pid := rfInt(t, d.dir, fmt.Sprintf("who.%d", i))
 		if !strings.HasSuffix(r.text(), " __MCPBASHD_MODE=warm") {
 			t.Fatalf("call %d did not run in a warm process: %q", i, r.text())
@@ -226,8 +227,8 @@ func TestWarmProcessOddTMPDIR(t *testing.T) {
 func TestWarmNotForAScriptDefiningExec(t *testing.T) {
 	d := rfStart(t, warmBody+"\nexec() { builtin exec \"$@\"; }\n", []string{"who", "nap", "ps"}, nil)
 	for i := 0; i < 3; i++ {
-		d.send(rfCall(strconv.Itoa(i), "who", fmt.Sprintf(`{"i":"%d"}`, i)))
-		if r := rfDecode(t, d.recv()); !strings.Contains(r.text(), " leaked=none ") {
+		d.Send(rfCall(strconv.Itoa(i), "who", fmt.Sprintf(`{"i":"%d"}`, i)))
+		if r := rfDecode(t, d.Recv()); !strings.Contains(r.text(), " leaked=none ") {
 			t.Fatalf("call %d: %q", i, r.text())
 		}
 		if warm := d.warmProcs(t); len(warm) != 0 {

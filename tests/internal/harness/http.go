@@ -1,0 +1,108 @@
+package harness
+
+import (
+	"bufio"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// HTTPDaemon is a running `mcp-bashd --http`.
+type HTTPDaemon struct {
+	Cmd    *exec.Cmd
+	Dir    string // the directory Options.Files were written into
+	URL    string // the endpoint the daemon printed once it listened
+	Stderr *Output
+	Done   chan struct{} // closed once the daemon has exited
+}
+
+// StartHTTP starts the daemon o describes with --http on a loopback port
+// the kernel picks, and returns once it prints the URL it serves.
+func StartHTTP(t *testing.T, o Options) *HTTPDaemon {
+	t.Helper()
+	pre := []string{"--http", "--http-bind", "127.0.0.1", "--http-port", "0"}
+	if o.Args != nil {
+		pre = nil
+	}
+	cmd, dir := o.command(t, pre...)
+	d := StartHTTPCmd(t, cmd)
+	d.Dir = dir
+	return d
+}
+
+// StartHTTPCmd starts cmd, an `mcp-bashd --http` on port 0 (or a script
+// that runs one), and returns once it prints the URL it serves. A daemon
+// that exits first, or prints no URL before the deadline, fails the test.
+// A daemon still running at cleanup is killed.
+func StartHTTPCmd(t *testing.T, cmd *exec.Cmd) *HTTPDaemon {
+	t.Helper()
+	d := &HTTPDaemon{Cmd: cmd, Stderr: &Output{}, Done: make(chan struct{})}
+	pipe, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		select {
+		case <-d.Done:
+		default:
+			cmd.Process.Kill()
+			<-d.Done
+		}
+	})
+	urls := make(chan string, 1)
+	go func() {
+		r := bufio.NewReader(pipe)
+		for {
+			line, err := r.ReadString('\n')
+			d.Stderr.Write([]byte(line))
+			if u, ok := strings.CutPrefix(strings.TrimSpace(line), "mcp-bashd: serving "); ok {
+				select {
+				case urls <- u:
+				default:
+				}
+			}
+			if err != nil {
+				break
+			}
+		}
+		cmd.Wait()
+		close(d.Done)
+	}()
+	select {
+	case d.URL = <-urls:
+	case <-d.Done:
+		t.Fatalf("mcp-bashd --http exited before serving: %v\nstderr:\n%s", cmd.ProcessState, d.Stderr.String())
+	case <-time.After(time.Until(Deadline(t))):
+		t.Fatalf("mcp-bashd --http printed no URL\nstderr:\n%s", d.Stderr.String())
+	}
+	return d
+}
+
+// PID is the daemon's process id.
+func (d *HTTPDaemon) PID() int { return d.Cmd.Process.Pid }
+
+// Stop sends SIGTERM and returns how the daemon ended (killing it, and
+// failing the test, if it does not end before the deadline).
+func (d *HTTPDaemon) Stop(t *testing.T) *os.ProcessState {
+	t.Helper()
+	select {
+	case <-d.Done:
+		return d.Cmd.ProcessState
+	default:
+	}
+	d.Cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-d.Done:
+	case <-time.After(time.Until(Deadline(t))):
+		d.Cmd.Process.Kill()
+		<-d.Done
+		t.Errorf("mcp-bashd --http did not exit after SIGTERM\nstderr:\n%s", d.Stderr.String())
+	}
+	return d.Cmd.ProcessState
+}
