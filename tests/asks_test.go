@@ -186,7 +186,7 @@ func akServerDir(t *testing.T, waitTimeout string) string {
 
 // Every helper's request reaches the client's handler as the tool wrote
 // it, and every answer reaches the tool, over stdio and HTTP.
-func TestAkGoSDKAnswersReachTheTool(t *testing.T) {
+func TestAskAnswersFromTheGoSDKReachTheTool(t *testing.T) {
 	for _, c := range []struct {
 		name, version string
 		http          bool
@@ -242,7 +242,7 @@ func TestAkGoSDKAnswersReachTheTool(t *testing.T) {
 
 // A client that did not declare a capability is never asked: the helper
 // fails with a message naming it.
-func TestAkUndeclaredCapabilityFailsTheHelper(t *testing.T) {
+func TestAskForAnUndeclaredCapabilityFailsTheHelper(t *testing.T) {
 	c := mcp.NewClient(&mcp.Implementation{Name: "no-caps", Version: "0"}, &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}})
 	cmd := exec.Command(harness.Binary, akServerDir(t, ""))
 	cmd.Env = append(os.Environ(), "TMPDIR="+t.TempDir())
@@ -273,7 +273,7 @@ func TestAkUndeclaredCapabilityFailsTheHelper(t *testing.T) {
 // helper waits for the client's answer: the call's processes are gone, the
 // client's handler is told to stop (notifications/cancelled), and its late
 // answer, if any, is dropped without disturbing the session.
-func TestAkCallEndsWhileTheHelperWaits(t *testing.T) {
+func TestCallEndsWhileTheAskHelperWaits(t *testing.T) {
 	for _, c := range []struct {
 		name    string
 		http    bool
@@ -404,7 +404,7 @@ func akText(t *testing.T, res *mcp.CallToolResult) string {
 // The TypeScript SDK v1 over stdio answers the tool's elicitation: the
 // request it sees is the tool's, the answer reaches the tool, and every
 // daemon message is valid for the negotiated revision.
-func TestAkTypeScriptSDKElicitation(t *testing.T) {
+func TestAskElicitationFromTheTypeScriptSDK(t *testing.T) {
 	cmNodeModules(t)
 	mark := clMarker(t)
 	t.Cleanup(func() { harness.KillMarked(mark) })
@@ -457,7 +457,7 @@ func TestAkTypeScriptSDKElicitation(t *testing.T) {
 
 // The README's example, as printed there: declined, the file stays;
 // accepted, it is gone — with the Go SDK over stdio.
-func TestAkReadmeDeleteExample(t *testing.T) {
+func TestAskReadmeDeleteExample(t *testing.T) {
 	readme, err := os.ReadFile(harness.RepoPath("README.md"))
 	if err != nil {
 		t.Fatal(err)
@@ -514,7 +514,7 @@ func TestAkReadmeDeleteExample(t *testing.T) {
 // akOwnID is the form of the ids the daemon gives its requests.
 var akOwnID = regexp.MustCompile(`^"mcp-bashd-[0-9a-f]{32}"$`)
 
-func TestAkLateAnswerIsDropped(t *testing.T) {
+func TestAskLateAnswerIsDropped(t *testing.T) {
 	tmp := t.TempDir()
 	ready, logFile := filepath.Join(tmp, "ready"), filepath.Join(tmp, "daemon.log")
 	s := harness.Start(t, harness.Options{Args: []string{akServerDir(t, "")}, Env: []string{"TMPDIR=" + tmp, "AK_READY=" + ready, "MCP_LOG_FILE=" + logFile}})

@@ -38,7 +38,7 @@ import (
 //	                         (waits for one to go, up to the deadline)
 //	waitfile FILE            wait until FILE exists (a tool's readiness
 //	                         handshake), up to the deadline
-func TestCliScripts(t *testing.T) {
+func TestCLIScriptsRun(t *testing.T) {
 	root, err := filepath.Abs(harness.RepoPath(""))
 	if err != nil {
 		t.Fatal(err)
@@ -158,7 +158,7 @@ func cliWaitFile(ts *testscript.TestScript, neg bool, args []string) {
 // Issue 12, item 5: `mcp-bashd call --url` calls a tool on a running
 // Streamable HTTP server (with its bearer token), shows the tool's
 // progress and log lines on stderr, and prints the result.
-func TestCliCallURL(t *testing.T) {
+func TestCLICallURL(t *testing.T) {
 	dir := harness.WriteFiles(t, map[string]string{
 		"server.sh":  "tool_steps() { mcp_progress 1 2 first; mcp_log warning careful; mcp_progress 2 2; echo \"done $1\"; }\n",
 		"tools.json": `{"tools":[{"name":"steps","description":"d","inputSchema":{"type":"object","properties":{"n":{"type":"integer"}}}}]}`,
@@ -197,7 +197,7 @@ func TestCliCallURL(t *testing.T) {
 // Issue 12, item 3: started from a terminal, the server says on stderr
 // that it speaks MCP on stdin and how to try its tools, in one line pair;
 // stdout stays protocol-only.
-func TestCliTerminalHint(t *testing.T) {
+func TestCLITerminalHint(t *testing.T) {
 	dir := harness.WriteFiles(t, map[string]string{"server.sh": "tool_a() { :; }\n", "tools.json": harness.ToolsJSON("a")})
 	master, slave := cliOpenPTY(t)
 	defer master.Close()

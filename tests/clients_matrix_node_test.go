@@ -30,14 +30,14 @@ var cmTSCases = []cmTSCase{
 	{"v2-pin-2026", "v2", "pin:" + clModernVersion, clModernVersion, "modern"},
 }
 
-func TestCmTSSDKStdio(t *testing.T) {
+func TestTypeScriptSDKMatrixStdio(t *testing.T) {
 	cmNodeModules(t)
 	for _, c := range cmTSCases {
 		t.Run(c.name, func(t *testing.T) { cmTSMatrix(t, false, c) })
 	}
 }
 
-func TestCmTSSDKHTTP(t *testing.T) {
+func TestTypeScriptSDKMatrixHTTP(t *testing.T) {
 	cmNodeModules(t)
 	for _, c := range cmTSCases {
 		t.Run(c.name, func(t *testing.T) { cmTSMatrix(t, true, c) })
@@ -313,7 +313,7 @@ func cmInspectors() []cmInspector {
 // The Inspector CLIs list the tools and call one, over stdio and HTTP.
 // They have no progress display and no way to cancel a call, so those two
 // columns of the matrix are not theirs.
-func TestCmInspectorCLI(t *testing.T) {
+func TestInspectorCLIMatrix(t *testing.T) {
 	cmNodeModules(t)
 	for _, in := range cmInspectors() {
 		for _, overHTTP := range []bool{false, true} {

@@ -547,13 +547,13 @@ type cmGoCase struct{ pin, want string }
 
 var cmGoCases = []cmGoCase{{"", clModernVersion}, {"2025-06-18", "2025-06-18"}}
 
-func TestCmGoSDKStdio(t *testing.T) {
+func TestGoSDKMatrixStdio(t *testing.T) {
 	for _, c := range cmGoCases {
 		t.Run(c.want, func(t *testing.T) { cmGoMatrix(t, false, c) })
 	}
 }
 
-func TestCmGoSDKHTTP(t *testing.T) {
+func TestGoSDKMatrixHTTP(t *testing.T) {
 	for _, c := range cmGoCases {
 		t.Run(c.want, func(t *testing.T) { cmGoMatrix(t, true, c) })
 	}

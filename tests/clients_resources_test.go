@@ -47,7 +47,7 @@ type crGoCase struct {
 	pin, want string
 }
 
-func TestCrGoSDK(t *testing.T) {
+func TestGoSDKResourcesPromptsCompletion(t *testing.T) {
 	for _, c := range []crGoCase{
 		{"stdio-2025-11-25", false, "2025-11-25", "2025-11-25"},
 		{"stdio-2026-07-28", false, "", clModernVersion},
@@ -303,7 +303,7 @@ type crTSMessage struct {
 	}
 }
 
-func TestCrTSSDK(t *testing.T) {
+func TestTypeScriptSDKResourcesPromptsCompletion(t *testing.T) {
 	cmNodeModules(t)
 	for _, c := range cmTSCases {
 		for _, overHTTP := range []bool{false, true} {
@@ -412,7 +412,7 @@ func crTS(t *testing.T, c cmTSCase, overHTTP bool) {
 // The Inspector CLIs list and read resources (the template's expansion
 // and the blob), list the templates and prompts, and get a prompt with
 // arguments, over stdio and HTTP, in each era they speak.
-func TestCrInspectorCLI(t *testing.T) {
+func TestInspectorCLIResourcesPromptsCompletion(t *testing.T) {
 	cmNodeModules(t)
 	for _, in := range cmInspectors() {
 		for _, overHTTP := range []bool{false, true} {

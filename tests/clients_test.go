@@ -417,7 +417,7 @@ func clCheckGreeter(t *testing.T, c *clGoConn) {
 // initialize, and every request carries the version in its _meta. The
 // greeter (manifest mode) then lists and calls, its count state kept across
 // stateless calls.
-func TestClGoSDKDefaultGreeter(t *testing.T) {
+func TestGoSDKDefaultGreeter(t *testing.T) {
 	mark := clMarker(t)
 	c := clGoConnect(t, "", mark, clGreeterEnv(t), harness.RepoPath("examples/greeter/server.sh"))
 	ir := c.cs.InitializeResult()
@@ -474,7 +474,7 @@ func TestClGoSDKDefaultGreeter(t *testing.T) {
 
 // Pinned to each older revision, the Go SDK skips the probe and the daemon
 // answers initialize with exactly that revision.
-func TestClGoSDKPinnedVersions(t *testing.T) {
+func TestGoSDKPinnedVersions(t *testing.T) {
 	for _, v := range clLegacyVersions {
 		t.Run(v, func(t *testing.T) {
 			c := clGoConnect(t, v, clMarker(t), clGreeterEnv(t), harness.RepoPath("examples/greeter/server.sh"))
@@ -493,7 +493,7 @@ func TestClGoSDKPinnedVersions(t *testing.T) {
 }
 
 // examples/plain in manifest mode: arguments arrive as the client's JSON.
-func TestClGoSDKPlainTools(t *testing.T) {
+func TestGoSDKPlainTools(t *testing.T) {
 	c := clGoConnect(t, "", clMarker(t), []string{"TMPDIR=" + t.TempDir()}, harness.RepoPath("examples/plain/tools.sh"))
 	if got, want := c.toolNames(), []string{"echo", "sysinfo", "slow"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("tools/list names = %q, want %q", got, want)
@@ -520,7 +520,7 @@ func TestClGoSDKPlainTools(t *testing.T) {
 // 2026-07-28) session and pinned to 2025-11-25: the SDK returns at once and
 // sends notifications/cancelled; the daemon stops the tool's whole group,
 // never answers that id, and the session goes on.
-func TestClGoSDKContextCancelStopsTool(t *testing.T) {
+func TestGoSDKContextCancelStopsTool(t *testing.T) {
 	for _, tc := range []struct{ pin, want string }{{"", clModernVersion}, {"2025-11-25", "2025-11-25"}} {
 		t.Run(tc.want, func(t *testing.T) { clGoCancel(t, tc.pin, tc.want) })
 	}
@@ -746,7 +746,7 @@ func (e clTSExit) String() string {
 
 // The TypeScript SDK (host manifest form: `mcp-bashd server.sh` with only
 // the SDK's six variables plus ours) negotiates, lists and calls.
-func TestClTSSDKGreeter(t *testing.T) {
+func TestTypeScriptSDKGreeter(t *testing.T) {
 	mark := clMarker(t)
 	n := clStartNode(t, "greeter", mark, clGreeterEnv(t), harness.RepoPath("examples/greeter/server.sh"))
 	var done struct {
@@ -806,7 +806,7 @@ func TestClTSSDKGreeter(t *testing.T) {
 // An AbortSignal on a slow call: the SDK sends notifications/cancelled and
 // rejects at once; the daemon stops the tool's whole group, never answers
 // that id (checked up to the daemon's exit), and serves the next call.
-func TestClTSSDKAbortStopsTool(t *testing.T) {
+func TestTypeScriptSDKAbortStopsTool(t *testing.T) {
 	dir := harness.WriteFiles(t, map[string]string{"server.sh": clHangServer, "tools.json": harness.ToolsJSON("hang", "hello")})
 	ready := filepath.Join(t.TempDir(), "ready")
 	mark := clMarker(t)

@@ -20,7 +20,7 @@ import (
 // The script's top level runs once; every call sees its functions,
 // variables with their attributes, shell options and EXIT-free state;
 // errexit is off; stdin is /dev/null; $0 is the script.
-func TestCtTopLevelState(t *testing.T) {
+func TestTopLevelStateReachesEveryCall(t *testing.T) {
 	script := `set -euo pipefail
 shopt -s extglob nullglob
 declare -a ARR=(one "two words" three)
@@ -94,7 +94,7 @@ tool_state() {
 }
 
 // A script in POSIX mode still serves, and its tools run in POSIX mode.
-func TestCtPosixModeScript(t *testing.T) {
+func TestPosixModeScriptServes(t *testing.T) {
 	s := ctStart(t, ctOpt{script: `set -o posix
 tool_x() { [ -o posix ] && echo posix-on || echo posix-off; false; echo after-false; }`, tools: harness.ToolsJSON("x")})
 	s.RoundTrip(harness.InitLine)
@@ -104,7 +104,7 @@ tool_x() { [ -o posix ] && echo posix-on || echo posix-off; false; echo after-fa
 // Result shaping: stdout+stderr in one text, every trailing newline
 // stripped, a non-zero status or a signal is "Error executing <name>: ",
 // the tool's EXIT trap output joins the text.
-func TestCtResultShaping(t *testing.T) {
+func TestResultShaping(t *testing.T) {
 	s := ctStart(t, ctOpt{
 		script: `tool_merge() { echo out; echo err >&2; echo out2; printf '\n\n\n'; }
 tool_inner_blank() { printf 'a\n\n\nb\n\n'; }
@@ -134,7 +134,7 @@ tool_cr() { printf 'x\r\n'; }`,
 }
 
 // Output past --output-cap is cut and the cut is marked.
-func TestCtOutputCap(t *testing.T) {
+func TestOutputCap(t *testing.T) {
 	s := ctStart(t, ctOpt{
 		flags: []string{"--output-cap", "100"},
 		script: `tool_big() { local i; for ((i = 0; i < 1000; i++)); do printf a; done; echo; } 
@@ -171,7 +171,7 @@ tool_small() { printf '%0100d\n' 0; }`,
 
 // MCP_CALL_TMPDIR: <TMPDIR>/mcp-call.XXXXXX/tmp, both mode 0700, empty,
 // distinct per call, the same for hook, tool and children, removed after.
-func TestCtCallTmpdirShape(t *testing.T) {
+func TestCallTmpdirShape(t *testing.T) {
 	s := ctStart(t, ctOpt{
 		script: `mcp_before_tool_call() { printf '%s' "$MCP_CALL_TMPDIR" > "$MARKS/hook.$2"; }
 tool_probe() {
@@ -223,7 +223,7 @@ tool_probe() {
 
 // A relative TMPDIR still gives an absolute MCP_CALL_TMPDIR, also when
 // the hook changes directory, and the root is removed.
-func TestCtCallTmpdirRelativeTMPDIR(t *testing.T) {
+func TestCallTmpdirRelativeTMPDIR(t *testing.T) {
 	s := ctStart(t, ctOpt{
 		relTMPDIR: true,
 		script: `mcp_before_tool_call() { cd / || return 1; }
@@ -250,7 +250,7 @@ tool_x() {
 // directory, a read-only directory with a file, MCP_CALL_TMPDIR itself at
 // mode 000 — without following a symlink out of it and without a warning.
 // As root the daemon runs as nobody, so the modes bind as for a user.
-func TestCtCallTmpdirRemoval(t *testing.T) {
+func TestCallTmpdirRemoval(t *testing.T) {
 	var outside string
 	s := ctStart(t, ctOpt{
 		unprivileged: true,
@@ -330,7 +330,7 @@ tool_uid() { id -u; }`,
 // A call whose directory cannot be created answers isError with the SDK's
 // text, runs nothing, leaves nothing, and the server keeps serving: TMPDIR
 // replaced by a regular file, and TMPDIR made unwritable, mid-run.
-func TestCtCallTmpdirCreationFailure(t *testing.T) {
+func TestCallTmpdirCreationFailure(t *testing.T) {
 	const script = `mcp_before_tool_call() { : > "$MARKS/hook.ran"; }
 tool_x() { : > "$MARKS/tool.ran"; printf 'tool output\n'; }`
 	t.Run("TMPDIR is a regular file", func(t *testing.T) {
@@ -384,7 +384,7 @@ tool_x() { : > "$MARKS/tool.ran"; printf 'tool output\n'; }`
 // TMPDIR that does not exist when the daemon starts: the SDK's server
 // starts and answers each call with the creation-failure result; the
 // server itself must not refuse to serve.
-func TestCtCallTmpdirMissingAtStart(t *testing.T) {
+func TestCallTmpdirMissingAtStart(t *testing.T) {
 	s := ctStart(t, ctOpt{
 		tmpdir: "no-such-dir",
 		script: `tool_x() { : > "$MARKS/tool.ran"; printf 'tool output\n'; }`,

@@ -23,7 +23,7 @@ const ctHookTools = `{"tools":[{"name":"x","inputSchema":{"type":"object","prope
 // A hook that returns 0: its output is discarded; what it sets — a
 // variable, an exported variable, the working directory, a function, an
 // EXIT trap, PATH — reaches the tool.
-func TestCtHookStateCarriesOver(t *testing.T) {
+func TestHookStateCarriesOver(t *testing.T) {
 	hookDir := t.TempDir()
 	hookDir, _ = filepath.EvalSymlinks(hookDir)
 	bin := t.TempDir()
@@ -65,7 +65,7 @@ tool_x() {
 
 // The hook and the tool share one EXIT trap: the tool's replaces the
 // hook's.
-func TestCtHookToolTrapReplacesHookTrap(t *testing.T) {
+func TestHookToolTrapReplacesHookTrap(t *testing.T) {
 	s := ctStart(t, ctOpt{
 		script: `mcp_before_tool_call() { trap 'printf "hook trap\n" >> "$MARKS/trap.log"' EXIT; }
 tool_x() { trap 'printf "tool trap\n" >> "$MARKS/trap.log"' EXIT; printf 'tool output\n'; }`,
@@ -80,7 +80,7 @@ tool_x() { trap 'printf "tool trap\n" >> "$MARKS/trap.log"' EXIT; printf 'tool o
 
 // The hook gets the tool name and the arguments JSON the tool gets, with
 // errexit off and stdin at /dev/null.
-func TestCtHookArgumentsAndEnvironment(t *testing.T) {
+func TestHookArgumentsAndEnvironment(t *testing.T) {
 	s := ctStart(t, ctOpt{
 		script: `mcp_before_tool_call() {
   printf '%s\n%s\n' "$1" "$2" > "$MARKS/hook.args"
@@ -106,7 +106,7 @@ tool_x() { printf '%s\n' "$1" > "$MARKS/tool.args"; }`,
 }
 
 // set and shopt options the hook turns on are undone before the tool.
-func TestCtHookOptionsRestored(t *testing.T) {
+func TestHookOptionsRestored(t *testing.T) {
 	s := ctStart(t, ctOpt{
 		script: `mcp_before_tool_call() { set -euo pipefail; shopt -s nullglob; return 0; }
 tool_x() {
@@ -128,7 +128,7 @@ tool_x() {
 // functions the hook defines (rm, shopt, set, printf) nor by a PATH that
 // names nothing: the options are still restored, the call still answers as
 // a success or a refusal, and its directory is still removed.
-func TestCtHookCannotDivertDaemonSteps(t *testing.T) {
+func TestHookCannotDivertDaemonSteps(t *testing.T) {
 	t.Run("functions", func(t *testing.T) {
 		s := ctStart(t, ctOpt{
 			script: `mcp_before_tool_call() {
@@ -178,7 +178,7 @@ tool_x() { : > "$MARKS/tool.ran"; echo done; }`,
 // A hook that returns non-zero refuses the call with its output; the tool
 // does not run; the log records a refusal (with the status), not a tool
 // failure.
-func TestCtHookRefusal(t *testing.T) {
+func TestHookRefusal(t *testing.T) {
 	s := ctStart(t, ctOpt{
 		script: `mcp_before_tool_call() { printf 'denied by policy\n'; echo 'and why' >&2; printf '\n\n'; return 3; }
 tool_x() { : > "$MARKS/tool.ran"; printf 'tool output\n'; }`,
@@ -203,7 +203,7 @@ tool_x() { : > "$MARKS/tool.ran"; printf 'tool output\n'; }`,
 
 // A hook that ends the shell with exit (any status, 0 included) stops the
 // call; its output, when it printed, follows the message.
-func TestCtHookExit(t *testing.T) {
+func TestHookExit(t *testing.T) {
 	s := ctStart(t, ctOpt{
 		script: `mcp_before_tool_call() {
   case $2 in
@@ -232,7 +232,7 @@ tool_x() { : > "$MARKS/tool.ran"; printf 'tool output\n'; }`,
 // A hook killed by a signal stops the call naming the signal; with no hook
 // defined (or a hook that returned), a tool that kills its own shell is
 // the tool's failure, never the hook's.
-func TestCtHookKilledBySignal(t *testing.T) {
+func TestHookKilledBySignal(t *testing.T) {
 	s := ctStart(t, ctOpt{
 		script: `mcp_before_tool_call() {
   case $1 in
@@ -262,7 +262,7 @@ tool_z() { kill -9 "$BASHPID"; }`,
 // Calls that are not dispatched — undeclared, invalid arguments, invalid
 // name, no function — do not run the hook; an mcp_before_tool_call
 // executable on PATH is never run as the hook.
-func TestCtHookNotRunForUndispatchedCalls(t *testing.T) {
+func TestHookNotRunForUndispatchedCalls(t *testing.T) {
 	s := ctStart(t, ctOpt{
 		script: `mcp_before_tool_call() { printf '%s\n' "$1" >> "$MARKS/hook.log"; }
 tool_x() { : > "$MARKS/tool.ran"; printf 'tool output\n'; }

@@ -18,7 +18,7 @@ import (
 
 // ---------------------------------------------------------------- 8, 9
 
-func TestCtInitializeDefaults(t *testing.T) {
+func TestInitializeDefaults(t *testing.T) {
 	s := ctStart(t, ctOpt{script: `:`, tools: `{"tools":[]}`})
 	if got := s.RoundTrip(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`); got != `{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2024-11-05","serverInfo":{"name":"mcp-server","version":"1.0.0"},"capabilities":{"tools":{}}}}` {
 		t.Errorf("no params version, no config: %s", got)
@@ -39,7 +39,7 @@ func TestCtInitializeDefaults(t *testing.T) {
 	}
 }
 
-func TestCtInitializeWithConfig(t *testing.T) {
+func TestInitializeWithConfig(t *testing.T) {
 	s := ctStart(t, ctOpt{script: `:`, tools: `{"tools":[]}`,
 		config: "{\n  \"protocolVersion\": \"2025-06-18\",\n  \"serverInfo\": {\"name\": \"probe\", \"version\": \"9.9.9\"},\n  \"instructions\": \"Be kind.\"\n}\n"})
 	if got := s.RoundTrip(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`); got != `{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18","serverInfo":{"name":"probe","version":"9.9.9"},"capabilities":{"tools":{}},"instructions":"Be kind."}}` {
@@ -57,7 +57,7 @@ func TestCtInitializeWithConfig(t *testing.T) {
 
 // A config that is not one JSON object is -32603 naming the path; the
 // server keeps serving everything else.
-func TestCtInitializeInvalidConfig(t *testing.T) {
+func TestInitializeInvalidConfig(t *testing.T) {
 	for _, c := range []struct{ name, body string }{
 		{"malformed", `{ not json`}, {"empty", "\n"}, {"two documents", `{"protocolVersion":"1.0"}` + "\n" + `{"protocolVersion":"2.0"}`},
 		{"array", `[1]`}, {"null", `null`},
@@ -77,7 +77,7 @@ func TestCtInitializeInvalidConfig(t *testing.T) {
 }
 
 // A tools list that is not one JSON object is -32603 on tools/list.
-func TestCtToolsListInvalid(t *testing.T) {
+func TestToolsListInvalid(t *testing.T) {
 	for _, c := range []struct {
 		name, body string
 		missing    bool
@@ -98,7 +98,7 @@ func TestCtToolsListInvalid(t *testing.T) {
 }
 
 // tools/list is .tools verbatim (compact, key order kept) or [] without it.
-func TestCtToolsListVerbatim(t *testing.T) {
+func TestToolsListVerbatim(t *testing.T) {
 	s := ctStart(t, ctOpt{script: `:`, tools: "{\n \"tools\": [ {\"name\": \"greet\", \"description\": \"Say <hello> & bye.\", \"inputSchema\": {\"type\": \"object\", \"properties\": {\"z\": {\"type\": \"string\"}, \"a\": {\"type\": \"integer\"}}}} ]\n}\n"})
 	s.RoundTrip(harness.InitLine)
 	if got := s.RoundTrip(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`); got != `{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"greet","description":"Say <hello> & bye.","inputSchema":{"type":"object","properties":{"z":{"type":"string"},"a":{"type":"integer"}}}}]}}` {
@@ -113,7 +113,7 @@ func TestCtToolsListVerbatim(t *testing.T) {
 
 // An edited tools.json is seen by the next tools/list and tools/call,
 // without a restart.
-func TestCtToolsListEditedWithoutRestart(t *testing.T) {
+func TestToolsListEditedWithoutRestart(t *testing.T) {
 	start := func(t *testing.T) (*ctSrv, func(id int) string) {
 		s := ctStart(t, ctOpt{script: `tool_aa() { echo aa; }
 tool_bb() { echo bb; }
@@ -188,7 +188,7 @@ tool_cc() { echo cc; }`, tools: harness.ToolsJSON("aa")})
 // the one shared/spec/REVISIONS.md gives for a request missing its
 // required _meta (-32602; the conformance suite sends exactly this).
 // resources/list, resources/templates/list and prompts/list are empty.
-func TestCtOtherMethods(t *testing.T) {
+func TestOtherMethods(t *testing.T) {
 	s := ctStart(t, ctOpt{script: `tool_wait() { : > "$MARKS/started"; while [ ! -e "$MARKS/gate" ]; do sleep 0.01; done; echo released; }`, tools: harness.ToolsJSON("wait")})
 	s.RoundTrip(harness.InitLine)
 	s.Send(ctCallLine(1, "wait", `{}`))
@@ -215,7 +215,7 @@ func TestCtOtherMethods(t *testing.T) {
 // While a call runs, its bash processes show the server script, the
 // script's own arguments (a marker) and the tool name in their command
 // line, as the SDK's subshells did. Manifest and drop-in forms.
-func TestCtProcessesShowScriptAndArguments(t *testing.T) {
+func TestProcessesShowScriptAndArguments(t *testing.T) {
 	const tool = `tool_ps_probe_tool() {
   printf '%s\n' "$BASHPID" > "$MARKS/tool.pid.tmp"
   ( while [ ! -e "$MARKS/gate" ]; do sleep 0.01; done ) &
@@ -298,7 +298,7 @@ func ctReadPID(t *testing.T, path string) int {
 // lists them with `jobs`) sees only its own jobs: nothing the daemon starts
 // in the tool's shell may be one of them. Bounded by a per-tool timeout so
 // a hang fails fast.
-func TestCtToolWaitSeesOnlyItsOwnJobs(t *testing.T) {
+func TestToolWaitSeesOnlyItsOwnJobs(t *testing.T) {
 	s := ctStart(t, ctOpt{
 		script: `tool_jobs() { printf 'jobs=%s\n' "$(jobs -p | wc -l)"; }
 tool_par() { local i; for i in 1 2 3; do (sleep 0.05; echo "job $i" > "$MARKS/job.$i") & done; wait; echo waited; }`,
@@ -319,7 +319,7 @@ tool_par() { local i; for i in 1 2 3; do (sleep 0.05; echo "job $i" > "$MARKS/jo
 // The request gates through the binary, in the SDK's order and with its
 // texts; every rejected line leaves the server serving, and nothing is
 // ever answered for a notification.
-func TestCtRequestGates(t *testing.T) {
+func TestRequestGates(t *testing.T) {
 	s := ctStart(t, ctOpt{script: `tool_x() { : > "$MARKS/x.ran"; echo x; }`, tools: harness.ToolsJSON("x")})
 	s.RoundTrip(harness.InitLine)
 	const (
@@ -379,7 +379,7 @@ func TestCtRequestGates(t *testing.T) {
 // An entry whose "inputSchema" comes before its "name" is the same tool:
 // key order inside a tools.json entry carries no meaning, so every text
 // naming the tool names it.
-func TestCtSchemaEntryKeyOrder(t *testing.T) {
+func TestSchemaEntryKeyOrder(t *testing.T) {
 	s := ctStart(t, ctOpt{
 		script: `tool_late() { echo late; }`,
 		tools:  `{"tools":[{"inputSchema":{"type":"object","required":["n"]},"description":"d","name":"late"}]}`,

@@ -64,7 +64,7 @@ func ctBash(t *testing.T, env []string, script string) (string, string, int) {
 // Sourcing the shim prints nothing, succeeds, leaves the caller's shopt
 // options alone and turns on errexit, nounset and pipefail as the SDK's
 // file did (issue 11 item 2), can be repeated, and sources no other file.
-func TestCtShimSourcing(t *testing.T) {
+func TestShimSourcing(t *testing.T) {
 	out, errOut, code := ctBash(t, ctShimEnv(), `set -euo pipefail; shopt -s nullglob
 source "$SHIM"
 source "$SHIM"
@@ -92,7 +92,7 @@ done`)
 
 // Sourcing the shim's stdout is empty (checked on its own: the protocol
 // stream of a drop-in server starts right after it).
-func TestCtShimSourcingStdoutEmpty(t *testing.T) {
+func TestShimSourcingStdoutEmpty(t *testing.T) {
 	out, errOut, code := ctBash(t, ctShimEnv(), `source "$SHIM"`)
 	if code != 0 || out != "" || errOut != "" {
 		t.Errorf("status %d stdout %q stderr %q", code, out, errOut)
@@ -102,7 +102,7 @@ func TestCtShimSourcingStdoutEmpty(t *testing.T) {
 // log LEVEL MSG: "[YYYY-mm-dd HH:MM:SS] [LEVEL] msg" appended to
 // MCP_LOG_FILE and MCP_EXTRA_LOG_FILE, mirrored to stderr only when
 // MCP_LOG_STDERR is exactly 1; never stdout.
-func TestCtShimLog(t *testing.T) {
+func TestShimLog(t *testing.T) {
 	lineRE := regexp.MustCompile(`^\[(\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2})\] \[INFO\] hello  world\n$`)
 	checkLine := func(t *testing.T, what, s string) {
 		t.Helper()
@@ -171,7 +171,7 @@ func TestCtShimLog(t *testing.T) {
 // _configure_extra_log_file: empty is a no-op, a relative path resolves
 // against PROJECT_ROOT, an absolute one is used as is, a missing parent
 // logs a WARN and leaves the extra log off.
-func TestCtShimConfigureExtraLogFile(t *testing.T) {
+func TestShimConfigureExtraLogFile(t *testing.T) {
 	dir := t.TempDir()
 	if err := os.Mkdir(filepath.Join(dir, "subdir"), 0o755); err != nil {
 		t.Fatal(err)
@@ -204,7 +204,7 @@ _configure_extra_log_file "nonexistent/debug.log"; printf 'missing=[%s] rc=%s\n'
 
 // create_response ID RESULT and create_error_response ID CODE MSG [DATA]:
 // compact envelopes in the SDK's key order; an invalid data JSON fails.
-func TestCtShimEnvelopes(t *testing.T) {
+func TestShimEnvelopes(t *testing.T) {
 	for _, c := range []struct {
 		name, call, out string
 		fail            bool
@@ -238,7 +238,7 @@ func TestCtShimEnvelopes(t *testing.T) {
 // read_json_file: exactly one JSON object → compact print; anything else
 // (missing, empty, two documents, unparseable, not an object, null,
 // false) → status 1, nothing on stdout, the reason logged.
-func TestCtShimReadJSONFile(t *testing.T) {
+func TestShimReadJSONFile(t *testing.T) {
 	dir := t.TempDir()
 	files := map[string]string{
 		"one.json":   "{\n  \"a\": 1,\n  \"b\": [2, 3]\n}\n",
@@ -277,7 +277,7 @@ func TestCtShimReadJSONFile(t *testing.T) {
 // fails, prints nothing on stdout and leaves the shell options alone (the
 // SDK's preflight came before its set -euo pipefail); with set -e the
 // script stops there.
-func TestCtShimWithoutBinary(t *testing.T) {
+func TestShimWithoutBinary(t *testing.T) {
 	bash, err := exec.LookPath("bash")
 	if err != nil {
 		t.Fatal(err)
@@ -346,7 +346,7 @@ func ctNonExecutable(t *testing.T) string {
 // bash ≥ 4 constructs a bash 3.2 parser (macOS /bin/bash) rejects or
 // misreads — as far as a static scan of its code (comments removed) can
 // tell.
-func TestCtShimSyntax(t *testing.T) {
+func TestShimSyntax(t *testing.T) {
 	shim := harness.RepoPath("scripts/mcpserver_core.sh")
 	for _, args := range [][]string{{"-n", shim}, {"--posix", "-n", shim}} {
 		out, err := exec.Command("bash", args...).CombinedOutput()
@@ -392,7 +392,7 @@ func TestCtShimSyntax(t *testing.T) {
 // A drop-in server run as ./server.sh a b: the script's $0 and arguments
 // are what its top level saw and what each call's $0/$@ hold; errexit set
 // by the script is off in the tool; stdin is /dev/null.
-func TestCtDropInScriptArguments(t *testing.T) {
+func TestDropInScriptArguments(t *testing.T) {
 	dir := t.TempDir()
 	tools := filepath.Join(dir, "tools.json")
 	if err := os.WriteFile(tools, []byte(harness.ToolsJSON("who")), 0o644); err != nil {

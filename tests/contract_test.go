@@ -290,7 +290,7 @@ func (s *ctSrv) warnings() []string {
 // ---------------------------------------------------------------- 12
 
 // The tools list, not the shell, decides what a tools/call reaches.
-func TestCtDeclarationRules(t *testing.T) {
+func TestDeclarationRules(t *testing.T) {
 	const fns = `
 tool_x() { : > "$MARKS/x.ran"; printf 'x done\n'; }
 tool_undeclared() { : > "$MARKS/undeclared.ran"; echo ran; }
@@ -414,7 +414,7 @@ tool_foo_cancel() { : > "$MARKS/foo_cancel.ran"; }
 
 // Only shell functions are tools: an executable tool_x on PATH never runs,
 // declared or not, and a declared tool without a function is -32601.
-func TestCtExecutableOnPathIsNeverATool(t *testing.T) {
+func TestExecutableOnPathIsNeverATool(t *testing.T) {
 	bin := t.TempDir()
 	marker := filepath.Join(bin, "path-tool.ran")
 	for _, n := range []string{"tool_x", "tool_y"} {
@@ -440,7 +440,7 @@ func TestCtExecutableOnPathIsNeverATool(t *testing.T) {
 
 // params that are not an object are -32602; null/false count as {} and
 // then fail the name check. The server keeps serving.
-func TestCtParamsGate(t *testing.T) {
+func TestParamsGate(t *testing.T) {
 	s := ctStart(t, ctOpt{script: `tool_x() { : > "$MARKS/x.ran"; echo x; }`, tools: harness.ToolsJSON("x")})
 	s.RoundTrip(harness.InitLine)
 	for i, p := range []string{`5`, `"x"`, `[1,2]`, `true`, `{"name":"x"}]`} {
@@ -474,7 +474,7 @@ func TestCtParamsGate(t *testing.T) {
 
 // "arguments" present but not an object is rejected, never coerced; absent
 // means {}.
-func TestCtArgumentsGate(t *testing.T) {
+func TestArgumentsGate(t *testing.T) {
 	s := ctStart(t, ctOpt{script: `tool_x() { : > "$MARKS/x.ran"; printf '%s\n' "$1"; }`, tools: harness.ToolsJSON("x")})
 	s.RoundTrip(harness.InitLine)
 	for i, c := range []struct{ args, kind string }{
@@ -495,7 +495,7 @@ func TestCtArgumentsGate(t *testing.T) {
 // lists every entry. (A malformed keyword no longer makes a schema fail to
 // compile — it is left unenforced, issue 11 item 9 — so these are
 // references that cannot be resolved.)
-func TestCtSchemaThatDoesNotCompile(t *testing.T) {
+func TestSchemaThatDoesNotCompile(t *testing.T) {
 	s := ctStart(t, ctOpt{
 		script: `tool_good() { echo good; }
 tool_bad() { : > "$MARKS/bad.ran"; }

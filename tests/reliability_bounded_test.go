@@ -200,7 +200,7 @@ func rbServer(t *testing.T, name, script string, tools []string, env ...string) 
 // and /dev/zero is cut at the output cap. The daemon reads only regular
 // files of the call's root, without following links, without blocking.
 
-func TestRBContentHelperReadsInTheTool(t *testing.T) {
+func TestContentHelperReadsInTheTool(t *testing.T) {
 	t.Run("stdin and relative paths are the tool's", func(t *testing.T) {
 		script := `tool_pipe() { printf 'from\0the tool' | mcp_image /dev/stdin image/x-test; }
 tool_rel() { cd "$MCP_CALL_TMPDIR" && printf 'a\0b' >rel.bin && mcp_audio rel.bin audio/x-test; }`
@@ -323,7 +323,7 @@ func rbFinish(t *testing.T, s *harness.Daemon, tmp string, m rlMark) {
 // usual marker counting the bytes not shown, and the daemon stays under
 // the cap + 50 MiB.
 
-func TestRBControlBytesOutputIsBounded(t *testing.T) {
+func TestControlBytesOutputIsBounded(t *testing.T) {
 	const total = 64 << 20
 	script := fmt.Sprintf(`tool_nul() { head -c %d /dev/zero; }
 tool_ctl() { head -c %d /dev/zero | tr '\0' '\1'; }`, total, total)
@@ -360,7 +360,7 @@ tool_ctl() { head -c %d /dev/zero | tr '\0' '\1'; }`, total, total)
 // ends: the message is cut at 64 KiB with a marker, the daemon stays under
 // the cap + 50 MiB, and records after the long line still arrive.
 
-func TestRBNotificationsAreCapped(t *testing.T) {
+func TestNotificationsAreCapped(t *testing.T) {
 	const (
 		msgCap = 64 << 10
 		big    = 32 << 20

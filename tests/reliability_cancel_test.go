@@ -21,7 +21,7 @@ import (
 // Scenario 6: notifications/cancelled for a tool that ignores TERM (it
 // traps it and keeps running): TERM+CONT at once, KILL at grace ± 100 ms,
 // no message for that id afterwards, other calls unaffected.
-func TestFaultCancelTERMIgnoringTool(t *testing.T) {
+func TestCancelKillsATERMIgnoringTool(t *testing.T) {
 	const grace = 500 * time.Millisecond
 	body := `
 tool_stubborn() {
@@ -86,7 +86,7 @@ func rfEpoch(t *testing.T, s string) time.Time {
 
 // Scenario 6, the other half: a TERM-compliant tool's group is gone at
 // once, not after the (default, 2 s) grace.
-func TestFaultCancelTERMCompliantTool(t *testing.T) {
+func TestCancelStopsATERMCompliantTool(t *testing.T) {
 	d := rfStart(t, `tool_nap() { rf_note nap.pid; sleep 1000; }`, []string{"nap"}, nil)
 	d.Send(rfCall("1", "nap", `{}`))
 	pgid := rfInt(t, d.dir, "nap.pid")
@@ -110,7 +110,7 @@ func TestFaultCancelTERMCompliantTool(t *testing.T) {
 // before the response, racing it, after it, for unknown ids and with the
 // id's type wrong ("7" for 7): at most one response per id, exactly one for
 // every call whose cancel could not apply.
-func TestFaultCancelRaces(t *testing.T) {
+func TestCancelRaces(t *testing.T) {
 	d := rfStart(t, `tool_fast() { echo "ok $1"; }`, []string{"fast"}, nil)
 	const n = 1000
 	type call struct {
@@ -218,7 +218,7 @@ func TestFaultCancelRaces(t *testing.T) {
 // Scenario 8: a tool kills its own sentinel, another runs `kill 0`. Each
 // call is torn down (answered, nothing left running), the daemon survives,
 // and scenario 1 still passes on the same daemon.
-func TestFaultSentinelSabotage(t *testing.T) {
+func TestSentinelSabotage(t *testing.T) {
 	body := rfHold + `
 # The sentinel is the tool shell's child in its group (whether or not it is
 # one of the shell's jobs); found through /proc with builtins only.
@@ -257,7 +257,7 @@ tool_killgroup() { sleep 1000 & echo before; kill 0; echo after; }
 // Scenario 9: a stopped group is still cancelled within grace + 1 s, both
 // when the whole group is stopped and when a TERM-ignoring tool stops
 // itself.
-func TestFaultStoppedGroupIsCancelled(t *testing.T) {
+func TestStoppedGroupIsCancelled(t *testing.T) {
 	const grace = 500 * time.Millisecond
 	body := `
 tool_stopgroup() { sleep 1000 & rf_note stopgroup.pid; kill -STOP 0; sleep 1000; }
@@ -306,7 +306,7 @@ tool_stopself() { trap '' TERM; rf_note stopself.pid; kill -STOP $$; sleep 1000;
 // Scenario 11: inside a tool no signal is blocked or ignored and no
 // descriptor is open beyond 0, 1, 2 — except what the test process itself
 // passes to every child (the baseline), and never the lifeline.
-func TestFaultToolProcessIsClean(t *testing.T) {
+func TestToolProcessIsClean(t *testing.T) {
 	const readMasks = `while read -r k v; do case $k in SigBlk:|SigIgn:) echo "$k $v";; esac; done </proc/self/status`
 	body := `
 tool_masks() { echo "== external"; grep -E '^Sig(Blk|Ign):' /proc/self/status | tr -d '\t' | sed 's/:/: /'; echo "== bash"; ` + readMasks + `; }
@@ -371,7 +371,7 @@ tool_fds() { sleep 1000 & rf_note fds.pid "$$ $!"; wait; }
 // the next daemon starts on the same TMPDIR, but only when their owner is
 // provably gone: a live daemon's root (with a call in flight) and a
 // directory without an owner record are left alone.
-func TestFaultSweepRemovesOnlyDeadOwnersRoots(t *testing.T) {
+func TestSweepRemovesOnlyDeadOwnersRoots(t *testing.T) {
 	tmp := t.TempDir()
 	dir := harness.WriteFiles(t, map[string]string{
 		"server.sh":  rfLib + `tool_hold() { rf_i "$1"; rf_note "root.$RF_I" "$MCP_CALL_TMPDIR"; rf_gate "go.$RF_I"; [ -d "$MCP_CALL_TMPDIR" ] && echo "root intact"; }`,

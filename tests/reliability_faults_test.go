@@ -348,7 +348,7 @@ func rfKillWithCallsInFlight(t *testing.T, d *rfDaemon, n int) {
 
 // Scenario 1: daemon SIGKILLed with 50 calls in flight (tools ignore TERM,
 // each with 3 children): no call process alive 1 s later.
-func TestFaultSIGKILLWith50CallsInFlight(t *testing.T) {
+func TestSIGKILLWith50CallsInFlight(t *testing.T) {
 	d := rfStart(t, rfHold, []string{"hold"}, []string{"--max-concurrency", "64"})
 	rfKillWithCallsInFlight(t, d, 50)
 }
@@ -359,7 +359,7 @@ func TestFaultSIGKILLWith50CallsInFlight(t *testing.T) {
 // the group when the tool returns is killed. A double fork alone does not
 // leave the group, so it is contained. Either way the daemon, child
 // subreaper, reaps the process: no zombie 2 s after it exits.
-func TestFaultDetachedToolsAreReaped(t *testing.T) {
+func TestDetachedToolsAreReaped(t *testing.T) {
 	body := `
 rf_linger() { rf_note "$1.pid" "$BASHPID"; rf_gate "$1.gate"; }
 rf_started() { while [ ! -s "$RF_DIR/$1.pid" ]; do sleep 0.01; done; echo "started $$"; }
@@ -445,7 +445,7 @@ func rfZombieChildren(t *testing.T, parent int) []proctest.Proc {
 
 // Scenario 3: stdin EOF with 20 calls in flight: every call answered, exit
 // 0 within grace + 1 s, every stdout line valid JSON, nothing left running.
-func TestFaultStdinEOFWith20CallsInFlight(t *testing.T) {
+func TestStdinEOFWith20CallsInFlight(t *testing.T) {
 	body := `tool_gated() { rf_i "$1"; sleep 1000 & rf_note "ready.$RF_I"; rf_gate go; echo "done $RF_I"; }`
 	d := rfStart(t, body, []string{"gated"}, []string{"--max-concurrency", "32"})
 	for i := 0; i < 20; i++ {
@@ -488,7 +488,7 @@ func TestFaultStdinEOFWith20CallsInFlight(t *testing.T) {
 // Scenario 4: the client closes the daemon's stdout with calls in flight.
 // The daemon meets EPIPE on its next write, exits within grace + 1 s, uses
 // < 0.2 s CPU after the EPIPE, and leaves nothing running.
-func TestFaultClientClosesStdout(t *testing.T) {
+func TestClientClosesStdout(t *testing.T) {
 	const grace = 500 * time.Millisecond
 	dir := harness.WriteFiles(t, map[string]string{"server.sh": rfLib + rfHold, "tools.json": harness.ToolsJSON("hold")})
 	mark := fmt.Sprintf("%s-%d", t.Name(), os.Getpid())
@@ -599,7 +599,7 @@ tool_slow_cancel() {
 // flight: the call is cancelled (its hook runs with ""), the script's EXIT
 // trap runs with stdout on stderr, the daemon dies by the signal; a second
 // SIGTERM while the cancel hook runs does not cut the teardown short.
-func TestFaultSignalTeardown(t *testing.T) {
+func TestSignalTeardown(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		sig    syscall.Signal

@@ -58,7 +58,7 @@ func riRaw(t *testing.T, s *harness.Daemon, b []byte) {
 // The expected bytes are the ones rpc/gates_test.go pins for Parse (the
 // bash SDK's own answers, and the documented deliberate differences), here
 // checked through the binary.
-func TestRIBadRequestsThenPing(t *testing.T) {
+func TestBadRequestsThenPing(t *testing.T) {
 	const (
 		invalidJSON = `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error: Invalid JSON"}}`
 		notOneDoc   = `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error: Expected exactly one JSON document per line"}}`
@@ -215,7 +215,7 @@ func TestRIBadRequestsThenPing(t *testing.T) {
 // The ping after the newline is written in the same write as the newline,
 // so the reader must pick up a request that shares a chunk with the end
 // of the line it discarded.
-func TestRIOverlongLines(t *testing.T) {
+func TestOverlongLines(t *testing.T) {
 	const rssBound = 100 << 10 // KiB
 	tooLong := func(limit int) string {
 		return fmt.Sprintf(`{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error: line longer than the %d-byte limit"}}`, limit)
@@ -330,7 +330,7 @@ func TestRIOverlongLines(t *testing.T) {
 // have turned the bad bytes into U+FFFD and run the call with changed
 // arguments); tool output with invalid UTF-8 is repaired because a JSON
 // string cannot carry it, and the repair is logged.
-func TestRIInvalidUTF8(t *testing.T) {
+func TestInvalidUTF8(t *testing.T) {
 	const notUTF8 = `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error: Invalid JSON (the line is not valid UTF-8)"}}`
 	m := rlNewMark(t, "ri17")
 	ctl := t.TempDir()
@@ -457,7 +457,7 @@ tool_mixed() { printf 'caf\xc3\xa9 \xe2\x82 \xed\xa0\x80 \xf0\x9f\x98\x80'; }`
 
 // ---------------------------------------------------------------------------
 // 18. 100,000 levels of nesting: an error, no crash.
-func TestRIDeepNesting(t *testing.T) {
+func TestDeepNesting(t *testing.T) {
 	const depth = 100_000
 	m := rlNewMark(t, "ri18")
 	s, _ := rlServer(t, m, `tool_echo() { printf '%s' "$1"; }`, []string{"echo"}, nil)
@@ -515,7 +515,7 @@ func TestRIDeepNesting(t *testing.T) {
 // server's directory name and in the server script's own arguments. The
 // payload also goes through mcp_before_tool_call and, on a cancelled call,
 // through the tool's cancel hook, which must receive it unchanged.
-func TestRIArgumentsRoundTrip(t *testing.T) {
+func TestArgumentsRoundTrip(t *testing.T) {
 	canary := t.TempDir()
 	ctl := t.TempDir()
 	evil := func(tag string) string {

@@ -31,7 +31,7 @@ import (
 // or with an error result or JSON-RPC error, before the deadline.
 // Afterwards the descriptor count is back to the baseline and a call
 // succeeds again.
-func TestRLFileDescriptorLimit(t *testing.T) {
+func TestFileDescriptorLimit(t *testing.T) {
 	const (
 		limit = 64
 		calls = 100
@@ -111,7 +111,7 @@ func TestRLFileDescriptorLimit(t *testing.T) {
 	// calls interleave, so leftovers are only reported; the squeeze test
 	// below reproduces them deterministically.
 	if d := rlCallDirs(tmp); len(d) != 0 {
-		t.Logf("%d call directories left in TMPDIR after the burst (see TestRLFileDescriptorSqueeze)", len(d))
+		t.Logf("%d call directories left in TMPDIR after the burst (see TestFileDescriptorSqueeze)", len(d))
 	}
 	t.Run("serving afterwards", func(t *testing.T) {
 		if got := s.RoundTrip(`{"jsonrpc":"2.0","id":"ping","method":"ping"}`); got != `{"jsonrpc":"2.0","id":"ping","result":{}}` {
@@ -153,7 +153,7 @@ func rlWaitNoCallDirs(t *testing.T, tmp, logFile string) {
 // start bash, which needs its output file and the exec pipe together. The
 // call must fail with an error result, and its root must not outlive it —
 // at the latest once descriptors are free again.
-func TestRLFileDescriptorSqueeze(t *testing.T) {
+func TestFileDescriptorSqueeze(t *testing.T) {
 	m := rlNewMark(t, "rl20s")
 	logFile := filepath.Join(t.TempDir(), "daemon.log")
 	// The squeeze is on starting bash at the call: no process is started
@@ -213,7 +213,7 @@ func TestRLFileDescriptorSqueeze(t *testing.T) {
 // ignores SIGTERM (inherited by every fork), so only the SIGKILL at the
 // end of the grace can end it. The daemon is pinged while the bomb forks
 // and while it is cancelled.
-func TestRLForkBombIsContained(t *testing.T) {
+func TestForkBombIsContained(t *testing.T) {
 	const (
 		depth = 10
 		procs = 1<<(depth+1) - 1
@@ -312,7 +312,7 @@ func TestRLForkBombIsContained(t *testing.T) {
 // every inode), and expects the SDK's exact text for a call whose root
 // cannot be created, with nothing left in TMPDIR and no process started.
 // Once space is freed, calls run again.
-func TestRLFullTMPDIR(t *testing.T) {
+func TestFullTMPDIR(t *testing.T) {
 	unshare, err := exec.LookPath("unshare")
 	if err != nil {
 		t.Skip("unshare(1) is not installed: no way to mount a private tmpfs")

@@ -446,7 +446,7 @@ func rlGoroutines(t *testing.T, s *harness.Daemon) (int, map[string]int) {
 // warm-up, 97 to 180 after ten rounds, in runs on 2 CPUs). What must not
 // happen is growth with the number of calls (a thread pinned per call, or
 // 2,000 here), so the count must stay below twice the concurrency.
-func TestRLConcurrentRoundsBackToBaseline(t *testing.T) {
+func TestConcurrentRoundsBackToBaseline(t *testing.T) {
 	const (
 		perRound    = 200
 		rounds      = 10
@@ -559,7 +559,7 @@ func TestRLConcurrentRoundsBackToBaseline(t *testing.T) {
 // so "meanwhile" is a fact, not a timing guess. VmHWM (the kernel's peak
 // RSS) covers every moment of the daemon's life, including the result
 // being built and written.
-func TestRLGigabyteOutputIsCapped(t *testing.T) {
+func TestGigabyteOutputIsCapped(t *testing.T) {
 	const total = 1 << 30
 	for _, c := range []struct {
 		name  string
@@ -649,7 +649,7 @@ tool_quick() { printf 'ok %s' "$1"; }`
 //
 // "At once" is bounded at 5 s, far below the 100 s the child would hold a
 // pipe; the background children are killed with the call's group.
-func TestRLBackgroundChildHoldingOutput(t *testing.T) {
+func TestBackgroundChildHoldingOutput(t *testing.T) {
 	const bound = 5 * time.Second
 	m := rlNewMark(t, "rl14")
 	script := `tool_subshell() { (sleep 100 &); echo started; }

@@ -264,7 +264,7 @@ func (r *rl2Srv) waitLogAfter(t *testing.T, skip int, msg string, parts ...strin
 // A call in flight across a change of the script finishes on the old
 // definitions — the function and the helper it calls as they were when it
 // started — while a call started after the reload uses the new ones.
-func TestRl2InFlightCallKeepsOldDefinition(t *testing.T) {
+func TestInFlightCallKeepsOldDefinition(t *testing.T) {
 	r := rl2Start(t, map[string]string{
 		"server.sh": `GEN=old
 describe() { echo "helper of the $GEN script"; }
@@ -307,7 +307,7 @@ tool_gen() { echo "$GEN"; }
 
 // An edit to tools.json is seen by the very next request: no restart, no
 // waiting.
-func TestRl2ToolsJSONEditSeenByNextRequest(t *testing.T) {
+func TestToolsJSONEditSeenByNextRequest(t *testing.T) {
 	r := rl2Start(t, map[string]string{
 		"server.sh":  "tool_one() { echo one; }\ntool_two() { echo two; }\n",
 		"tools.json": harness.ToolsJSON("one"),
@@ -336,7 +336,7 @@ func TestRl2ToolsJSONEditSeenByNextRequest(t *testing.T) {
 // With capabilities.tools.listChanged: true in config.json, an initialized
 // client gets notifications/tools/list_changed when tools.json changes and
 // when the script's set of functions changes; tools/list then shows it.
-func TestRl2ListChangedAfterInitialize(t *testing.T) {
+func TestListChangedAfterInitialize(t *testing.T) {
 	r := rl2Start(t, map[string]string{
 		"server.sh":   "tool_one() { echo one; }\n",
 		"tools.json":  harness.ToolsJSON("one"),
@@ -367,7 +367,7 @@ func TestRl2ListChangedAfterInitialize(t *testing.T) {
 
 // The same with a real host: the Go SDK pinned to a legacy revision calls
 // its ToolListChangedHandler, and its next tools/list has the new tool.
-func TestRl2GoSDKLegacyListChanged(t *testing.T) {
+func TestGoSDKLegacyListChanged(t *testing.T) {
 	dir := harness.WriteFiles(t, map[string]string{
 		"server.sh":   "tool_one() { echo one; }\ntool_two() { echo two; }\n",
 		"tools.json":  harness.ToolsJSON("one"),
@@ -404,7 +404,7 @@ func TestRl2GoSDKLegacyListChanged(t *testing.T) {
 // opens a subscriptions/listen stream; a 2026 server that advertises
 // listChanged must deliver list_changed there (REVISIONS.md), or must not
 // advertise it. Either way the host must be able to connect.
-func TestRl2GoSDKModernListChanged(t *testing.T) {
+func TestGoSDKModernListChanged(t *testing.T) {
 	dir := harness.WriteFiles(t, map[string]string{
 		"server.sh":   "tool_one() { echo one; }\ntool_two() { echo two; }\n",
 		"tools.json":  harness.ToolsJSON("one"),
@@ -438,7 +438,7 @@ func TestRl2GoSDKModernListChanged(t *testing.T) {
 // A script edit that breaks the server — a bash syntax error, a top level
 // that fails — is logged with the file and the line, and the last good
 // definitions keep serving; fixing the file restores service.
-func TestRl2BrokenScriptKeepsServing(t *testing.T) {
+func TestBrokenScriptKeepsServing(t *testing.T) {
 	r := rl2Start(t, map[string]string{
 		"server.sh":  "GEN=one\ntool_gen() { echo \"$GEN\"; }\n",
 		"tools.json": harness.ToolsJSON("gen"),
@@ -471,7 +471,7 @@ func TestRl2BrokenScriptKeepsServing(t *testing.T) {
 // Invalid JSON in tools.json or config.json: the last good file keeps
 // serving, the log names the file and the line; the fix takes effect at
 // the next request.
-func TestRl2BrokenJSONKeepsServing(t *testing.T) {
+func TestBrokenJSONKeepsServing(t *testing.T) {
 	r := rl2Start(t, map[string]string{
 		"server.sh":   "tool_one() { echo one; }\ntool_two() { echo two; }\n",
 		"tools.json":  harness.ToolsJSON("one"),
@@ -533,7 +533,7 @@ func TestRl2BrokenJSONKeepsServing(t *testing.T) {
 // A drop-in server started as ./server.sh (the shim in place of the SDK)
 // reloads too, with the script's own arguments kept: the daemon runs the
 // edited script again exactly as it was started.
-func TestRl2DropInReloadKeepsScriptArguments(t *testing.T) {
+func TestDropInReloadKeepsScriptArguments(t *testing.T) {
 	dir := harness.WriteFiles(t, map[string]string{
 		"server.sh": `#!/usr/bin/env bash
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -569,7 +569,7 @@ run_mcp_server
 
 // A tools directory is reloaded too: an executable added to it shows in
 // the next tools/list, and a client that was told listChanged hears of it.
-func TestRl2ToolsDirChangeNotifies(t *testing.T) {
+func TestToolsDirChangeNotifies(t *testing.T) {
 	tools := t.TempDir()
 	sdWriteExe(t, filepath.Join(tools, "p.sh"), "#!/usr/bin/env bash\n[ \"$1\" = list ] && { echo '{\"name\":\"first\",\"inputSchema\":{\"type\":\"object\"}}'; exit 0; }\necho \"ran $1\"\n", true)
 	r := rl2Start(t, map[string]string{
@@ -597,7 +597,7 @@ func TestRl2ToolsDirChangeNotifies(t *testing.T) {
 // gains a tool function says list_changed (the watcher used to say nothing
 // when both changed in one poll); an edit of config.json alone leaves
 // tools/list as it was and says nothing (it used to say list_changed).
-func TestRl2ListChangedFollowsTheTools(t *testing.T) {
+func TestListChangedFollowsTheTools(t *testing.T) {
 	cfg := `{"capabilities":{"tools":{"listChanged":true}}%s}`
 	r := rl2Start(t, map[string]string{
 		"server.sh":   "tool_one() { echo one; }\n",
@@ -633,7 +633,7 @@ func TestRl2ListChangedFollowsTheTools(t *testing.T) {
 // take long; it never holds up the connection's reader. A tools/list that
 // needs a provider that blocks is answered when the provider returns,
 // while a ping sent right behind it is answered at once.
-func TestRl2SlowToolsDirListDoesNotHoldPing(t *testing.T) {
+func TestSlowToolsDirListDoesNotHoldPing(t *testing.T) {
 	tools := t.TempDir()
 	ctl := t.TempDir()
 	provider := "#!/usr/bin/env bash\nif [ \"$1\" = list ]; then\n" +

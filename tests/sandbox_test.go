@@ -231,7 +231,7 @@ tool_online() { connect; }
 
 // A tool that detaches a child with setsid: under a sandbox the child is
 // in the call's cgroup, and dies with the call (without one it outlives
-// the call: TestFaultDetachedToolsAreReaped).
+// the call: TestDetachedToolsAreReaped).
 func TestSandboxSetsidChildDiesWithCall(t *testing.T) {
 	d := sbStart(t, `
 tool_detach() {

@@ -263,7 +263,7 @@ func (g *sdGo) closeStdio(revision string) {
 // server gives. Its tools/list answer has an inputSchema without
 // "type":"object", which every MCP schema revision requires; the example's
 // tools.json adds it (docs/migration.md).
-func TestSdTutorialExactMessages(t *testing.T) {
+func TestTutorialExactMessages(t *testing.T) {
 	s := harness.StartCmd(t, sdDaemonCmd(t, []string{harness.RepoPath("examples/tutorial/server.sh")}))
 	exchange := []struct{ client, server string }{
 		{`{"method":"initialize","params":{"protocolVersion":"2024-11-05","capabilities":{},"clientInfo":{"name":"claude-ai","version":"0.1.0"}},"jsonrpc":"2.0","id":0}`,
@@ -306,7 +306,7 @@ func TestSdTutorialExactMessages(t *testing.T) {
 
 // A real host on the tutorial server: the Go SDK pinned to the tutorial's
 // 2024-11-05, and with its default.
-func TestSdTutorialGoSDK(t *testing.T) {
+func TestTutorialGoSDK(t *testing.T) {
 	for _, c := range []struct{ pin, want string }{{"2024-11-05", "2024-11-05"}, {"", sdModern}} {
 		t.Run("version="+c.want, func(t *testing.T) {
 			g, err := sdGoConnect(t, &mcp.CommandTransport{Command: sdDaemonCmd(t, []string{harness.RepoPath("examples/tutorial/server.sh")})}, c.pin, nil)
@@ -402,7 +402,7 @@ echo "caller stdin: $line"
 // they are at each call, errexit off in tools, a nested handle_tools_call
 // with its own MCP_CALL_TMPDIR and the hook run again, the caller's stdin
 // never read and its EXIT trap run once, by the caller.
-func TestSdInProcessAPI(t *testing.T) {
+func TestInProcessAPI(t *testing.T) {
 	dir := harness.WriteFiles(t, map[string]string{
 		"tools.json": `{"tools":[
 {"name":"greet","description":"d","inputSchema":{"type":"object","properties":{"name":{"type":"string"}},"required":["name"],"additionalProperties":false}},

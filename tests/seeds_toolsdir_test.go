@@ -31,7 +31,7 @@ const sdSeedList = `{ "name": "echo", "title": "Echo Tool", "description": "Echo
 // examples/toolsdir/tools/test.sh behaves as the seed README shows when
 // run by hand: `list` prints its two objects, `echo`/`add` print a tool
 // result.
-func TestSdToolsDirProviderByHand(t *testing.T) {
+func TestToolsDirProviderByHand(t *testing.T) {
 	exe := harness.RepoPath("examples/toolsdir/tools/test.sh")
 	run := func(args ...string) (string, int) {
 		t.Helper()
@@ -74,7 +74,7 @@ func TestSdToolsDirProviderByHand(t *testing.T) {
 // mcp-bashd --tools-dir examples/toolsdir/tools: the seed's provider
 // serves tools/list and calls, the argument schema is enforced, and the
 // placeholder lists the seed answers are there.
-func TestSdToolsDirExample(t *testing.T) {
+func TestToolsDirExample(t *testing.T) {
 	s := harness.StartCmd(t, sdDaemonCmd(t, []string{"--tools-dir", harness.RepoPath("examples/toolsdir/tools")}))
 	s.RoundTrip(harness.InitLine)
 	s.Send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
@@ -114,7 +114,7 @@ func TestSdToolsDirExample(t *testing.T) {
 }
 
 // The Go SDK as the host of a tools directory.
-func TestSdToolsDirGoSDK(t *testing.T) {
+func TestToolsDirGoSDK(t *testing.T) {
 	g, err := sdGoConnect(t, &mcp.CommandTransport{Command: sdDaemonCmd(t, []string{"--tools-dir", harness.RepoPath("examples/toolsdir/tools")})}, "", nil)
 	if err != nil {
 		t.Fatalf("connect: %v", err)
@@ -161,7 +161,7 @@ func sdWriteExe(t *testing.T, path, body string, exe bool) {
 // file that is not executable and a subdirectory are skipped. Calls run
 // under the supervisor like bash tools: own process group, MCP_CALL_TMPDIR
 // (removed afterwards), x-mcp-bashd timeouts, cancellation.
-func TestSdToolsDirProviders(t *testing.T) {
+func TestToolsDirProviders(t *testing.T) {
 	dir := t.TempDir()
 	sdWriteExe(t, filepath.Join(dir, "p.sh"), `#!/usr/bin/env bash
 case $1 in
@@ -305,7 +305,7 @@ esac
 // The seed's contract: a provider prints its tool result on stdout, and its
 // stderr is a log (the seed logged it, and parsed stdout alone). A warning
 // on stderr must not turn a valid result into text.
-func TestSdToolsDirStderrIsNotTheResult(t *testing.T) {
+func TestToolsDirStderrIsNotTheResult(t *testing.T) {
 	dir := t.TempDir()
 	sdWriteExe(t, filepath.Join(dir, "w.sh"), `#!/usr/bin/env bash
 case $1 in
@@ -326,7 +326,7 @@ esac
 // -32603 "Duplicate tool names: NAME:NEW,EXISTING" (the later file in
 // name order is the new one); the server keeps answering, and removing one
 // of the two restores the list.
-func TestSdToolsDirDuplicateNames(t *testing.T) {
+func TestToolsDirDuplicateNames(t *testing.T) {
 	dir := t.TempDir()
 	a, b := filepath.Join(dir, "a.sh"), filepath.Join(dir, "b.sh")
 	sdWriteExe(t, a, "#!/usr/bin/env bash\n[ \"$1\" = list ] && { echo '{\"name\":\"solo\",\"inputSchema\":{\"type\":\"object\"}}'; echo '{\"name\":\"dup\",\"inputSchema\":{\"type\":\"object\"}}'; exit 0; }\necho \"a:$1\"\n", true)
@@ -354,7 +354,7 @@ func TestSdToolsDirDuplicateNames(t *testing.T) {
 // A `list` that prints something other than one tool object per line:
 // tools/list fails naming the file and the line; fixing the file (no
 // restart) restores the list.
-func TestSdToolsDirInvalidList(t *testing.T) {
+func TestToolsDirInvalidList(t *testing.T) {
 	dir := t.TempDir()
 	exe := filepath.Join(dir, "c.sh")
 	good := `{"name":"fine","inputSchema":{"type":"object"}}`
@@ -388,7 +388,7 @@ func TestSdToolsDirInvalidList(t *testing.T) {
 
 // --tools-dir together with a server script: tools.json's tools first,
 // then the directory's; both kinds of call work in one server.
-func TestSdToolsDirWithServerScript(t *testing.T) {
+func TestToolsDirWithServerScript(t *testing.T) {
 	dir := harness.WriteFiles(t, map[string]string{
 		"server.sh":  "PREFIX=from-script\ntool_scripted() { echo \"$PREFIX\"; }\n",
 		"tools.json": harness.ToolsJSON("scripted"),

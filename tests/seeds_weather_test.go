@@ -32,7 +32,7 @@ import (
 // before both SDK files are sourced, those files being the shim, the
 // config in the README's discovery shape, logs/ kept in the repository,
 // and the README's closing case statement.
-func TestSdWeatherLayout(t *testing.T) {
+func TestWeatherLayout(t *testing.T) {
 	dir := harness.RepoPath("examples/weather")
 	shim, err := os.ReadFile(harness.RepoPath("scripts/mcpserver_core.sh"))
 	if err != nil {
@@ -109,7 +109,7 @@ func TestSdWeatherLayout(t *testing.T) {
 // ./weatherserver.sh over stdio: the README's 2026 requests (server/discover
 // with the per-request _meta, tools/list, tools/call), a tool that fails
 // with `return 1` (isError), then an old-style client that initializes.
-func TestSdWeatherStdio(t *testing.T) {
+func TestWeatherStdio(t *testing.T) {
 	logf := harness.RepoPath("examples/weather/logs/weatherserver.log")
 	logStart := int64(0)
 	if fi, err := os.Stat(logf); err == nil {
@@ -178,7 +178,7 @@ func sdJSONString(s string) []byte {
 
 // Top-level state: the script reads MCP_API_KEY once, at top level; every
 // call sees the value (here one that makes the canned API refuse).
-func TestSdWeatherTopLevelEnv(t *testing.T) {
+func TestWeatherTopLevelEnv(t *testing.T) {
 	s := harness.StartCmd(t, sdWeatherCmd(t, nil, "MCP_API_KEY=invalid"))
 	s.Revision = sdModern
 	line := s.RoundTrip(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_weather","arguments":{"location":"London"},` + sdMeta + `}}`)
@@ -189,7 +189,7 @@ func TestSdWeatherTopLevelEnv(t *testing.T) {
 
 // The Go SDK as the host: its default connect (server/discover with
 // 2026-07-28, stateless) and a client pinned to 2025-06-18 (initialize).
-func TestSdWeatherGoSDKStdio(t *testing.T) {
+func TestWeatherGoSDKStdio(t *testing.T) {
 	for _, c := range []struct{ pin, want string }{{"", sdModern}, {"2025-06-18", "2025-06-18"}} {
 		t.Run("version="+c.want, func(t *testing.T) {
 			g, err := sdGoConnect(t, &mcp.CommandTransport{Command: sdWeatherCmd(t, nil)}, c.pin, nil)
@@ -308,7 +308,7 @@ func sdModernHeaders(method, name string) map[string]string {
 // checks the README calls a security control), a legacy initialize with
 // its session, then the Go SDK's Streamable HTTP client both ways; SIGTERM
 // stops it.
-func TestSdWeatherHTTP(t *testing.T) {
+func TestWeatherHTTP(t *testing.T) {
 	h := sdStartWeatherHTTP(t)
 	check := func(rev, method, body string) {
 		t.Helper()

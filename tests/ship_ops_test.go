@@ -98,7 +98,7 @@ func shStartListening(t *testing.T, env []string, nports int, flags func(ports [
 // isError result a tool wrote with mcp_result), 2 rejected by validation, 1
 // cancelled, 1 timed out (x-mcp-bashd timeout) by a tool that ignores
 // SIGTERM and is killed after the grace; an unknown tool adds no series.
-func TestShMetricsCounts(t *testing.T) {
+func TestMetricsCounts(t *testing.T) {
 	const script = `
 tool_ok() { echo fine; }
 tool_bad() { echo nope >&2; return 1; }
@@ -292,7 +292,7 @@ tool_stubborn() { trap '' TERM; sleep 1000; }
 // In HTTP mode (where the issue puts it): calls over Streamable HTTP are
 // counted on the separate metrics address, and every HTTP request gets one
 // structured access-log line.
-func TestShMetricsHTTPMode(t *testing.T) {
+func TestMetricsHTTPMode(t *testing.T) {
 	dir := harness.WriteFiles(t, map[string]string{"tools.sh": "tool_ok() { echo fine; }\n", "tools.json": harness.ToolsJSON("ok")})
 	logFile := filepath.Join(dir, "daemon.log")
 	mark := shMark(t)
@@ -419,7 +419,7 @@ func shLookPath(name, path string) (string, error) {
 // its host does (the TypeScript SDK's environment: HOME, LOGNAME, PATH,
 // SHELL, TERM, USER, plus the entry's env), then initialize, tools/list and
 // one tools/call over its stdio, and a clean exit at EOF.
-func TestShManifests(t *testing.T) {
+func TestDeploymentManifests(t *testing.T) {
 	root := shRoot(t)
 	files, err := filepath.Glob(filepath.Join(root, "examples/manifests/*.json"))
 	if err != nil || len(files) == 0 {
@@ -518,9 +518,9 @@ func TestShManifests(t *testing.T) {
 	}
 }
 
-// docs/hosts.md shows the manifests that TestShManifests runs: every JSON
+// docs/hosts.md shows the manifests that TestDeploymentManifests runs: every JSON
 // block in it is one of examples/manifests/*.json, and every file is shown.
-func TestShHostsDocShowsTestedManifests(t *testing.T) {
+func TestHostsDocShowsTestedManifests(t *testing.T) {
 	root := shRoot(t)
 	doc, err := os.ReadFile(filepath.Join(root, "docs/hosts.md"))
 	if err != nil {

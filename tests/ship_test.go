@@ -215,7 +215,7 @@ func shReadDockerfile(t *testing.T, path string) shDockerfile {
 // ldflag) gives a static ELF: no interpreter, no dynamic section, no
 // DT_NEEDED. It prints the version it was stamped with, and serves a real
 // call with an empty environment (nothing from a host, no PATH).
-func TestShStaticBinary(t *testing.T) {
+func TestStaticBinary(t *testing.T) {
 	root := shRoot(t)
 	bash, err := exec.LookPath("bash")
 	if err != nil {
@@ -340,7 +340,7 @@ func shBusyboxEnv(pathDir, tmp, mark string, extra ...string) []string {
 	}, extra...)
 }
 
-func TestShBusyboxUserland(t *testing.T) {
+func TestBusyboxUserland(t *testing.T) {
 	pathDir, busybox := shBusyboxPath(t)
 	root := shRoot(t)
 

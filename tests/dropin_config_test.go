@@ -1,4 +1,4 @@
-// Issue 11 (drop-in, round 2), the configuration items: a config file
+// Drop-in configuration (issue 11): a config file
 // named explicitly must exist (item 8), schemas the SDK tolerated keep
 // working (item 9), daemon settings from the environment and a strictly
 // sequential mode (item 10), and the manifest form reading the files the
@@ -143,7 +143,7 @@ func cfgCall(id int, tool, args string) string {
 // Under bash-mcp-sdk a missing MCP_CONFIG_FILE answers initialize with
 // -32603 naming it. A file the environment, the script or --config names
 // must therefore exist; only the default beside the script may be absent.
-func TestCfgNamedConfigMissing(t *testing.T) {
+func TestNamedConfigMissing(t *testing.T) {
 	const defaults = `{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","serverInfo":{"name":"mcp-server","version":"1.0.0"},"capabilities":{"tools":{}}}}`
 	const discover = `{"jsonrpc":"2.0","id":5,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
 	missing := filepath.Join(t.TempDir(), "gone", "config.json")
@@ -236,7 +236,7 @@ const cfgMalformedTools = `{"tools":[
 // enforced, as under the SDK) and each is logged once per version of
 // tools.json; a pattern that cannot be compiled refuses the strings it
 // applies to with the SDK's evaluation-failure text.
-func TestCfgMalformedSchemasKeepWorking(t *testing.T) {
+func TestMalformedSchemasKeepWorking(t *testing.T) {
 	s := cfgNewServer(t, map[string]string{"tools.json": cfgMalformedTools, "server.sh": `#!/usr/bin/env bash
 source "$SHIM"
 tool_lenient() { printf 'ran %s' "$1"; }
@@ -307,7 +307,7 @@ run_mcp_server
 // A host that starts ./server.sh has no command line of ours: the settings
 // come from MCP_BASHD_<NAME> and MCP_BASHD_FLAGS, the command line winning
 // over MCP_BASHD_FLAGS, which wins over MCP_BASHD_<NAME>.
-func TestCfgSettingsFromTheEnvironment(t *testing.T) {
+func TestSettingsFromTheEnvironment(t *testing.T) {
 	s := cfgNewServer(t, nil)
 	timedOut := `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"Tool block timed out after 150ms and was stopped."}],"isError":true}}`
 	t.Run("drop-in", func(t *testing.T) {
@@ -363,7 +363,7 @@ func TestCfgSettingsFromTheEnvironment(t *testing.T) {
 // bash-mcp-sdk answered strictly in arrival order: a ping sent during a
 // call was answered after it. --sequential (MCP_BASHD_SEQUENTIAL=1) does
 // the same, while a cancellation of the running call still cancels it.
-func TestCfgSequentialAnswersInArrivalOrder(t *testing.T) {
+func TestSequentialAnswersInArrivalOrder(t *testing.T) {
 	s := cfgNewServer(t, nil)
 	srv := s.dropIn(t, "MCP_BASHD_SEQUENTIAL=1")
 	srv.RoundTrip(harness.InitLine)
@@ -431,7 +431,7 @@ func TestCfgSequentialAnswersInArrivalOrder(t *testing.T) {
 // Over HTTP every POST is its own request: --sequential handles one at a
 // time server-wide, in the order they arrive. The second call finds the
 // first one's "busy" file gone: it started only once the first had ended.
-func TestCfgSequentialOverHTTP(t *testing.T) {
+func TestSequentialOverHTTP(t *testing.T) {
 	s := cfgNewServer(t, nil)
 	mark := "cfg-seq-http-" + strconv.Itoa(os.Getpid())
 	d := cmStartHTTP(t, mark, s.env, s.script, "--sequential")
@@ -487,7 +487,7 @@ tool_where() { pwd; }
 run_mcp_server
 `
 
-func TestCfgManifestReadsTheFilesTheScriptNames(t *testing.T) {
+func TestManifestReadsTheFilesTheScriptNames(t *testing.T) {
 	s := cfgNewServer(t, map[string]string{
 		"server.sh":            cfgNamingScript,
 		"tools.json":           harness.ToolsJSON("beside"), // the old default: must not be read
@@ -544,7 +544,7 @@ func TestCfgManifestReadsTheFilesTheScriptNames(t *testing.T) {
 // The repository's weather server (the 2026 SDK's README example) names
 // its files before sourcing the SDK: it works in the manifest form and
 // with tools/check/call, from any directory.
-func TestCfgWeatherInManifestForm(t *testing.T) {
+func TestWeatherInManifestForm(t *testing.T) {
 	dir := t.TempDir()
 	src := harness.RepoPath("examples/weather")
 	for _, f := range []string{"weatherserver.sh", "mcpserver_core.sh", "mcpserver_http.sh", "assets/weatherserver_config.json", "assets/weatherserver_tools.json"} {

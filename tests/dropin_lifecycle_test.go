@@ -1,6 +1,6 @@
 package tests
 
-// Issue 11 (drop-in, round 2), the start-up and lifecycle items: a script
+// Drop-in start-up and lifecycle (issue 11): a script
 // that changes directory before run_mcp_server still starts (1);
 // run_mcp_server returns when the input ends, while the host's signals
 // still reach the daemon and the daemon dies with the server's shell (3);
@@ -120,7 +120,7 @@ func d2Gone(t *testing.T, pid int, what string) {
 // Item 1: a script that changes directory before run_mcp_server, started
 // by a relative path, serves — the script is found as the kernel found it
 // when it started, and calls run in the directory the script chose.
-func TestD2StartAfterCd(t *testing.T) {
+func TestStartAfterCd(t *testing.T) {
 	const cdToScript = `cd "$(dirname "$0")" || exit 1
 source "$SHIM"
 tool_where() { printf '%s|%s' "$PWD" "$0"; }
@@ -185,7 +185,7 @@ func (r *d2Run) closeAndWaitStatus(t *testing.T) (int, syscall.Signal) {
 // the statements after it run, with stdin at EOF, and the script's own
 // exit status is the process's. Tools do not inherit the ignored SIGINT
 // and SIGQUIT a background job gets.
-func TestD2ReturnsAtEndOfInput(t *testing.T) {
+func TestRunMCPServerReturnsAtEndOfInput(t *testing.T) {
 	base := d2Write(t, `set -euo pipefail
 source "$SHIM"
 trap 'echo "EXIT handler" >>"$RF_DIR/events"' EXIT
@@ -232,7 +232,7 @@ echo "after run_mcp_server" >>"$RF_DIR/events"
 // the shell dies by the signal — statements after run_mcp_server do not
 // run. The daemon is in the shell's group even when the script turned job
 // control on.
-func TestD2SignalsReachTheDaemon(t *testing.T) {
+func TestSignalsReachTheDaemon(t *testing.T) {
 	for _, c := range []struct {
 		name  string
 		sig   syscall.Signal
@@ -285,7 +285,7 @@ func TestD2SignalsReachTheDaemon(t *testing.T) {
 // Item 3: the daemon dies with the server's shell. SIGKILL to the shell
 // with a call in flight: the daemon and the call's group are gone, and
 // nothing ran (as when the SDK's server is SIGKILLed).
-func TestD2DaemonDiesWithShell(t *testing.T) {
+func TestDaemonDiesWithShell(t *testing.T) {
 	base := d2Write(t, d2Lifecycle, "slow")
 	r := d2Start(t, exec.Command(filepath.Join(base, "srv", "server.sh")), filepath.Join(base, "srv"))
 	r.RoundTrip(harness.InitLine)
@@ -308,7 +308,7 @@ func TestD2DaemonDiesWithShell(t *testing.T) {
 // Item 5: a signal that arrives during the shutdown after the end of
 // input — here while the script's EXIT handler runs — does not cut the
 // teardown short, and the server then exits by it (128+N), in both forms.
-func TestD2SignalDuringShutdown(t *testing.T) {
+func TestSignalDuringShutdown(t *testing.T) {
 	const script = `source "$SHIM"
 trap 'echo ran >>"$RF_DIR/handler"; rf_gate go' EXIT
 tool_noop() { :; }
@@ -368,7 +368,7 @@ echo "after run_mcp_server" >>"$RF_DIR/events"
 // that follow; a call's MCP_BASHD_SERVER_PID is the server's pid — the
 // script's $$, what $$ was in a tool under the SDK — whatever the
 // environment said, in nested dispatch too, while its own $$ is not.
-func TestD2SubshellAndServerPID(t *testing.T) {
+func TestSubshellAndServerPID(t *testing.T) {
 	base := d2Write(t, `source "$SHIM"
 trap 'echo "EXIT handler" >>"$RF_DIR/events"' EXIT
 tool_pid() { printf '%s %s' "$MCP_BASHD_SERVER_PID" "$$"; }
@@ -401,7 +401,7 @@ echo "after the subshell: $?" >>"$RF_DIR/events"
 }
 
 // Item 11, manifest form: the server is the daemon.
-func TestD2ServerPIDManifest(t *testing.T) {
+func TestServerPIDManifest(t *testing.T) {
 	base := d2Write(t, `tool_pid() { printf '%s' "$MCP_BASHD_SERVER_PID"; }
 `, "pid")
 	dir := filepath.Join(base, "srv")

@@ -1,6 +1,6 @@
 package tests
 
-// Issue 10 (reliability and security, round 2): the items handled in the
+// Reliability and security of the request path (issue 10): the items in the
 // request path and the supervisor's bookkeeping. Each test failed on the
 // main this round started from.
 
@@ -20,7 +20,7 @@ import (
 // Item 2: what is validated must be what the tool can read. A repeated key
 // in the arguments is refused before the tool runs: the validator saw the
 // last value, the bash idiom our examples teach reads the first.
-func TestR2DuplicateKeysRefused(t *testing.T) {
+func TestDuplicateKeysRefused(t *testing.T) {
 	s := ctStart(t, ctOpt{
 		script: `tool_greet() { : > "$MARKS/ran"; [[ $1 =~ \"name\":\"([^\"]*)\" ]] && echo "Hello ${BASH_REMATCH[1]}"; }`,
 		tools:  `{"tools":[{"name":"greet","inputSchema":{"type":"object","properties":{"name":{"type":"string","pattern":"^[A-Za-z]+$"}},"required":["name"]}}]}`,
@@ -39,7 +39,7 @@ func TestR2DuplicateKeysRefused(t *testing.T) {
 // Item 7: every step of reading a request is linear in its size. A tools/call
 // whose id is 8 MB of digits, then a ping: both answered well within the
 // hang bound (normalising such an id through big.Rat took minutes).
-func TestR2HugeIDIsLinear(t *testing.T) {
+func TestHugeIDIsLinear(t *testing.T) {
 	s := ctStart(t, ctOpt{script: `tool_hi() { echo hi; }`, tools: harness.ToolsJSON("hi")})
 	s.RoundTrip(harness.InitLine)
 	id := "1" + strings.Repeat("0", 8<<20)
@@ -72,7 +72,7 @@ func TestR2HugeIDIsLinear(t *testing.T) {
 
 // Item 14: the bound on waiting calls is said, and the refusal says what
 // to change.
-func TestR2BusyMessageSaysTheBound(t *testing.T) {
+func TestBusyMessageSaysTheBound(t *testing.T) {
 	s := ctStart(t, ctOpt{
 		script: `tool_hold() { until [ -e "$MARKS/go" ]; do sleep 0.01; done; echo held; }`,
 		tools:  harness.ToolsJSON("hold"),
@@ -97,7 +97,7 @@ func TestR2BusyMessageSaysTheBound(t *testing.T) {
 
 // Item 8: a reload's old snapshot is removed once no call uses it; eight
 // edits leave one snapshot, not nine.
-func TestR2ReloadsRemoveOldSnapshots(t *testing.T) {
+func TestReloadsRemoveOldSnapshots(t *testing.T) {
 	s := ctStart(t, ctOpt{script: `tool_v() { echo 0; }`, tools: harness.ToolsJSON("v")})
 	s.RoundTrip(harness.InitLine)
 	script := filepath.Join(s.dir, "server.sh")
@@ -118,7 +118,7 @@ func TestR2ReloadsRemoveOldSnapshots(t *testing.T) {
 // Item 5: a signal during a slow top-level load is acted on at once: the
 // load is cancelled (its processes killed) and the daemon dies by the
 // signal, not after the load's 30 s limit with exit status 1.
-func TestR2SIGTERMDuringLoad(t *testing.T) {
+func TestSIGTERMDuringLoad(t *testing.T) {
 	dir := harness.WriteFiles(t, map[string]string{"server.sh": rfLib + "rf_note loading\nsleep 300\n", "tools.json": harness.ToolsJSON()})
 	mark := fmt.Sprintf("%s-%d", t.Name(), os.Getpid())
 	s := harness.Start(t, harness.Options{
@@ -151,7 +151,7 @@ func TestR2SIGTERMDuringLoad(t *testing.T) {
 // Item 6: every process the daemon starts dies with it, SIGKILL included:
 // a top-level load, a hot reload and a tools directory's `list` carry the
 // lifeline as calls do (they used to be reparented to init and live on).
-func TestR2SIGKILLDuringLoadReloadAndList(t *testing.T) {
+func TestSIGKILLDuringLoadReloadAndList(t *testing.T) {
 	start := func(t *testing.T, script string, flags ...string) *rfDaemon {
 		dir := harness.WriteFiles(t, map[string]string{"server.sh": rfLib + script, "tools.json": harness.ToolsJSON("v")})
 		mark := fmt.Sprintf("%s-%d", t.Name(), os.Getpid())
@@ -201,7 +201,7 @@ func TestR2SIGKILLDuringLoadReloadAndList(t *testing.T) {
 
 // Issue 12, item 2: a tool's bash error names the server script's own
 // file and line, as under the SDK, not the snapshot calls source.
-func TestR2ErrorsPointAtTheScript(t *testing.T) {
+func TestErrorsPointAtTheScript(t *testing.T) {
 	s := ctStart(t, ctOpt{
 		script: "# one\n# two\ntool_unset() {\n    set -u\n    echo \"$NOPE_UNSET\"\n}",
 		tools:  harness.ToolsJSON("unset"),

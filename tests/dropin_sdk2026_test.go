@@ -106,7 +106,7 @@ const dr2WeatherList = `{"jsonrpc":"2.0","id":14,"result":{"tools":[{"name":"get
 // handle-connection, so stdin ends right after the request), then one
 // process per case: the answer, the Origin and Host checks of --http, one
 // request per connection, and an exit 0 every time.
-func TestDr2SdkHandleConnectionPipe(t *testing.T) {
+func TestHandleConnectionOverAPipe(t *testing.T) {
 	body := `{"jsonrpc":"2.0","id":14,"method":"tools/list","params":{` + sdMeta + `}}`
 	sdkRequest := fmt.Sprintf("POST /mcp HTTP/1.1\r\nHost: localhost\r\nMCP-Protocol-Version: %s\r\nMcp-Method: tools/list\r\nContent-Length: %d\r\n\r\n%s", sdModern, len(body), body)
 	call := `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"get_weather","arguments":{"location":"London"},` + sdMeta + `}}`
@@ -208,7 +208,7 @@ func dr2ReadAll(t *testing.T, c net.Conn) []byte {
 // the Host check follows the listening address the launcher names
 // (SOCAT_SOCKADDR): loopback keeps the DNS-rebinding check, a public
 // address does not.
-func TestDr2SdkHandleConnectionSocketpair(t *testing.T) {
+func TestHandleConnectionOverASocketpair(t *testing.T) {
 	call := `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"get_weather","arguments":{"location":"London"},` + sdMeta + `}}`
 	for _, c := range []struct {
 		name, host string
@@ -242,7 +242,7 @@ func TestDr2SdkHandleConnectionSocketpair(t *testing.T) {
 
 // inetd's and systemd's form: the accepted TCP socket itself as stdin and
 // stdout. Its own address (127.0.0.1) makes the Host check apply.
-func TestDr2SdkHandleConnectionTCP(t *testing.T) {
+func TestHandleConnectionOverTCP(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -291,7 +291,7 @@ var dr2SocatListening = regexp.MustCompile(`listening on AF=2 127\.0\.0\.1:(\d+)
 // Go SDK's Streamable HTTP client both as a 2026-07-28 client and as a
 // 2025-06-18 one (which, with no session surviving its process, works
 // without Mcp-Session-Id). Stopping socat leaves nothing running.
-func TestDr2SdkHandleConnectionSocat(t *testing.T) {
+func TestHandleConnectionBehindSocat(t *testing.T) {
 	socat, err := exec.LookPath("socat")
 	if err != nil {
 		const why = "socat is not installed (.ci/run installs it)"
@@ -355,7 +355,7 @@ func TestDr2SdkHandleConnectionSocat(t *testing.T) {
 // The SDK's HTTP settings are shell variables it reads when the script
 // runs (MCP_HTTP_PORT="${MCP_HTTP_PORT:-3000}"), so a script may set them
 // without exporting: ./server.sh --http honours them.
-func TestDr2SdkHTTPSettingsFromScript(t *testing.T) {
+func TestSDK2026HTTPSettingsFromScript(t *testing.T) {
 	dir := harness.WriteFiles(t, map[string]string{
 		"tools.json":  harness.ToolsJSON("hello"),
 		"config.json": `{"supportedVersions":["2026-07-28"]}`,
@@ -442,7 +442,7 @@ func dr2Start(t *testing.T, dir string) *harness.Daemon {
 // from a server in the 2026 SDK's shape; a bash-mcp-sdk server keeps
 // answering -32700. Over stdio, and through process_request at the
 // script's top level (the SDK's test_blank_line_is_silent).
-func TestDr2SdkBlankLine(t *testing.T) {
+func TestSDK2026BlankLineUnanswered(t *testing.T) {
 	blanks := []string{"   ", "\t \r", "\v\f "}
 	t.Run("2026 config", func(t *testing.T) {
 		s := dr2Start(t, dr2Server(t, dr2Config2026))
@@ -485,7 +485,7 @@ printf '[%s] %d\n' "$out" "$?"
 // name format: …" (the SDK's test_invalid_tool_name), and lets a leading
 // digit through to the lookup as that SDK did; legacy-era requests, and
 // every request to a bash-mcp-sdk server, keep -32602 "Invalid tool name".
-func TestDr2SdkToolNameDialect(t *testing.T) {
+func TestSDK2026ToolNameDialect(t *testing.T) {
 	call := func(id int, name string, modern bool) string {
 		meta := ""
 		if modern {
@@ -543,7 +543,7 @@ func dr2Script(t *testing.T, dir, script string, env ...string) string {
 // line as RESPONSE, and fails with the SDK's log line on a result that is
 // not an object; create_response ID RESULT keeps bash-mcp-sdk's plain
 // envelope.
-func TestDr2SdkCreateResponseStdin(t *testing.T) {
+func TestSDK2026CreateResponseReadsStdin(t *testing.T) {
 	dir := dr2Server(t, dr2Config2026)
 	logf := filepath.Join(dir, "helpers.log")
 	out := dr2Script(t, dir, `set -euo pipefail
@@ -592,7 +592,7 @@ string _meta: [] 1
 // handle_tools_call ID NAME ARGS (the 2026 SDK's convention: a 2026-07-28
 // call answered in its shape) beside handle_tools_call ID PARAMS
 // (bash-mcp-sdk's), from the script's top level and from inside a tool.
-func TestDr2SdkHandleToolsCallForms(t *testing.T) {
+func TestSDK2026HandleToolsCallForms(t *testing.T) {
 	dir := dr2Server(t, dr2Config2026)
 	out := dr2Script(t, dir, `set -euo pipefail
 source "$SHIM"

@@ -1,10 +1,10 @@
 package tests
 
-// Issue 11 (drop-in, round 2), the supervisor's items: the shell options a
+// Drop-in supervisor behaviour (issue 11): the shell options a
 // tool runs with after sourcing the shim (item 2), the cancellation grace
 // given to every member of the call's group (item 4), and the SDK's log
 // sentences as the messages of the daemon's log events (item 7). Each test
-// failed on the main this round started from.
+// failed on the main its fix started from.
 
 import (
 	"encoding/json"
@@ -104,7 +104,7 @@ var d2sOptionToolsJSON = harness.ToolsJSON("unset", "pipe", "errexit", "opts")
 // shell (errexit too, which calls turn off), so a tool reading an unset
 // variable fails with bash's "unbound variable" and `false | true` fails.
 // The same with the shim, in both forms a host starts a drop-in server.
-func TestD2SupShellOptionsOfTheSDK(t *testing.T) {
+func TestShellOptionsOfTheSDK(t *testing.T) {
 	d := d2sWrite(t, `#!/usr/bin/env bash
 source "$(dirname "$0")/mcpserver_core.sh"
 `+d2sOptionTools+`
@@ -134,7 +134,7 @@ run_mcp_server "$@"
 // (it did under the SDK), and one that sources nothing (a manifest server
 // of plain functions) or was written for the 2026 SDK, whose file sets no
 // option, is left alone.
-func TestD2SupShellOptionsTheScriptChose(t *testing.T) {
+func TestShellOptionsTheScriptChose(t *testing.T) {
 	t.Run("turned off after sourcing", func(t *testing.T) {
 		d := d2sWrite(t, `#!/usr/bin/env bash
 source "$(dirname "$0")/mcpserver_core.sh"
@@ -189,7 +189,7 @@ run_mcp_server "$@"
 // Item 2, the consequence for the shim's own code: its helpers, loaded on
 // first use inside a call, the before-tool hook's option restore, the
 // cancel hook and the EXIT trap all work under nounset and pipefail.
-func TestD2SupShimHelpersUnderNounset(t *testing.T) {
+func TestShimHelpersUnderNounset(t *testing.T) {
 	marks := t.TempDir()
 	d := d2sWrite(t, `#!/usr/bin/env bash
 source "$(dirname "$0")/mcpserver_core.sh"
@@ -293,7 +293,7 @@ tool_stubborn() {
 // group is reaped at once (the grace here is an hour: waiting it out would
 // hang the test), with no escalation logged. The same for a sandboxed
 // call (its own network namespace and cgroup), when the kernel allows one.
-func TestD2SupGraceCoversTheWholeGroup(t *testing.T) {
+func TestGraceCoversTheWholeGroup(t *testing.T) {
 	t.Run("plain", func(t *testing.T) { d2sGraceCleanup(t, "") })
 	t.Run("sandboxed", func(t *testing.T) { d2sGraceCleanup(t, `{"network":false,"limits":{"processes":64}}`) })
 }
@@ -346,7 +346,7 @@ func d2sGraceCleanup(t *testing.T, sandbox string) {
 // Item 4: a child that ignores SIGTERM keeps the group for the whole grace
 // after the tool's shell is gone, then the group gets SIGKILL and the
 // escalation is logged with the SDK's sentence.
-func TestD2SupGraceSurvivorKilledAndLogged(t *testing.T) {
+func TestGraceSurvivorKilledAndLogged(t *testing.T) {
 	const grace = 500 * time.Millisecond
 	logFile := filepath.Join(t.TempDir(), "daemon.log")
 	d := rfStart(t, d2sGraceTool, []string{"stubborn"}, []string{"--grace", grace.String()}, "MCP_LOG_FILE="+logFile)
@@ -421,7 +421,7 @@ func d2sWantLog(t *testing.T, logFile, msg string, fields map[string]any) {
 // 17), the cancellation's three lines (21), the cancel hook's failure and
 // budget (20), a cancellation matching nothing (19), the in-flight tool
 // stopped on shutdown (24), and the script's EXIT handler failing (25).
-func TestD2SupLogSentences(t *testing.T) {
+func TestLogSentences(t *testing.T) {
 	logFile := filepath.Join(t.TempDir(), "daemon.log")
 	body := d2sGraceTool + `
 mcp_before_tool_call() {
@@ -498,7 +498,7 @@ trap 'exit 3' EXIT
 
 // Item 7, CONTRACT 18: a call whose directory cannot be created is logged
 // with the SDK's sentence, naming the tool and where it was to be made.
-func TestD2SupLogSentenceCallDirectory(t *testing.T) {
+func TestLogSentenceCallDirectory(t *testing.T) {
 	logFile := filepath.Join(t.TempDir(), "daemon.log")
 	dir := harness.WriteFiles(t, map[string]string{"server.sh": rfLib + `tool_quick() { echo hi; }`, "tools.json": harness.ToolsJSON("quick")})
 	tmp := filepath.Join(t.TempDir(), "no-such-dir")
@@ -526,7 +526,7 @@ func TestD2SupLogSentenceCallDirectory(t *testing.T) {
 // exit code (128+N for a signal), refused arguments, each request gate's
 // refusal, an unusable declaration file, and input ending while a call
 // runs (the call still finishes and is answered).
-func TestD2SupLogSentencesOutsideContract(t *testing.T) {
+func TestLogSentencesOutsideContract(t *testing.T) {
 	logFile := filepath.Join(t.TempDir(), "daemon.log")
 	d := rfStart(t, `
 tool_fail() { echo "bad input"; return 3; }
@@ -580,7 +580,7 @@ tool_slow() { rf_note slow.started; rf_gate slow.go; echo done; }
 }
 
 // An unusable declaration file is logged with the SDK's sentences.
-func TestD2SupLogSentencesFiles(t *testing.T) {
+func TestLogSentencesFiles(t *testing.T) {
 	logFile := filepath.Join(t.TempDir(), "daemon.log")
 	dir := harness.WriteFiles(t, map[string]string{"server.sh": rfLib, "tools.json": `{"tools":[]} {}`})
 	cfg := filepath.Join(dir, "absent.json")

@@ -1,5 +1,5 @@
-// Issue 11, round 2: what the side-by-side runs found beyond the issue's
-// list. Servers written for an SDK keep that SDK's behaviour; a server in
+// Drop-in answers (issue 11): what the side-by-side runs found beyond the
+// issue's list. Servers written for an SDK keep that SDK's behaviour; a server in
 // the 2026 SDK's shape is one whose config.json declares supportedVersions.
 //
 //   - N1/N2: a 2026 server's tool results are that SDK's: no isError on
@@ -142,7 +142,7 @@ func rgByID(t *testing.T, s *harness.Daemon, requests ...string) map[string]stri
 // failure's text is the tool's stdout as it is (or the SDK's sentence when
 // it printed nothing, with 128+N for a signal), and the tool's stderr goes
 // to the server's stderr. A bash-mcp-sdk server keeps its own shaping.
-func TestRgSdk2026ToolResults(t *testing.T) {
+func TestSDK2026ToolResults(t *testing.T) {
 	tools := harness.ToolsJSON(rgToolNames...)
 	s := rgStart(t, rgServer(t, rgHelpersConfig, tools, ""), sdModern)
 	text := func(id, text string, isError bool) string {
@@ -209,7 +209,7 @@ func TestRgSdk2026ToolResults(t *testing.T) {
 // MCP_DEFAULT_TTL_MS and MCP_DEFAULT_CACHE_SCOPE as the script set them,
 // then 60000 and public — never config.json's, which server/discover
 // answers (then the same defaults) — in the SDK's member order.
-func TestRgSdk2026CacheHints(t *testing.T) {
+func TestSDK2026CacheHints(t *testing.T) {
 	tools := `{"tools":[{"name":"ok","description":"d","inputSchema":{"type":"object"}}]}`
 	toolsWithHints := `{"tools":[{"name":"ok","description":"d","inputSchema":{"type":"object"}}],"ttlMs":5000,"cacheScope":"private"}`
 	configNoHints := `{"supportedVersions":["2026-07-28"],"serverInfo":{"name":"Helpers","version":"1.0.0"},"capabilities":{"tools":{"listChanged":false}}}`
@@ -247,7 +247,7 @@ func TestRgSdk2026CacheHints(t *testing.T) {
 // as the SDK's jq printed them (bash-mcp-sdk's two jq -c passes, the 2026
 // SDK's one tojson; the two differ only past decNumber's range, which the
 // validator refuses). Big integers and fractions keep their digits.
-func TestRgToolArgsAsJq(t *testing.T) {
+func TestToolArgsAsJqPrintsThem(t *testing.T) {
 	t.Run("bash-mcp-sdk server", func(t *testing.T) {
 		dir := t.TempDir()
 		fifo := filepath.Join(dir, "fifo")
@@ -316,7 +316,7 @@ tool_slow_cancel() { printf '%s\n' "$1" >"$RG_FIFO"; }
 // handle-connection (and --http: the same handler) answers as the 2026
 // SDK's HTTP transport did: the rig's T07/T08 (moviemcpserver.sh) and the
 // SDK's transport run on the same requests.
-func TestRgSdk2026HTTPAnswers(t *testing.T) {
+func TestSDK2026HTTPAnswers(t *testing.T) {
 	list := `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{` + sdMeta + `}}`
 	call := `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"get_weather","arguments":{"location":"London"},` + sdMeta + `}}`
 	post := func(target, body string, headers ...string) string {
