@@ -2,7 +2,7 @@ package tests
 
 // Reliability and security of the request path (issue 10): the items in the
 // request path and the supervisor's bookkeeping. Each test failed on the
-// main this round started from.
+// main its fix started from.
 
 import (
 	"fmt"
