@@ -12,7 +12,6 @@ package tests
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -22,16 +21,6 @@ import (
 	"github.com/mcp-bashd/mcp-bashd/tests/internal/harness"
 	"github.com/mcp-bashd/mcp-bashd/tests/internal/proctest"
 )
-
-// d2Run is one drop-in (or manifest) server under test: the process the
-// test started, and the directory its script writes what it saw into
-// ($D2_DIR: a file per event).
-type d2Run struct {
-	*harness.Daemon
-	dir  string // the script's directory
-	log  string // the daemon's MCP_LOG_FILE
-	mark string
-}
 
 // d2Write writes srv/server.sh (executable) and srv/tools.json under a
 // fresh directory and returns that directory.
@@ -44,25 +33,12 @@ func d2Write(t *testing.T, script string, tools ...string) string {
 	return base
 }
 
-// d2Start starts cmd (a drop-in script, or mcp-bashd with one) with the
-// shim, the binary, the script's directory and a log file in its
-// environment, in the script's directory unless cmd says where (a drop-in
-// server's tools.json is relative to where it runs, as under the SDK).
-func d2Start(t *testing.T, cmd *exec.Cmd, dir string, env ...string) *d2Run {
-	t.Helper()
-	if cmd.Dir == "" {
-		cmd.Dir = dir
-	}
-	r := &d2Run{dir: dir, log: filepath.Join(t.TempDir(), "daemon.log"), mark: fmt.Sprintf("%s-%d-%d", t.Name(), os.Getpid(), rfSeq.Add(1))}
-	cmd.Env = append(ctShimEnv(), append([]string{"RF_DIR=" + dir, "TMPDIR=" + t.TempDir(), "MCP_LOG_FILE=" + r.log, rfMarkKey + "=" + r.mark}, env...)...)
-	r.Daemon = harness.StartCmd(t, cmd)
-	t.Cleanup(func() {
-		if t.Failed() {
-			b, _ := os.ReadFile(r.log)
-			t.Logf("daemon log:\n%s\nstderr:\n%s", rfTail(b, 30), r.Stderr)
-		}
-	})
-	return r
+// d2Server runs exe (a drop-in script, or mcp-bashd with one) with args,
+// with the shim, the binary, the script's directory ($RF_DIR) and a log
+// file in its environment, in the script's directory (a drop-in server's
+// tools.json is relative to where it runs, as under the SDK).
+func d2Server(dir, exe string, args []string, env ...string) harness.Options {
+	return harness.Options{Exe: exe, Args: append([]string{}, args...), Dir: dir, DirEnv: "RF_DIR", WorkDir: dir, Shim: true, CleanEnv: true, TempDir: true, Log: true, Mark: "d2", Env: env}
 }
 
 // d2DaemonOf waits for the mcp-bashd a drop-in server's shell started
@@ -86,11 +62,11 @@ func d2DaemonOf(t *testing.T, shell int) int {
 	return pid
 }
 
-// ended waits for the started process to end and returns its exit status
-// and the signal that killed it (0: none).
-func (r *d2Run) ended(t *testing.T) (int, syscall.Signal) {
+// d2Ended waits for the started process to end and returns its exit
+// status and the signal that killed it (0: none).
+func d2Ended(t *testing.T, r *harness.Daemon) (int, syscall.Signal) {
 	t.Helper()
-	(&rfDaemon{Daemon: r.Daemon}).waitExit(t)
+	r.WaitExit(t)
 	ws := r.Cmd.ProcessState.Sys().(syscall.WaitStatus)
 	if ws.Signaled() {
 		return -1, ws.Signal()
@@ -98,9 +74,9 @@ func (r *d2Run) ended(t *testing.T) (int, syscall.Signal) {
 	return ws.ExitStatus(), 0
 }
 
-// events is what the script and its handlers wrote to $D2_DIR/events.
-func (r *d2Run) events() string {
-	b, _ := os.ReadFile(filepath.Join(r.dir, "events"))
+// d2Events is what the script and its handlers wrote to $RF_DIR/events.
+func d2Events(r *harness.Daemon) string {
+	b, _ := os.ReadFile(filepath.Join(r.Dir, "events"))
 	return string(b)
 }
 
@@ -147,9 +123,9 @@ run_mcp_server
 			if err := os.Symlink("srv", filepath.Join(base, "link")); err != nil {
 				t.Fatal(err)
 			}
-			cmd := exec.Command(c.argv[0], c.argv[1:]...)
-			cmd.Dir = base
-			r := d2Start(t, cmd, filepath.Join(base, "srv"))
+			o := d2Server(filepath.Join(base, "srv"), c.argv[0], c.argv[1:])
+			o.WorkDir = base
+			r := harness.Start(t, o)
 			r.RoundTrip(harness.InitLine)
 			txt, isErr := ctParse(t, r.RoundTrip(ctCallLine(1, "where", `{}`))).text(t)
 			wd, zero, _ := strings.Cut(txt, "|")
@@ -160,7 +136,7 @@ run_mcp_server
 			if isErr || !d2SameFile(wd, want) || !d2SameFile(zero, filepath.Join(base, "srv", "server.sh")) || !filepath.IsAbs(zero) {
 				t.Fatalf("the call saw %q (isError %v); want it to run in %s with $0 the script, absolute", txt, isErr, want)
 			}
-			if code, sig := r.closeAndWaitStatus(t); code != 0 || sig != 0 {
+			if code, sig := d2CloseAndWaitStatus(t, r); code != 0 || sig != 0 {
 				t.Fatalf("exit status %d signal %v after end of input", code, sig)
 			}
 		})
@@ -173,11 +149,11 @@ func d2SameFile(a, b string) bool {
 	return err1 == nil && err2 == nil && os.SameFile(sa, sb)
 }
 
-// closeAndWaitStatus closes stdin and waits for the end.
-func (r *d2Run) closeAndWaitStatus(t *testing.T) (int, syscall.Signal) {
+// d2CloseAndWaitStatus closes stdin and waits for the end.
+func d2CloseAndWaitStatus(t *testing.T, r *harness.Daemon) (int, syscall.Signal) {
 	t.Helper()
 	r.Stdin.Close()
-	return r.ended(t)
+	return d2Ended(t, r)
 }
 
 // Item 3: run_mcp_server returns 0 when the input ends, after the EXIT
@@ -195,7 +171,7 @@ echo "after run_mcp_server: status $?" >>"$RF_DIR/events"
 if IFS= read -r line; then echo "stdin: $line"; else echo "stdin: EOF"; fi >>"$RF_DIR/events"
 exit 7
 `, "sigs")
-	r := d2Start(t, exec.Command(filepath.Join(base, "srv", "server.sh")), filepath.Join(base, "srv"))
+	r := harness.Start(t, d2Server(filepath.Join(base, "srv"), filepath.Join(base, "srv", "server.sh"), nil))
 	r.RoundTrip(harness.InitLine)
 	txt, _ := ctParse(t, r.RoundTrip(ctCallLine(1, "sigs", `{}`))).text(t)
 	mask, err := strconv.ParseUint(strings.TrimSpace(strings.TrimPrefix(txt, "SigIgn:")), 16, 64)
@@ -205,11 +181,11 @@ exit 7
 	if quitInt := uint64(1)<<(syscall.SIGINT-1) | uint64(1)<<(syscall.SIGQUIT-1); mask&quitInt != 0 {
 		t.Errorf("a tool ignores SIGINT or SIGQUIT: SigIgn %016x", mask)
 	}
-	code, sig := r.closeAndWaitStatus(t)
+	code, sig := d2CloseAndWaitStatus(t, r)
 	if code != 7 || sig != 0 {
 		t.Errorf("exit status %d signal %v, want the script's own exit 7", code, sig)
 	}
-	if got, want := r.events(), "EXIT handler\nafter run_mcp_server: status 0\nstdin: EOF\n"; got != want {
+	if got, want := d2Events(r), "EXIT handler\nafter run_mcp_server: status 0\nstdin: EOF\n"; got != want {
 		t.Errorf("events:\n%s\nwant:\n%s", got, want)
 	}
 }
@@ -247,9 +223,9 @@ func TestSignalsReachTheDaemon(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			base := d2Write(t, c.head+d2Lifecycle, "slow")
-			cmd := exec.Command(filepath.Join(base, "srv", "server.sh"))
-			cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: c.group}
-			r := d2Start(t, cmd, filepath.Join(base, "srv"))
+			o := d2Server(filepath.Join(base, "srv"), filepath.Join(base, "srv", "server.sh"), nil)
+			o.SysProcAttr = &syscall.SysProcAttr{Setpgid: c.group}
+			r := harness.Start(t, o)
 			r.RoundTrip(harness.InitLine)
 			shell := r.Cmd.Process.Pid
 			daemon := d2DaemonOf(t, shell)
@@ -258,7 +234,7 @@ func TestSignalsReachTheDaemon(t *testing.T) {
 				t.Fatalf("the daemon is not in the shell's process group %d: %v", sh.PGID, p)
 			}
 			r.Send(rfCall(`"s"`, "slow", `{}`))
-			pgid := rfInt(t, r.dir, "slow.pid")
+			pgid := rfInt(t, r.Dir, "slow.pid")
 			target := shell
 			if c.group {
 				target = -shell
@@ -266,18 +242,18 @@ func TestSignalsReachTheDaemon(t *testing.T) {
 			if err := syscall.Kill(target, c.sig); err != nil {
 				t.Fatal(err)
 			}
-			lines := (&rfDaemon{Daemon: r.Daemon}).drain(t)
-			if code, sig := r.ended(t); sig != c.sig {
+			lines := r.Drain(t)
+			if code, sig := d2Ended(t, r); sig != c.sig {
 				t.Fatalf("the shell ended with status %d signal %v, want death by %v", code, sig, c.sig)
 			}
 			if len(lines) != 0 {
 				t.Errorf("the cancelled call was answered: %q", lines)
 			}
-			if got, want := r.events(), "cancel hook []\nEXIT handler\n"; got != want {
+			if got, want := d2Events(r), "cancel hook []\nEXIT handler\n"; got != want {
 				t.Errorf("events:\n%s\nwant:\n%s", got, want)
 			}
 			d2Gone(t, daemon, "the daemon to be gone")
-			rfGroupGone(t, pgid, harness.Deadline(t))
+			harness.WaitGroupGone(t, pgid, harness.Deadline(t))
 		})
 	}
 }
@@ -287,20 +263,20 @@ func TestSignalsReachTheDaemon(t *testing.T) {
 // nothing ran (as when the SDK's server is SIGKILLed).
 func TestDaemonDiesWithShell(t *testing.T) {
 	base := d2Write(t, d2Lifecycle, "slow")
-	r := d2Start(t, exec.Command(filepath.Join(base, "srv", "server.sh")), filepath.Join(base, "srv"))
+	r := harness.Start(t, d2Server(filepath.Join(base, "srv"), filepath.Join(base, "srv", "server.sh"), nil))
 	r.RoundTrip(harness.InitLine)
 	daemon := d2DaemonOf(t, r.Cmd.Process.Pid)
 	r.Send(rfCall(`"s"`, "slow", `{}`))
-	pgid := rfInt(t, r.dir, "slow.pid")
+	pgid := rfInt(t, r.Dir, "slow.pid")
 	if err := r.Cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
-	if _, sig := r.ended(t); sig != syscall.SIGKILL {
+	if _, sig := d2Ended(t, r); sig != syscall.SIGKILL {
 		t.Fatalf("the shell ended by %v", sig)
 	}
 	d2Gone(t, daemon, "the daemon to die with its shell")
-	rfGroupGone(t, pgid, harness.Deadline(t))
-	if got := r.events(); got != "" {
+	harness.WaitGroupGone(t, pgid, harness.Deadline(t))
+	if got := d2Events(r); got != "" {
 		t.Errorf("events after SIGKILL: %q", got)
 	}
 }
@@ -319,11 +295,11 @@ echo "after run_mcp_server" >>"$RF_DIR/events"
 		t.Run(form, func(t *testing.T) {
 			base := d2Write(t, script, "noop")
 			dir := filepath.Join(base, "srv")
-			cmd := exec.Command(filepath.Join(dir, "server.sh"))
+			o := d2Server(dir, filepath.Join(dir, "server.sh"), nil)
 			if form != "./server.sh" {
-				cmd = exec.Command(harness.Binary, filepath.Join(dir, "server.sh"))
+				o = d2Server(dir, harness.Binary, []string{filepath.Join(dir, "server.sh")})
 			}
-			r := d2Start(t, cmd, dir)
+			r := harness.Start(t, o)
 			r.RoundTrip(harness.InitLine)
 			daemon := r.Cmd.Process.Pid
 			if form == "./server.sh" {
@@ -337,7 +313,7 @@ echo "after run_mcp_server" >>"$RF_DIR/events"
 			// The daemon says it took the signal; a daemon that does not
 			// remember it ends (its handler killed at the budget) instead.
 			proctest.WaitUntil(t, harness.Deadline(t), "the daemon to note the signal, or to end", func() (bool, string) {
-				b, _ := os.ReadFile(r.log)
+				b, _ := os.ReadFile(r.Log)
 				if strings.Contains(string(b), "signal received while shutting down") {
 					return true, ""
 				}
@@ -349,13 +325,13 @@ echo "after run_mcp_server" >>"$RF_DIR/events"
 				}
 			})
 			rfTouch(t, dir, "go")
-			if code, sig := r.ended(t); sig != syscall.SIGTERM {
+			if code, sig := d2Ended(t, r); sig != syscall.SIGTERM {
 				t.Fatalf("ended with status %d signal %v, want death by SIGTERM", code, sig)
 			}
 			if b, _ := os.ReadFile(filepath.Join(dir, "handler")); string(b) != "ran\n" {
 				t.Errorf("the EXIT handler ran %q, want once", b)
 			}
-			if got := r.events(); got != "" {
+			if got := d2Events(r); got != "" {
 				t.Errorf("statements after run_mcp_server ran: %q", got)
 			}
 			d2Gone(t, daemon, "the daemon to be gone")
@@ -376,7 +352,7 @@ tool_nested() { process_request '{"jsonrpc":"2.0","id":9,"method":"tools/call","
 ( run_mcp_server )
 echo "after the subshell: $?" >>"$RF_DIR/events"
 `, "pid", "nested")
-	r := d2Start(t, exec.Command(filepath.Join(base, "srv", "server.sh")), filepath.Join(base, "srv"), "MCP_BASHD_SERVER_PID=1")
+	r := harness.Start(t, d2Server(filepath.Join(base, "srv"), filepath.Join(base, "srv", "server.sh"), nil, "MCP_BASHD_SERVER_PID=1"))
 	r.RoundTrip(harness.InitLine)
 	shell := strconv.Itoa(r.Cmd.Process.Pid)
 	seen := map[string]bool{}
@@ -392,10 +368,10 @@ echo "after the subshell: $?" >>"$RF_DIR/events"
 	if !strings.Contains(txt, `"text":"`+shell+` `) {
 		t.Errorf("a nested call saw %q, want MCP_BASHD_SERVER_PID %s", txt, shell)
 	}
-	if code, sig := r.closeAndWaitStatus(t); code != 0 || sig != 0 {
+	if code, sig := d2CloseAndWaitStatus(t, r); code != 0 || sig != 0 {
 		t.Errorf("exit status %d signal %v", code, sig)
 	}
-	if got, want := r.events(), "after the subshell: 0\nEXIT handler\n"; got != want {
+	if got, want := d2Events(r), "after the subshell: 0\nEXIT handler\n"; got != want {
 		t.Errorf("events:\n%s\nwant:\n%s", got, want)
 	}
 }
@@ -405,7 +381,7 @@ func TestServerPIDManifest(t *testing.T) {
 	base := d2Write(t, `tool_pid() { printf '%s' "$MCP_BASHD_SERVER_PID"; }
 `, "pid")
 	dir := filepath.Join(base, "srv")
-	r := d2Start(t, exec.Command(harness.Binary, filepath.Join(dir, "server.sh")), dir)
+	r := harness.Start(t, d2Server(dir, harness.Binary, []string{filepath.Join(dir, "server.sh")}))
 	r.RoundTrip(harness.InitLine)
 	txt, _ := ctParse(t, r.RoundTrip(ctCallLine(1, "pid", `{}`))).text(t)
 	if txt != strconv.Itoa(r.Cmd.Process.Pid) {

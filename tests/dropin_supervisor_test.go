@@ -302,12 +302,12 @@ func d2sGraceCleanup(t *testing.T, sandbox string) {
 	logFile := filepath.Join(t.TempDir(), "daemon.log")
 	dir := harness.WriteFiles(t, map[string]string{"server.sh": rfLib + d2sGraceTool + "tool_probe() { echo ok; }\n",
 		"tools.json": sbToolsJSON(sbTool{"tidy", sandbox}, sbTool{"probe", sandbox})})
-	d := rfStartIn(t, dir, t.TempDir(), []string{"--grace", "1h"}, "MCP_LOG_FILE="+logFile)
-	if text, isErr := d.sbCall(t, 9, "probe", `{}`); isErr || text != "ok" {
+	d := harness.Start(t, rfIn(dir, "", []string{"--grace", "1h"}, "MCP_LOG_FILE="+logFile))
+	if text, isErr := sbCall(t, d, 9, "probe", `{}`); isErr || text != "ok" {
 		t.Skipf("this daemon cannot run the call so: %s", text)
 	}
 	d.Send(rfCall("1", "tidy", `{}`))
-	shell, child := rfInt(t, d.dir, "shell.pid"), rfInt(t, d.dir, "child.pid")
+	shell, child := rfInt(t, d.Dir, "shell.pid"), rfInt(t, d.Dir, "child.pid")
 	d.Send(rfCancel("1"))
 	// The shell dies on TERM and is reaped; its child lives on, cleaning up.
 	proctest.WaitUntil(t, harness.Deadline(t), "the tool's shell to be gone", func() (bool, string) {
@@ -317,12 +317,12 @@ func d2sGraceCleanup(t *testing.T, sandbox string) {
 	if !d2sAlive(child) {
 		t.Fatalf("the child was killed when the tool's shell exited; it should get the grace to clean up")
 	}
-	if got := rfLine(t, d.dir, "child.log"); got != "term" {
+	if got := rfLine(t, d.Dir, "child.log"); got != "term" {
 		t.Fatalf("child.log %q, want the child's TERM handler running", got)
 	}
-	rfTouch(t, d.dir, "cleanup.go")
-	rfGroupGone(t, shell, harness.Deadline(t))
-	if b, _ := os.ReadFile(filepath.Join(d.dir, "child.log")); string(b) != "term\ncleaned\n" {
+	rfTouch(t, d.Dir, "cleanup.go")
+	harness.WaitGroupGone(t, shell, harness.Deadline(t))
+	if b, _ := os.ReadFile(filepath.Join(d.Dir, "child.log")); string(b) != "term\ncleaned\n" {
 		t.Errorf("child.log %q, want its cleanup finished", b)
 	}
 	// Answered in order after the teardown; nothing for the cancelled id.
@@ -330,10 +330,10 @@ func d2sGraceCleanup(t *testing.T, sandbox string) {
 		t.Fatalf("after the cancel: %s", got)
 	}
 	d.Stdin.Close()
-	if lines := d.drain(t); len(lines) != 0 {
+	if lines := d.Drain(t); len(lines) != 0 {
 		t.Fatalf("lines after the cancel: %q", lines)
 	}
-	d.waitExit(t)
+	d.WaitExit(t)
 	b, _ := os.ReadFile(logFile)
 	if strings.Contains(string(b), "ignored SIGTERM") {
 		t.Errorf("escalation logged for a group that exited on TERM:\n%s", b)
@@ -349,9 +349,9 @@ func d2sGraceCleanup(t *testing.T, sandbox string) {
 func TestGraceSurvivorKilledAndLogged(t *testing.T) {
 	const grace = 500 * time.Millisecond
 	logFile := filepath.Join(t.TempDir(), "daemon.log")
-	d := rfStart(t, d2sGraceTool, []string{"stubborn"}, []string{"--grace", grace.String()}, "MCP_LOG_FILE="+logFile)
+	d := harness.Start(t, rfServer(d2sGraceTool, []string{"stubborn"}, []string{"--grace", grace.String()}, "MCP_LOG_FILE="+logFile))
 	d.Send(rfCall("1", "stubborn", `{}`))
-	shell, child := rfInt(t, d.dir, "shell.pid"), rfInt(t, d.dir, "child.pid")
+	shell, child := rfInt(t, d.Dir, "shell.pid"), rfInt(t, d.Dir, "child.pid")
 	cancelled := time.Now()
 	d.Send(rfCancel("1"))
 	proctest.WaitUntil(t, harness.Deadline(t), "the tool's shell to be gone", func() (bool, string) {
@@ -361,7 +361,7 @@ func TestGraceSurvivorKilledAndLogged(t *testing.T) {
 	if !d2sAlive(child) {
 		t.Fatalf("the TERM-ignoring child was killed with the tool's shell, before the %v grace", grace)
 	}
-	gone := rfGroupGone(t, shell, cancelled.Add(grace+time.Second+rfScanSlack)).Sub(cancelled)
+	gone := harness.WaitGroupGone(t, shell, cancelled.Add(grace+time.Second+rfScanSlack)).Sub(cancelled)
 	if gone < grace-100*time.Millisecond {
 		t.Fatalf("group gone %v after the cancel, before the %v grace", gone, grace)
 	}
@@ -369,8 +369,8 @@ func TestGraceSurvivorKilledAndLogged(t *testing.T) {
 		t.Fatalf("after the cancel: %s", got)
 	}
 	d.Stdin.Close()
-	d.drain(t)
-	d.waitExit(t)
+	d.Drain(t)
+	d.WaitExit(t)
 	d2sWantLog(t, logFile, "Tool stubborn ignored SIGTERM; process group killed", map[string]any{"tool": "stubborn", "call_id": "1"})
 }
 
@@ -442,39 +442,38 @@ tool_slowhook_cancel() { sleep 1000; }
 tool_nap() { rf_note nap.pid; sleep 1000; }
 trap 'exit 3' EXIT
 `
-	d := rfStart(t, body, []string{"stubborn", "refuse", "hookexit", "hookkill", "hooked", "slowhook", "nap"},
-		[]string{"--grace", "300ms"}, "MCP_LOG_FILE="+logFile)
+	d := harness.Start(t, rfServer(body, []string{"stubborn", "refuse", "hookexit", "hookkill", "hooked", "slowhook", "nap"}, []string{"--grace", "300ms"}, "MCP_LOG_FILE="+logFile))
 	d.Send(rfCall("1", "refuse", `{}`))
-	d.expect(t, "1", "Error executing refuse: not today", true)
+	d.Expect(t, "1", "Error executing refuse: not today", true)
 	d.Send(rfCall("2", "hookexit", `{}`))
-	d.expect(t, "2", "mcp_before_tool_call ended the call instead of returning; tool hookexit did not run.", true)
+	d.Expect(t, "2", "mcp_before_tool_call ended the call instead of returning; tool hookexit did not run.", true)
 	d.Send(rfCall("3", "hookkill", `{}`))
-	d.expect(t, "3", "mcp_before_tool_call was killed by signal 9; tool hookkill did not run.", true)
+	d.Expect(t, "3", "mcp_before_tool_call was killed by signal 9; tool hookkill did not run.", true)
 
 	d.Send(rfCall(`"s"`, "stubborn", `{}`))
-	stubborn := rfInt(t, d.dir, "shell.pid")
+	stubborn := rfInt(t, d.Dir, "shell.pid")
 	d.Send(rfCancel(`"s"`))
-	rfGroupGone(t, stubborn, harness.Deadline(t))
+	harness.WaitGroupGone(t, stubborn, harness.Deadline(t))
 	d.Send(rfCall("5", "hooked", `{}`))
-	rfLine(t, d.dir, "hooked.ready")
+	rfLine(t, d.Dir, "hooked.ready")
 	d.Send(rfCancel("5"))
 	d.Send(rfCall("6", "slowhook", `{}`))
-	slow := rfInt(t, d.dir, "slowhook.pid")
+	slow := rfInt(t, d.Dir, "slowhook.pid")
 	d.Send(rfCancel("6"))
 	d.Send(rfCancel("999"))
 	if got := d.RoundTrip(`{"jsonrpc":"2.0","id":7,"method":"ping"}`); got != `{"jsonrpc":"2.0","id":7,"result":{}}` {
 		t.Fatalf("ping: %s", got)
 	}
 	// The slow cancel hook's 2 s budget passes before its call's group goes.
-	rfGroupGone(t, slow, harness.Deadline(t))
+	harness.WaitGroupGone(t, slow, harness.Deadline(t))
 
 	d.Send(rfCall("8", "nap", `{}`))
-	nap := rfInt(t, d.dir, "nap.pid")
+	nap := rfInt(t, d.Dir, "nap.pid")
 	if err := d.Cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
-	d.drain(t)
-	d.waitExit(t)
+	d.Drain(t)
+	d.WaitExit(t)
 
 	for _, c := range []struct {
 		msg    string
@@ -502,12 +501,12 @@ func TestLogSentenceCallDirectory(t *testing.T) {
 	logFile := filepath.Join(t.TempDir(), "daemon.log")
 	dir := harness.WriteFiles(t, map[string]string{"server.sh": rfLib + `tool_quick() { echo hi; }`, "tools.json": harness.ToolsJSON("quick")})
 	tmp := filepath.Join(t.TempDir(), "no-such-dir")
-	d := rfStartIn(t, dir, tmp, nil, "MCP_LOG_FILE="+logFile)
+	d := harness.Start(t, rfIn(dir, tmp, nil, "MCP_LOG_FILE="+logFile))
 	d.Send(rfCall("1", "quick", `{}`))
-	d.expect(t, "1", "Cannot run quick: its call directory could not be created.", true)
+	d.Expect(t, "1", "Cannot run quick: its call directory could not be created.", true)
 	d.Stdin.Close()
-	d.drain(t)
-	d.waitExit(t)
+	d.Drain(t)
+	d.WaitExit(t)
 	prefix := "Tool quick not run: cannot create its call directory in " + tmp + ": "
 	for _, m := range d2sLogLines(t, logFile) {
 		if msg, _ := m["msg"].(string); strings.HasPrefix(msg, prefix) {
@@ -528,20 +527,20 @@ func TestLogSentenceCallDirectory(t *testing.T) {
 // runs (the call still finishes and is answered).
 func TestLogSentencesOutsideContract(t *testing.T) {
 	logFile := filepath.Join(t.TempDir(), "daemon.log")
-	d := rfStart(t, `
+	d := harness.Start(t, rfServer(`
 tool_fail() { echo "bad input"; return 3; }
 tool_silent() { return 4; }
 tool_killed() { kill -KILL "$BASHPID"; }
 tool_slow() { rf_note slow.started; rf_gate slow.go; echo done; }
-`, []string{"fail", "silent", "killed", "slow"}, nil, "MCP_LOG_FILE="+logFile)
+`, []string{"fail", "silent", "killed", "slow"}, nil, "MCP_LOG_FILE="+logFile))
 	d.Send(rfCall("1", "fail", `{}`))
-	d.expect(t, "1", "Error executing fail: bad input", true)
+	d.Expect(t, "1", "Error executing fail: bad input", true)
 	d.Send(rfCall("2", "silent", `{}`))
-	d.expect(t, "2", "Error executing silent: ", true)
+	d.Expect(t, "2", "Error executing silent: ", true)
 	d.Send(rfCall("3", "killed", `{}`))
-	d.expect(t, "3", "Error executing killed: ", true)
+	d.Expect(t, "3", "Error executing killed: ", true)
 	d.Send(rfCall("4", "fail", `5`))
-	d.expect(t, "4", "Invalid arguments: expected a JSON object, got number.", true)
+	d.Expect(t, "4", "Invalid arguments: expected a JSON object, got number.", true)
 	for _, line := range []string{`not json`, `{"a":1} {"b":2}`, `[1,2]`,
 		`{"jsonrpc":"1.0","id":5,"method":"ping"}`, `{"jsonrpc":"2.0","id":1.5,"method":"ping"}`} {
 		if got := d.RoundTrip(line); !strings.Contains(got, `"error"`) {
@@ -551,14 +550,14 @@ tool_slow() { rf_note slow.started; rf_gate slow.go; echo done; }
 	d.Send(rfCall("6", "slow", `{}`))
 	// The call is in flight once its tool has started; the gate file lets
 	// it finish only after stdin is closed.
-	rfLine(t, d.dir, "slow.started")
+	rfLine(t, d.Dir, "slow.started")
 	d.Stdin.Close()
 	d2sWaitLog(t, logFile, func(m map[string]any) bool {
 		return m["msg"] == "Client closed stdin during an in-flight call; shutting down"
 	})
-	rfTouch(t, d.dir, "slow.go")
-	d.expect(t, "6", "done", false)
-	d.waitExit(t)
+	rfTouch(t, d.Dir, "slow.go")
+	d.Expect(t, "6", "done", false)
+	d.WaitExit(t)
 
 	for _, c := range []struct {
 		msg    string
@@ -584,7 +583,7 @@ func TestLogSentencesFiles(t *testing.T) {
 	logFile := filepath.Join(t.TempDir(), "daemon.log")
 	dir := harness.WriteFiles(t, map[string]string{"server.sh": rfLib, "tools.json": `{"tools":[]} {}`})
 	cfg := filepath.Join(dir, "absent.json")
-	d := rfStartIn(t, dir, t.TempDir(), []string{"--config", cfg}, "MCP_LOG_FILE="+logFile)
+	d := harness.Start(t, rfIn(dir, "", []string{"--config", cfg}, "MCP_LOG_FILE="+logFile))
 	d.CloseAndWait()
 	d2sWantLog(t, logFile, "Not exactly one parseable JSON object: "+filepath.Join(dir, "tools.json"), map[string]any{"what": "tools list"})
 	d2sWantLog(t, logFile, "File not found: "+cfg, map[string]any{"path": cfg, "what": "server configuration"})

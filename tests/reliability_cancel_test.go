@@ -33,22 +33,22 @@ tool_stubborn() {
 tool_other() { rf_note other.ready; rf_gate other.go; echo "other done"; }
 tool_quick() { echo "quick $1"; }
 `
-	d := rfStart(t, body, []string{"stubborn", "other", "quick"}, []string{"--grace", grace.String()})
+	d := harness.Start(t, rfServer(body, []string{"stubborn", "other", "quick"}, []string{"--grace", grace.String()}))
 	d.Send(rfCall(`"other"`, "other", `{}`))
 	d.Send(rfCall(`"stub"`, "stubborn", `{}`))
-	pgid := rfInt(t, d.dir, "stubborn.pid")
-	rfLine(t, d.dir, "other.ready")
+	pgid := rfInt(t, d.Dir, "stubborn.pid")
+	rfLine(t, d.Dir, "other.ready")
 
 	cancelled := time.Now()
 	d.Send(rfCancel(`"stub"`))
 	d.Send(rfCall(`"quick"`, "quick", `{"n":1}`))
-	gone := rfGroupGone(t, pgid, cancelled.Add(grace+time.Second+rfScanSlack))
+	gone := harness.WaitGroupGone(t, pgid, cancelled.Add(grace+time.Second+rfScanSlack))
 	took := gone.Sub(cancelled)
 	if took < grace-100*time.Millisecond || took > grace+time.Second {
 		t.Fatalf("group gone %v after the cancel, want SIGKILL at the %v grace (lower bound %v, generous upper %v)", took, grace, grace-100*time.Millisecond, grace+time.Second)
 	}
-	termAt := rfEpoch(t, rfLine(t, d.dir, "term")).Sub(cancelled)
-	contAt := rfEpoch(t, rfLine(t, d.dir, "cont")).Sub(cancelled)
+	termAt := rfEpoch(t, rfLine(t, d.Dir, "term")).Sub(cancelled)
+	contAt := rfEpoch(t, rfLine(t, d.Dir, "cont")).Sub(cancelled)
 	// The tool saw TERM and CONT at all, so both came before the KILL;
 	// "at once" means well inside the grace.
 	if termAt > grace-100*time.Millisecond || contAt > grace-100*time.Millisecond {
@@ -57,17 +57,17 @@ tool_quick() { echo "quick $1"; }
 	t.Logf("TERM %v, CONT %v, group gone %v after the cancel (grace %v)", termAt.Round(time.Millisecond), contAt.Round(time.Millisecond), took.Round(time.Millisecond), grace)
 
 	// Other calls unaffected; nothing ever comes for "stub".
-	d.expect(t, `"quick"`, `quick {"n":1}`, false)
+	d.Expect(t, `"quick"`, `quick {"n":1}`, false)
 	if got := d.RoundTrip(`{"jsonrpc":"2.0","id":"after","method":"ping"}`); got != `{"jsonrpc":"2.0","id":"after","result":{}}` {
 		t.Fatalf("the line after the cancelled call's teardown: %s", got)
 	}
-	rfTouch(t, d.dir, "other.go")
-	d.expect(t, `"other"`, "other done", false)
+	rfTouch(t, d.Dir, "other.go")
+	d.Expect(t, `"other"`, "other done", false)
 	d.Stdin.Close()
-	if lines := d.drain(t); len(lines) != 0 {
+	if lines := d.Drain(t); len(lines) != 0 {
 		t.Fatalf("lines after the cancel: %q", lines)
 	}
-	d.waitExit(t)
+	d.WaitExit(t)
 	if d.WaitErr != nil {
 		t.Fatalf("exit: %v", d.WaitErr)
 	}
@@ -87,12 +87,12 @@ func rfEpoch(t *testing.T, s string) time.Time {
 // Scenario 6, the other half: a TERM-compliant tool's group is gone at
 // once, not after the (default, 2 s) grace.
 func TestCancelStopsATERMCompliantTool(t *testing.T) {
-	d := rfStart(t, `tool_nap() { rf_note nap.pid; sleep 1000; }`, []string{"nap"}, nil)
+	d := harness.Start(t, rfServer(`tool_nap() { rf_note nap.pid; sleep 1000; }`, []string{"nap"}, nil))
 	d.Send(rfCall("1", "nap", `{}`))
-	pgid := rfInt(t, d.dir, "nap.pid")
+	pgid := rfInt(t, d.Dir, "nap.pid")
 	cancelled := time.Now()
 	d.Send(rfCancel("1"))
-	took := rfGroupGone(t, pgid, harness.Deadline(t)).Sub(cancelled)
+	took := harness.WaitGroupGone(t, pgid, harness.Deadline(t)).Sub(cancelled)
 	if took > 1500*time.Millisecond {
 		t.Fatalf("TERM-compliant group gone %v after the cancel, want well before the 2 s grace (< 1.5 s)", took)
 	}
@@ -101,7 +101,7 @@ func TestCancelStopsATERMCompliantTool(t *testing.T) {
 		t.Fatalf("after the cancel: %s", got)
 	}
 	d.Stdin.Close()
-	if lines := d.drain(t); len(lines) != 0 {
+	if lines := d.Drain(t); len(lines) != 0 {
 		t.Fatalf("lines after the cancel: %q", lines)
 	}
 }
@@ -111,7 +111,7 @@ func TestCancelStopsATERMCompliantTool(t *testing.T) {
 // id's type wrong ("7" for 7): at most one response per id, exactly one for
 // every call whose cancel could not apply.
 func TestCancelRaces(t *testing.T) {
-	d := rfStart(t, `tool_fast() { echo "ok $1"; }`, []string{"fast"}, nil)
+	d := harness.Start(t, rfServer(`tool_fast() { echo "ok $1"; }`, []string{"fast"}, nil))
 	const n = 1000
 	type call struct {
 		id    string
@@ -156,9 +156,9 @@ func TestCancelRaces(t *testing.T) {
 	}
 	got := map[string]int{}
 	record := func(line []byte) {
-		r := rfDecode(t, line)
+		r := harness.Parse(t, string(line))
 		i, ok := byID[string(r.ID)]
-		if !ok || r.Result == nil || r.Result.IsError || r.text() != fmt.Sprintf(`ok {"i":%d}`, i) {
+		if !ok || r.Result == nil || r.Result.IsError || r.First() != fmt.Sprintf(`ok {"i":%d}`, i) {
 			t.Fatalf("unexpected response: %s", line)
 		}
 		got[string(r.ID)]++
@@ -190,10 +190,10 @@ func TestCancelRaces(t *testing.T) {
 		record(d.Recv())
 	}
 	d.Stdin.Close()
-	for _, line := range d.drain(t) {
+	for _, line := range d.Drain(t) {
 		record(line)
 	}
-	d.waitExit(t)
+	d.WaitExit(t)
 	if d.WaitErr != nil {
 		t.Fatalf("exit: %v", d.WaitErr)
 	}
@@ -212,7 +212,7 @@ func TestCancelRaces(t *testing.T) {
 	if answered[0] == n/5 {
 		t.Fatalf("no cancel sent right after its call took effect: cancellation does nothing")
 	}
-	d.waitNoneAlive(t, harness.Deadline(t), "nothing of the calls left running")
+	d.WaitNoneAlive(t, harness.Deadline(t), "nothing of the calls left running")
 }
 
 // Scenario 8: a tool kills its own sentinel, another runs `kill 0`. Each
@@ -238,16 +238,16 @@ tool_killsentinel() {
 }
 tool_killgroup() { sleep 1000 & echo before; kill 0; echo after; }
 `
-	d := rfStart(t, body, []string{"hold", "killsentinel", "killgroup"}, []string{"--max-concurrency", "64"})
+	d := harness.Start(t, rfServer(body, []string{"hold", "killsentinel", "killgroup"}, []string{"--max-concurrency", "64"}))
 	d.Send(rfCall("1", "killsentinel", `{}`))
 	// bash may report the killed job on the tool's output first; the
 	// tool's own line comes last.
-	if r := rfDecode(t, d.Recv()); string(r.ID) != "1" || r.Result == nil || r.Result.IsError || r.text() != "killed 1" && !strings.HasSuffix(r.text(), "\nkilled 1") {
-		t.Fatalf("killsentinel: %+v %q", r, r.text())
+	if r := harness.Parse(t, string(d.Recv())); string(r.ID) != "1" || r.Result == nil || r.Result.IsError || r.First() != "killed 1" && !strings.HasSuffix(r.First(), "\nkilled 1") {
+		t.Fatalf("killsentinel: %+v %q", r, r.First())
 	}
 	d.Send(rfCall("2", "killgroup", `{}`))
-	d.expect(t, "2", "Error executing killgroup: before", true)
-	d.waitNoneAlive(t, harness.Deadline(t), "both calls torn down")
+	d.Expect(t, "2", "Error executing killgroup: before", true)
+	d.WaitNoneAlive(t, harness.Deadline(t), "both calls torn down")
 	if got := d.RoundTrip(`{"jsonrpc":"2.0","id":3,"method":"ping"}`); got != `{"jsonrpc":"2.0","id":3,"result":{}}` {
 		t.Fatalf("daemon after sabotage: %s", got)
 	}
@@ -263,12 +263,12 @@ func TestStoppedGroupIsCancelled(t *testing.T) {
 tool_stopgroup() { sleep 1000 & rf_note stopgroup.pid; kill -STOP 0; sleep 1000; }
 tool_stopself() { trap '' TERM; rf_note stopself.pid; kill -STOP $$; sleep 1000; }
 `
-	d := rfStart(t, body, []string{"stopgroup", "stopself"}, []string{"--grace", grace.String()})
+	d := harness.Start(t, rfServer(body, []string{"stopgroup", "stopself"}, []string{"--grace", grace.String()}))
 	for i, name := range []string{"stopgroup", "stopself"} {
 		func() {
 			id := strconv.Itoa(i + 1)
 			d.Send(rfCall(id, name, `{}`))
-			pgid := rfInt(t, d.dir, name+".pid")
+			pgid := rfInt(t, d.Dir, name+".pid")
 			proctest.WaitUntil(t, harness.Deadline(t), name+": the tool to be stopped", func() (bool, string) {
 				ps, err := proctest.InGroup(pgid)
 				if err != nil {
@@ -281,13 +281,13 @@ tool_stopself() { trap '' TERM; rf_note stopself.pid; kill -STOP $$; sleep 1000;
 					}
 				}
 				if name == "stopgroup" {
-					return stopped == len(ps) && len(ps) == 3, rfList(ps)
+					return stopped == len(ps) && len(ps) == 3, harness.List(ps)
 				}
-				return stopped == 1, rfList(ps)
+				return stopped == 1, harness.List(ps)
 			})
 			cancelled := time.Now()
 			d.Send(rfCancel(id))
-			took := rfGroupGone(t, pgid, cancelled.Add(grace+time.Second+rfScanSlack)).Sub(cancelled)
+			took := harness.WaitGroupGone(t, pgid, cancelled.Add(grace+time.Second+rfScanSlack)).Sub(cancelled)
 			if took > grace+time.Second {
 				t.Fatalf("%s: stopped group gone %v after the cancel, want within grace + 1 s", name, took)
 			}
@@ -298,7 +298,7 @@ tool_stopself() { trap '' TERM; rf_note stopself.pid; kill -STOP $$; sleep 1000;
 		t.Fatalf("after the cancels: %s", got)
 	}
 	d.Stdin.Close()
-	if lines := d.drain(t); len(lines) != 0 {
+	if lines := d.Drain(t); len(lines) != 0 {
 		t.Fatalf("cancelled calls answered: %q", lines)
 	}
 }
@@ -312,7 +312,7 @@ func TestToolProcessIsClean(t *testing.T) {
 tool_masks() { echo "== external"; grep -E '^Sig(Blk|Ign):' /proc/self/status | tr -d '\t' | sed 's/:/: /'; echo "== bash"; ` + readMasks + `; }
 tool_fds() { sleep 1000 & rf_note fds.pid "$$ $!"; wait; }
 `
-	d := rfStart(t, body, []string{"masks", "fds"}, nil)
+	d := harness.Start(t, rfServer(body, []string{"masks", "fds"}, nil))
 
 	// Baselines: the same commands started directly by the test.
 	ext, err := exec.Command("bash", "-c", `grep -E '^Sig(Blk|Ign):' /proc/self/status | tr -d '\t' | sed 's/:/: /'`).Output()
@@ -325,9 +325,9 @@ tool_fds() { sleep 1000 & rf_note fds.pid "$$ $!"; wait; }
 	}
 	want := "== external\n" + string(ext) + "== bash\n" + strings.TrimRight(string(sh), "\n")
 	d.Send(rfCall("1", "masks", `{}`))
-	r := rfDecode(t, d.Recv())
-	if r.text() != want {
-		t.Fatalf("signal masks inside a tool:\n%s\nwant (as for processes the test starts itself):\n%s", r.text(), want)
+	r := harness.Parse(t, string(d.Recv()))
+	if r.First() != want {
+		t.Fatalf("signal masks inside a tool:\n%s\nwant (as for processes the test starts itself):\n%s", r.First(), want)
 	}
 	if !strings.Contains(string(ext), "SigBlk: 0000000000000000\nSigIgn: 0000000000000000") {
 		t.Logf("note: the test process passes on non-default signal masks: %q", ext)
@@ -344,7 +344,7 @@ tool_fds() { sleep 1000 & rf_note fds.pid "$$ $!"; wait; }
 	}
 	d.Send(rfCall("2", "fds", `{}`))
 	var shell, child int
-	fmt.Sscanf(rfLine(t, d.dir, "fds.pid"), "%d %d", &shell, &child)
+	fmt.Sscanf(rfLine(t, d.Dir, "fds.pid"), "%d %d", &shell, &child)
 	for _, pid := range []int{shell, child} {
 		open, err := proctest.OpenFDs(pid)
 		if err != nil {
@@ -362,7 +362,7 @@ tool_fds() { sleep 1000 & rf_note fds.pid "$$ $!"; wait; }
 	}
 	d.Send(rfCancel("2"))
 	d.Stdin.Close()
-	if lines := d.drain(t); len(lines) != 0 {
+	if lines := d.Drain(t); len(lines) != 0 {
 		t.Fatalf("unexpected lines: %q", lines)
 	}
 }
@@ -377,11 +377,11 @@ func TestSweepRemovesOnlyDeadOwnersRoots(t *testing.T) {
 		"server.sh":  rfLib + `tool_hold() { rf_i "$1"; rf_note "root.$RF_I" "$MCP_CALL_TMPDIR"; rf_gate "go.$RF_I"; [ -d "$MCP_CALL_TMPDIR" ] && echo "root intact"; }`,
 		"tools.json": harness.ToolsJSON("hold"),
 	})
-	live := rfStartIn(t, dir, tmp, nil)
+	live := harness.Start(t, rfIn(dir, tmp, nil))
 	live.Send(rfCall("1", "hold", `{"i":"live"}`))
 	liveRoot := filepath.Dir(rfLine(t, dir, "root.live"))
 
-	dead := rfStartIn(t, dir, tmp, nil)
+	dead := harness.Start(t, rfIn(dir, tmp, nil))
 	dead.Send(rfCall("1", "hold", `{"i":"dead"}`))
 	deadRoot := filepath.Dir(rfLine(t, dir, "root.dead"))
 	deadRuntime := rfOwnedDirs(t, tmp, dead.Cmd.Process.Pid)
@@ -389,8 +389,8 @@ func TestSweepRemovesOnlyDeadOwnersRoots(t *testing.T) {
 	if err := dead.Cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	dead.waitExit(t)
-	dead.waitNoneAlive(t, harness.Deadline(t), "the killed daemon's call to die by its lifeline")
+	dead.WaitExit(t)
+	dead.WaitNoneAlive(t, harness.Deadline(t), "the killed daemon's call to die by its lifeline")
 	if _, err := os.Stat(deadRoot); err != nil {
 		t.Fatalf("precondition: the SIGKILLed daemon's call root should still exist: %v", err)
 	}
@@ -400,7 +400,7 @@ func TestSweepRemovesOnlyDeadOwnersRoots(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	next := rfStartIn(t, dir, tmp, nil) // the sweep runs before it serves
+	next := harness.Start(t, rfIn(dir, tmp, nil)) // the sweep runs before it serves
 	for _, p := range deadRuntime {
 		if _, err := os.Stat(p); !os.IsNotExist(err) {
 			t.Errorf("dead daemon's %s not swept: %v", p, err)
@@ -415,7 +415,7 @@ func TestSweepRemovesOnlyDeadOwnersRoots(t *testing.T) {
 		}
 	}
 	rfTouch(t, dir, "go.live")
-	live.expect(t, "1", "root intact", false)
+	live.Expect(t, "1", "root intact", false)
 	if _, err := os.Stat(liveRoot); !os.IsNotExist(err) {
 		t.Errorf("live call root %s not removed when its call ended: %v", liveRoot, err)
 	}

@@ -57,7 +57,7 @@ func rlLeft(m rlMark, skip int) ([]proctest.Proc, error) {
 	var out []proctest.Proc
 	for _, p := range proctest.Alive(ps) {
 		// An idle warm call process is the daemon's, not a call's.
-		if p.PID != skip && !isIdleWarm(p) {
+		if p.PID != skip && !harness.IsIdleWarm(p) {
 			out = append(out, p)
 		}
 	}
@@ -187,7 +187,7 @@ func rlWarmPipes(pid int) (map[string]bool, bool) {
 	}
 	pipes := map[string]bool{}
 	for _, p := range ps {
-		if p.PPID == pid && p.PID == p.PGID && isIdleWarm(p) {
+		if p.PPID == pid && p.PID == p.PGID && harness.IsIdleWarm(p) {
 			if target, err := os.Readlink(fmt.Sprintf("/proc/%d/fd/4", p.PID)); err == nil {
 				pipes[target] = true
 			}

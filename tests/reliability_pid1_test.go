@@ -107,22 +107,15 @@ tool_zcheck() {
 tool_slow() { rf_note slow.pid; sleep 1000; }
 `
 	dir := harness.WriteFiles(t, map[string]string{"server.sh": rfLib + body, "tools.json": harness.ToolsJSON("orphans", "zombies", "zcheck", "slow")})
-	mark := fmt.Sprintf("%s-%d", t.Name(), os.Getpid())
-	cmd := exec.Command(unshare, "-fp", "--mount-proc", harness.Binary, filepath.Join(dir, "server.sh"))
-	cmd.Env = append(os.Environ(), rfMarkKey+"="+mark, "RF_DIR="+dir, "TMPDIR="+t.TempDir(), "MCP_LOG_FILE="+filepath.Join(dir, "daemon.log"))
-	s := harness.StartCmd(t, cmd)
-	t.Cleanup(func() {
-		if t.Failed() {
-			b, _ := os.ReadFile(filepath.Join(dir, "daemon.log"))
-			t.Logf("daemon log:\n%s", rfTail(b, 40))
-		}
-	})
+	o := rfIn(dir, "", nil)
+	o.Exe, o.Args, o.Init = unshare, []string{"-fp", "--mount-proc", harness.Binary, filepath.Join(dir, "server.sh")}, false
+	d := harness.Start(t, o)
+	cmd := d.Cmd
 	daemon := rpNSPid1(t, cmd.Process.Pid)
-	d := &rfDaemon{Daemon: s, dir: dir, mark: mark}
 	d.RoundTrip(harness.InitLine)
 
-	if r := rfDecode(t, []byte(d.RoundTrip(rfCall(`"zcheck"`, "zcheck", `{}`)))); r.text() == "0" || r.text() == "" {
-		t.Fatalf("the zombie counter does not see a zombie: %q", r.text())
+	if r := harness.Parse(t, string([]byte(d.RoundTrip(rfCall(`"zcheck"`, "zcheck", `{}`))))); r.First() == "0" || r.First() == "" {
+		t.Fatalf("the zombie counter does not see a zombie: %q", r.First())
 	}
 
 	const n = 1000
@@ -133,7 +126,7 @@ tool_slow() { rf_note slow.pid; sleep 1000; }
 	seen := map[int]bool{}
 	for k := 0; k < n; k++ {
 		line := d.Recv()
-		r := rfDecode(t, line)
+		r := harness.Parse(t, string(line))
 		var i int
 		if err := json.Unmarshal(r.ID, &i); err != nil || r.Result == nil || seen[i] {
 			t.Fatalf("unexpected line: %s", line)
@@ -143,7 +136,7 @@ tool_slow() { rf_note slow.pid; sleep 1000; }
 		if i%3 != 0 {
 			want = "Error executing orphans: " + want
 		}
-		if r.text() != want || r.Result.IsError != (i%3 != 0) {
+		if r.First() != want || r.Result.IsError != (i%3 != 0) {
 			t.Fatalf("call %d returned %d: got %s", i, i%3, line)
 		}
 	}
@@ -159,13 +152,13 @@ tool_slow() { rf_note slow.pid; sleep 1000; }
 	id := 0
 	proctest.WaitUntil(t, last.Add(3*time.Second), "zero zombies in the namespace 3 s after the last call", func() (bool, string) {
 		id++
-		r := rfDecode(t, []byte(d.RoundTrip(rfCall(fmt.Sprintf(`"z%d"`, id), "zombies", `{}`))))
-		zombies = r.text()
+		r := harness.Parse(t, string([]byte(d.RoundTrip(rfCall(fmt.Sprintf(`"z%d"`, id), "zombies", `{}`)))))
+		zombies = r.First()
 		if zombies != "0" {
 			return false, "zombies counted inside: " + zombies
 		}
 		if z := rfZombieChildren(t, daemon); len(z) != 0 {
-			return false, "zombie children of PID 1 seen from the host:" + rfList(z)
+			return false, "zombie children of PID 1 seen from the host:" + harness.List(z)
 		}
 		return true, ""
 	})
@@ -177,17 +170,17 @@ tool_slow() { rf_note slow.pid; sleep 1000; }
 	if err := syscall.Kill(daemon, syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
-	if lines := d.drain(t); len(lines) != 0 {
+	if lines := d.Drain(t); len(lines) != 0 {
 		t.Fatalf("stdout after SIGTERM: %q", lines)
 	}
-	d.waitExit(t)
+	d.WaitExit(t)
 	if code := cmd.ProcessState.ExitCode(); code != 143 {
 		t.Fatalf("PID 1 ended with %v, want exit status 143", cmd.ProcessState)
 	}
 	if b, _ := os.ReadFile(filepath.Join(dir, "exit-trap")); string(b) != "ran\n" {
 		t.Fatalf("EXIT trap ran %q, want once", b)
 	}
-	d.waitNoneAlive(t, harness.Deadline(t), "nothing of the namespace left running")
+	d.WaitNoneAlive(t, harness.Deadline(t), "nothing of the namespace left running")
 }
 
 // The sweep of dead daemons' roots must spare a live daemon in another pid
@@ -201,23 +194,22 @@ func TestPID1SweepSparesRootsOfAnotherNamespace(t *testing.T) {
 		"server.sh":  rfLib + `tool_hold() { rf_i "$1"; rf_note "root.$RF_I" "$MCP_CALL_TMPDIR"; rf_gate "go.$RF_I"; [ -d "$MCP_CALL_TMPDIR" ] && echo "root intact"; }`,
 		"tools.json": harness.ToolsJSON("hold"),
 	})
-	mark := fmt.Sprintf("%s-%d", t.Name(), os.Getpid())
-	cmd := exec.Command(unshare, "-fp", "--mount-proc", harness.Binary, filepath.Join(dir, "server.sh"))
-	cmd.Env = append(os.Environ(), rfMarkKey+"="+mark, "RF_DIR="+dir, "TMPDIR="+tmp)
-	inner := &rfDaemon{Daemon: harness.StartCmd(t, cmd), dir: dir, mark: mark}
-	rpNSPid1(t, cmd.Process.Pid)
+	o := rfIn(dir, tmp, nil)
+	o.Exe, o.Args, o.Init, o.Log = unshare, []string{"-fp", "--mount-proc", harness.Binary, filepath.Join(dir, "server.sh")}, false, false
+	inner := harness.Start(t, o)
+	rpNSPid1(t, inner.PID())
 	inner.RoundTrip(harness.InitLine)
 	inner.Send(rfCall("1", "hold", `{"i":"inner"}`))
 	root := filepath.Dir(rfLine(t, dir, "root.inner"))
 
-	outer := rfStartIn(t, dir, tmp, nil) // sweeps tmp before serving
+	outer := harness.Start(t, rfIn(dir, tmp, nil)) // sweeps tmp before serving
 	_, err := os.Stat(root)
 	rfTouch(t, dir, "go.inner")
 	got := inner.Recv()
 	if err != nil {
 		t.Fatalf("a daemon outside the namespace swept the live PID 1 daemon's call root %s: %v (answer: %s)", root, err, got)
 	}
-	if r := rfDecode(t, got); r.text() != "root intact" {
+	if r := harness.Parse(t, string(got)); r.First() != "root intact" {
 		t.Fatalf("the in-flight call lost its root: %s", got)
 	}
 	outer.RoundTrip(`{"jsonrpc":"2.0","id":2,"method":"ping"}`)

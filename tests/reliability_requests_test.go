@@ -119,61 +119,54 @@ func TestReloadsRemoveOldSnapshots(t *testing.T) {
 // load is cancelled (its processes killed) and the daemon dies by the
 // signal, not after the load's 30 s limit with exit status 1.
 func TestSIGTERMDuringLoad(t *testing.T) {
-	dir := harness.WriteFiles(t, map[string]string{"server.sh": rfLib + "rf_note loading\nsleep 300\n", "tools.json": harness.ToolsJSON()})
-	mark := fmt.Sprintf("%s-%d", t.Name(), os.Getpid())
-	s := harness.Start(t, harness.Options{
-		Args: []string{filepath.Join(dir, "server.sh")},
-		Env:  []string{rfMarkKey + "=" + mark, "RF_DIR=" + dir, "TMPDIR=" + t.TempDir()},
-	})
-	d := &rfDaemon{Daemon: s, dir: dir, mark: mark}
+	o := rfServer("rf_note loading\nsleep 300\n", nil, nil)
+	o.Init, o.Log = false, false
+	d := harness.Start(t, o)
+	dir := d.Dir
 	proctest.WaitUntil(t, harness.Deadline(t), "the load to start", func() (bool, string) {
 		_, err := os.Stat(filepath.Join(dir, "loading"))
 		return err == nil, fmt.Sprint(err)
 	})
-	if len(d.alive(t)) == 0 {
+	if len(d.Alive(t)) == 0 {
 		t.Fatalf("no process of the load found by its marker")
 	}
 	sent := time.Now()
 	if err := d.Cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
-	d.waitExit(t)
+	d.WaitExit(t)
 	// A hang bound, far below the load's 30 s limit the old daemon waited for.
 	if took := time.Since(sent); took > 10*time.Second {
 		t.Errorf("exited %v after SIGTERM during the load", took.Round(time.Millisecond))
 	}
-	if sig := d.signalled(); sig != syscall.SIGTERM {
+	if sig := d.Signalled(); sig != syscall.SIGTERM {
 		t.Errorf("daemon ended by signal %d (exit status %d), want death by SIGTERM; stderr:\n%s", sig, d.Cmd.ProcessState.ExitCode(), d.Stderr)
 	}
-	d.waitNoneAlive(t, harness.Deadline(t), "the load's processes to be gone")
+	d.WaitNoneAlive(t, harness.Deadline(t), "the load's processes to be gone")
 }
 
 // Item 6: every process the daemon starts dies with it, SIGKILL included:
 // a top-level load, a hot reload and a tools directory's `list` carry the
 // lifeline as calls do (they used to be reparented to init and live on).
 func TestSIGKILLDuringLoadReloadAndList(t *testing.T) {
-	start := func(t *testing.T, script string, flags ...string) *rfDaemon {
-		dir := harness.WriteFiles(t, map[string]string{"server.sh": rfLib + script, "tools.json": harness.ToolsJSON("v")})
-		mark := fmt.Sprintf("%s-%d", t.Name(), os.Getpid())
-		s := harness.Start(t, harness.Options{
-			Args: append(flags, filepath.Join(dir, "server.sh")),
-			Env:  []string{rfMarkKey + "=" + mark, "RF_DIR=" + dir, "TMPDIR=" + t.TempDir()},
-		})
-		return &rfDaemon{Daemon: s, dir: dir, mark: mark}
+	start := func(t *testing.T, script string, flags ...string) *harness.Daemon {
+		o := rfServer(script, []string{"v"}, flags)
+		o.Init, o.Log = false, false
+		return harness.Start(t, o)
 	}
-	killAt := func(t *testing.T, d *rfDaemon, marker string) {
+	killAt := func(t *testing.T, d *harness.Daemon, marker string) {
 		proctest.WaitUntil(t, harness.Deadline(t), marker, func() (bool, string) {
-			_, err := os.Stat(filepath.Join(d.dir, marker))
+			_, err := os.Stat(filepath.Join(d.Dir, marker))
 			return err == nil, fmt.Sprint(err)
 		})
-		if len(d.alive(t)) == 0 {
+		if len(d.Alive(t)) == 0 {
 			t.Fatalf("no process found by the marker at %s", marker)
 		}
 		if err := d.Cmd.Process.Kill(); err != nil {
 			t.Fatal(err)
 		}
-		d.waitExit(t)
-		d.waitNoneAlive(t, time.Now().Add(min(rl2NoteBound, time.Until(harness.Deadline(t)))), "every process of the daemon to be gone after its SIGKILL")
+		d.WaitExit(t)
+		d.WaitNoneAlive(t, time.Now().Add(min(rl2NoteBound, time.Until(harness.Deadline(t)))), "every process of the daemon to be gone after its SIGKILL")
 	}
 	t.Run("load", func(t *testing.T) {
 		d := start(t, "rf_note loading\nsleep 300\n")
@@ -182,8 +175,8 @@ func TestSIGKILLDuringLoadReloadAndList(t *testing.T) {
 	t.Run("reload", func(t *testing.T) {
 		d := start(t, "tool_v() { echo v; }\n[ -e \"$RF_DIR/slow\" ] && { rf_note reloading; sleep 300; }\n")
 		d.RoundTrip(harness.InitLine)
-		rfTouch(t, d.dir, "slow")
-		rl2Replace(t, filepath.Join(d.dir, "server.sh"), rfLib+"tool_v() { echo w; }\n[ -e \"$RF_DIR/slow\" ] && { rf_note reloading; sleep 300; }\n")
+		rfTouch(t, d.Dir, "slow")
+		rl2Replace(t, filepath.Join(d.Dir, "server.sh"), rfLib+"tool_v() { echo w; }\n[ -e \"$RF_DIR/slow\" ] && { rf_note reloading; sleep 300; }\n")
 		killAt(t, d, "reloading")
 	})
 	t.Run("list", func(t *testing.T) {
@@ -192,7 +185,7 @@ func TestSIGKILLDuringLoadReloadAndList(t *testing.T) {
 		sdWriteExe(t, filepath.Join(tools, "p.sh"), fmt.Sprintf(provider, "p"), true)
 		d := start(t, "tool_v() { echo v; }\n", "--tools-dir", tools)
 		d.RoundTrip(harness.InitLine)
-		rfTouch(t, d.dir, "slow")
+		rfTouch(t, d.Dir, "slow")
 		sdWriteExe(t, filepath.Join(tools, "q.sh"), fmt.Sprintf(provider, "q"), true)
 		d.Send(`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`) // lists now, if the watcher has not begun
 		killAt(t, d, "listing")

@@ -96,7 +96,7 @@ func scStartStdio(t *testing.T, body string, tools []string, flags ...string) *s
 		d.out.Close()
 		if t.Failed() {
 			b, _ := os.ReadFile(d.log)
-			t.Logf("daemon log:\n%s", rfTail(b, 30))
+			t.Logf("daemon log:\n%s", harness.Tail(b, 30))
 		}
 	})
 	d.br = bufio.NewReader(d.out)
@@ -316,9 +316,9 @@ type scResp struct {
 // answers 503), while the call in flight still finishes and is answered.
 func TestDrainAnswersNewRequestsStdio(t *testing.T) {
 	body := `tool_gated() { rf_note gated.ready; rf_gate go; echo done; }`
-	d := rfStart(t, body, []string{"gated"}, []string{"--drain", "60s", "--grace", "1s"})
+	d := harness.Start(t, rfServer(body, []string{"gated"}, []string{"--drain", "60s", "--grace", "1s"}))
 	d.Send(rfCall(`"g"`, "gated", `{}`))
-	rfLine(t, d.dir, "gated.ready")
+	rfLine(t, d.Dir, "gated.ready")
 	if err := d.Cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
@@ -365,16 +365,16 @@ func TestDrainAnswersNewRequestsStdio(t *testing.T) {
 	want(r, string(r.ID))
 	d.Send(rfCall(`"late"`, "gated", `{}`))
 	want(recv("a tools/call sent during the drain"), `"late"`)
-	rfTouch(t, d.dir, "go")
+	rfTouch(t, d.Dir, "go")
 	if r := recv("the call in flight"); string(r.ID) != `"g"` || !strings.Contains(string(r.Result), `"done"`) {
 		t.Fatalf("the call in flight was answered %s %+v, want its result", r.Result, r.Error)
 	}
-	if rest := d.drain(t); len(rest) != 0 {
+	if rest := d.Drain(t); len(rest) != 0 {
 		t.Fatalf("more lines after the drain: %q", rest)
 	}
-	d.waitExit(t)
-	if sig := d.signalled(); sig != syscall.SIGTERM {
+	d.WaitExit(t)
+	if sig := d.Signalled(); sig != syscall.SIGTERM {
 		t.Fatalf("daemon ended with %v, want death by SIGTERM", d.WaitErr)
 	}
-	d.waitNoneAlive(t, harness.Deadline(t), "nothing of the call left running")
+	d.WaitNoneAlive(t, harness.Deadline(t), "nothing of the call left running")
 }

@@ -62,7 +62,7 @@ func scStartHTTP(t *testing.T, body string, tools []string, flags ...string) *sc
 	t.Cleanup(func() {
 		if t.Failed() {
 			b, _ := os.ReadFile(h.log)
-			t.Logf("daemon log:\n%s", rfTail(b, 30))
+			t.Logf("daemon log:\n%s", harness.Tail(b, 30))
 		}
 	})
 	h.host = strings.TrimSuffix(strings.TrimPrefix(h.url, "http://"), "/mcp")

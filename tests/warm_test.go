@@ -47,11 +47,11 @@ func startedWarm(t *testing.T, pid int) bool {
 
 // warmProcs lists the daemon's warm processes (group leaders whose
 // command line shows the prelude's warm comment), by pid.
-func (d *rfDaemon) warmProcs(t *testing.T) map[int]proctest.Proc {
+func warmProcs(t *testing.T, d *harness.Daemon) map[int]proctest.Proc {
 	t.Helper()
 	out := map[int]proctest.Proc{}
-	for _, p := range d.aliveAll(t) {
-		if p.PID == p.PGID && isIdleWarm(p) {
+	for _, p := range d.AliveAll(t) {
+		if p.PID == p.PGID && harness.IsIdleWarm(p) {
 			out[p.PID] = p
 		}
 	}
@@ -60,12 +60,12 @@ func (d *rfDaemon) warmProcs(t *testing.T) map[int]proctest.Proc {
 
 // waitWarm waits until the daemon keeps at least one warm process and
 // returns them.
-func (d *rfDaemon) waitWarm(t *testing.T) map[int]proctest.Proc {
+func waitWarm(t *testing.T, d *harness.Daemon) map[int]proctest.Proc {
 	t.Helper()
 	var warm map[int]proctest.Proc
 	proctest.WaitUntil(t, harness.Deadline(t), "a warm call process", func() (bool, string) {
-		warm = d.warmProcs(t)
-		return len(warm) > 0, fmt.Sprintf("alive:%s", rfList(d.aliveAll(t)))
+		warm = warmProcs(t, d)
+		return len(warm) > 0, fmt.Sprintf("alive:%s", harness.List(d.AliveAll(t)))
 	})
 	return warm
 }
@@ -74,28 +74,28 @@ func (d *rfDaemon) waitWarm(t *testing.T) map[int]proctest.Proc {
 // one call and is gone after it; a second call gets another process, sees
 // nothing the first left in its shell, and shows its tool in ps.
 func TestWarmProcessServesOneCall(t *testing.T) {
-	d := rfStart(t, warmBody, []string{"who", "nap", "ps"}, nil)
+	d := harness.Start(t, rfServer(warmBody, []string{"who", "nap", "ps"}, nil))
 	seen := map[int]bool{}
 	for i := 0; i < 5; i++ {
-		d.waitWarm(t)
+		waitWarm(t, d)
 		d.Send(rfCall(strconv.Itoa(i), "who", fmt.Sprintf(`{"i":"%d"}`, i)))
-		r := rfDecode(t, d.Recv())
-		pid := rfInt(t, d.dir, fmt.Sprintf("who.%d", i))
-		if !strings.HasSuffix(r.text(), " __MCPBASHD_MODE=warm") {
-			t.Fatalf("call %d did not run in a warm process: %q", i, r.text())
+		r := harness.Parse(t, string(d.Recv()))
+		pid := rfInt(t, d.Dir, fmt.Sprintf("who.%d", i))
+		if !strings.HasSuffix(r.First(), " __MCPBASHD_MODE=warm") {
+			t.Fatalf("call %d did not run in a warm process: %q", i, r.First())
 		}
 		if seen[pid] {
 			t.Fatalf("pid %d served two calls", pid)
 		}
 		seen[pid] = true
 		want := fmt.Sprintf("pid=%d tmp=", pid)
-		if !strings.HasPrefix(r.text(), want) || !strings.Contains(r.text(), " leaked=none ") {
-			t.Fatalf("call %d: %q, want %q… leaked=none", i, r.text(), want)
+		if !strings.HasPrefix(r.First(), want) || !strings.Contains(r.First(), " leaked=none ") {
+			t.Fatalf("call %d: %q, want %q… leaked=none", i, r.First(), want)
 		}
-		tmp := strings.Fields(strings.TrimPrefix(r.text(), want[:len(want)-4]))[0]
+		tmp := strings.Fields(strings.TrimPrefix(r.First(), want[:len(want)-4]))[0]
 		tmp = strings.TrimPrefix(tmp, "tmp=")
-		if !strings.HasPrefix(filepath.Base(filepath.Dir(tmp)), "mcp-call.") || filepath.Dir(filepath.Dir(tmp)) != d.tmp {
-			t.Fatalf("MCP_CALL_TMPDIR %q is not $TMPDIR/mcp-call.N/tmp (TMPDIR %s)", tmp, d.tmp)
+		if !strings.HasPrefix(filepath.Base(filepath.Dir(tmp)), "mcp-call.") || filepath.Dir(filepath.Dir(tmp)) != d.Tmp {
+			t.Fatalf("MCP_CALL_TMPDIR %q is not $TMPDIR/mcp-call.N/tmp (TMPDIR %s)", tmp, d.Tmp)
 		}
 		if _, err := os.Stat(tmp); !os.IsNotExist(err) {
 			t.Fatalf("MCP_CALL_TMPDIR %s still there after the answer (%v)", tmp, err)
@@ -107,31 +107,31 @@ func TestWarmProcessServesOneCall(t *testing.T) {
 		})
 	}
 	// ps shows $0, $@ and the tool's name once the call runs.
-	d.waitWarm(t)
+	waitWarm(t, d)
 	d.Send(rfCall("9", "ps", `{}`))
-	r := rfDecode(t, d.Recv())
-	if want := "# call ps"; !strings.Contains(r.text(), want) || !strings.Contains(r.text(), filepath.Join(d.dir, "server.sh")) {
-		t.Fatalf("command line of a warm call's process: %q, want the script and %q", r.text(), want)
+	r := harness.Parse(t, string(d.Recv()))
+	if want := "# call ps"; !strings.Contains(r.First(), want) || !strings.Contains(r.First(), filepath.Join(d.Dir, "server.sh")) {
+		t.Fatalf("command line of a warm call's process: %q, want the script and %q", r.First(), want)
 	}
 }
 
 // A cancellation of a call that got a warm process stops its whole group
 // and sends no answer, as for a cold one; the daemon goes on serving.
 func TestWarmProcessCancelled(t *testing.T) {
-	d := rfStart(t, warmBody, []string{"who", "nap", "ps"}, nil)
-	d.waitWarm(t)
+	d := harness.Start(t, rfServer(warmBody, []string{"who", "nap", "ps"}, nil))
+	waitWarm(t, d)
 	d.Send(rfCall("1", "nap", `{}`))
-	pgid := rfInt(t, d.dir, "nap.pid")
+	pgid := rfInt(t, d.Dir, "nap.pid")
 	if !startedWarm(t, pgid) {
 		t.Fatalf("the call's process %d was not a warm one", pgid)
 	}
 	d.Send(rfCancel("1"))
-	rfGroupGone(t, pgid, harness.Deadline(t))
+	harness.WaitGroupGone(t, pgid, harness.Deadline(t))
 	if got := d.RoundTrip(`{"jsonrpc":"2.0","id":2,"method":"ping"}`); got != `{"jsonrpc":"2.0","id":2,"result":{}}` {
 		t.Fatalf("after the cancel: %s", got)
 	}
 	d.Stdin.Close()
-	if lines := d.drain(t); len(lines) != 0 {
+	if lines := d.Drain(t); len(lines) != 0 {
 		t.Fatalf("lines after the cancel: %q", lines)
 	}
 }
@@ -139,11 +139,11 @@ func TestWarmProcessCancelled(t *testing.T) {
 // A reload retires the warm processes of the old snapshot: they are gone
 // (their groups killed and reaped), and the next call runs the new code.
 func TestWarmProcessRetiredByReload(t *testing.T) {
-	d := rfStart(t, warmBody, []string{"who", "nap", "ps"}, nil)
+	d := harness.Start(t, rfServer(warmBody, []string{"who", "nap", "ps"}, nil))
 	d.Send(rfCall("0", "who", `{"i":"0"}`))
 	d.Recv()
-	old := d.waitWarm(t)
-	script := filepath.Join(d.dir, "server.sh")
+	old := waitWarm(t, d)
+	script := filepath.Join(d.Dir, "server.sh")
 	b, err := os.ReadFile(script)
 	if err != nil {
 		t.Fatal(err)
@@ -160,37 +160,37 @@ func TestWarmProcessRetiredByReload(t *testing.T) {
 	}
 	proctest.WaitUntil(t, harness.Deadline(t), "a call to run the edited script", func() (bool, string) {
 		d.Send(rfCall("7", "who", `{"i":"r"}`))
-		r := rfDecode(t, d.Recv())
-		return strings.HasPrefix(r.text(), "v2 "), r.text()
+		r := harness.Parse(t, string(d.Recv()))
+		return strings.HasPrefix(r.First(), "v2 "), r.First()
 	})
 }
 
 // The daemon's SIGKILL takes its warm processes with it (the lifeline), as
 // it takes every call.
 func TestWarmProcessDiesWithDaemon(t *testing.T) {
-	d := rfStart(t, warmBody, []string{"who", "nap", "ps"}, nil)
-	warm := d.waitWarm(t)
+	d := harness.Start(t, rfServer(warmBody, []string{"who", "nap", "ps"}, nil))
+	warm := waitWarm(t, d)
 	if err := d.Cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	killed := time.Now()
 	var gone time.Time
 	proctest.WaitUntil(t, killed.Add(time.Second+rfScanSlack), "every warm process to die within 1 s of the daemon's SIGKILL", func() (bool, string) {
-		left := d.aliveAll(t)
+		left := d.AliveAll(t)
 		gone = time.Now()
-		return len(left) == 0, fmt.Sprintf("%d alive:%s", len(left), rfList(left))
+		return len(left) == 0, fmt.Sprintf("%d alive:%s", len(left), harness.List(left))
 	})
 	t.Logf("%d warm processes; all dead %v after SIGKILL", len(warm), gone.Sub(killed).Round(time.Millisecond))
-	d.waitExit(t)
+	d.WaitExit(t)
 }
 
 // --warm 0 keeps none: every call starts its own process.
 func TestWarmOff(t *testing.T) {
-	d := rfStart(t, warmBody, []string{"who", "nap", "ps"}, []string{"--warm", "0"})
+	d := harness.Start(t, rfServer(warmBody, []string{"who", "nap", "ps"}, []string{"--warm", "0"}))
 	for i := 0; i < 3; i++ {
 		d.Send(rfCall(strconv.Itoa(i), "who", fmt.Sprintf(`{"i":"%d"}`, i)))
 		d.Recv()
-		if warm := d.warmProcs(t); len(warm) != 0 {
+		if warm := warmProcs(t, d); len(warm) != 0 {
 			t.Fatalf("--warm 0 keeps warm processes: %v", warm)
 		}
 	}
@@ -205,18 +205,18 @@ func TestWarmProcessOddTMPDIR(t *testing.T) {
 	if err := os.Mkdir(tmp, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	d := rfStartIn(t, dir, tmp, nil, "LC_ALL=C.UTF-8")
+	d := harness.Start(t, rfIn(dir, tmp, nil, "LC_ALL=C.UTF-8"))
 	for i := 0; i < 3; i++ {
-		d.waitWarm(t)
+		waitWarm(t, d)
 		d.Send(rfCall(strconv.Itoa(i), "who", fmt.Sprintf(`{"i":"%d"}`, i)))
-		r := rfDecode(t, d.Recv())
-		pid := rfInt(t, d.dir, fmt.Sprintf("who.%d", i))
-		if !strings.HasSuffix(r.text(), " __MCPBASHD_MODE=warm") {
-			t.Fatalf("call %d did not run in a warm process: %q", i, r.text())
+		r := harness.Parse(t, string(d.Recv()))
+		pid := rfInt(t, d.Dir, fmt.Sprintf("who.%d", i))
+		if !strings.HasSuffix(r.First(), " __MCPBASHD_MODE=warm") {
+			t.Fatalf("call %d did not run in a warm process: %q", i, r.First())
 		}
 		prefix := fmt.Sprintf("pid=%d tmp=%s/mcp-call.", pid, tmp)
-		if !strings.HasPrefix(r.text(), prefix) {
-			t.Fatalf("call %d: %q, want it to start %q", i, r.text(), prefix)
+		if !strings.HasPrefix(r.First(), prefix) {
+			t.Fatalf("call %d: %q, want it to start %q", i, r.First(), prefix)
 		}
 	}
 }
@@ -225,13 +225,13 @@ func TestWarmProcessOddTMPDIR(t *testing.T) {
 // warm prelude closes its hand-off pipe with a plain exec once the
 // script's functions are defined); its calls start their own, as before.
 func TestWarmNotForAScriptDefiningExec(t *testing.T) {
-	d := rfStart(t, warmBody+"\nexec() { builtin exec \"$@\"; }\n", []string{"who", "nap", "ps"}, nil)
+	d := harness.Start(t, rfServer(warmBody+"\nexec() { builtin exec \"$@\"; }\n", []string{"who", "nap", "ps"}, nil))
 	for i := 0; i < 3; i++ {
 		d.Send(rfCall(strconv.Itoa(i), "who", fmt.Sprintf(`{"i":"%d"}`, i)))
-		if r := rfDecode(t, d.Recv()); !strings.Contains(r.text(), " leaked=none ") {
-			t.Fatalf("call %d: %q", i, r.text())
+		if r := harness.Parse(t, string(d.Recv())); !strings.Contains(r.First(), " leaked=none ") {
+			t.Fatalf("call %d: %q", i, r.First())
 		}
-		if warm := d.warmProcs(t); len(warm) != 0 {
+		if warm := warmProcs(t, d); len(warm) != 0 {
 			t.Fatalf("warm processes kept for a script defining exec: %v", warm)
 		}
 	}

@@ -16,6 +16,8 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -130,33 +132,76 @@ const InitLine = `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"proto
 // Options say which daemon to start. With Args the daemon's argv is Args;
 // otherwise it is Flags, the script, then "--" and ScriptArgs if any.
 type Options struct {
-	// Files are written into a fresh directory (Daemon.Dir) first.
+	// Files are written into Dir (default: a fresh directory) first;
+	// Daemon.Dir names it.
 	Files map[string]string
-	// Script is the file to serve: relative to the files' directory, or
-	// absolute. Empty with a "server.sh" among Files: that one.
+	Dir   string
+	// DirEnv, when set, names an environment variable holding Dir, for
+	// tools that write evidence beside their script.
+	DirEnv string
+	// Script is the file to serve: relative to Dir, or absolute. Empty
+	// with Files or Dir: server.sh in Dir.
 	Script     string
 	Flags      []string // the daemon's flags, before the script
 	ScriptArgs []string // the script's own arguments, after "--"
 	Args       []string // the whole argv after the binary, instead of the above
 	Env        []string // added to this process's environment
-	// CleanEnv drops the MCP_* variables of this process's environment
-	// first, so a setting of the machine running the tests cannot leak in.
+	// CleanEnv drops the MCP_* variables (and PROJECT_ROOT) of this
+	// process's environment first, so a setting of the machine running the
+	// tests cannot leak in.
 	CleanEnv bool
 	WorkDir  string // the daemon's working directory
+	// Mark, when set, tags the daemon and everything it starts with
+	// MarkKey=Mark(t, Mark) plus a sequence number (Daemon.Mark), so
+	// WaitNoneLeft and Alive find them by /proc.
+	Mark string
+	// TempDir gives the daemon a fresh TMPDIR; Tmp a given one
+	// (Daemon.Tmp names it).
+	TempDir bool
+	Tmp     string
+	// Init sends InitLine (2025-11-25) once started and reads its answer.
+	Init bool
+	// Log sends the daemon's JSON log to a fresh file (Daemon.Log), whose
+	// tail is printed if the test fails.
+	Log bool
+	// SysProcAttr is the started process's (a process group of its own,
+	// another user's credential).
+	SysProcAttr *syscall.SysProcAttr
+	// Exe, when set, is started instead of mcp-bashd with Args: a drop-in
+	// server script, bash, socat, a script that runs the daemon itself.
+	Exe string
+	// Shim puts what a drop-in server needs in the environment: MCP_BASHD
+	// (this binary, for the shim to find) and SHIM (the shim's path).
+	Shim bool
 }
+
+// Layout is what a started daemon was given: the directory its files were
+// written into, its marker, TMPDIR and log file ("" when not asked for).
+type Layout struct {
+	Dir  string // the directory Options.Files were written into
+	Mark string // the value of MarkKey in its environment
+	Tmp  string // its TMPDIR
+	Log  string // its MCP_LOG_FILE
+}
+
+var seq atomic.Int64
 
 // command builds the exec.Cmd o describes, writing o.Files; it returns the
 // files' directory ("" without Files).
-func (o Options) command(t testing.TB, pre ...string) (*exec.Cmd, string) {
+func (o Options) command(t testing.TB, pre ...string) (*exec.Cmd, Layout) {
 	t.Helper()
-	dir := ""
+	l := Layout{Dir: o.Dir}
 	if o.Files != nil {
-		dir = WriteFiles(t, o.Files)
+		if l.Dir == "" {
+			l.Dir = t.TempDir()
+		}
+		WriteFilesIn(t, l.Dir, o.Files)
 	}
+	dir := l.Dir
 	args := o.Args
 	if args == nil {
 		script := o.Script
-		if _, ok := o.Files["server.sh"]; ok && script == "" {
+		if script == "" && l.Dir != "" {
 			script = "server.sh"
 		}
 		if script != "" && !filepath.IsAbs(script) && dir != "" {
@@ -167,21 +212,69 @@ func (o Options) command(t testing.TB, pre ...string) (*exec.Cmd, string) {
 			args = append(append(args, "--"), o.ScriptArgs...)
 		}
 	}
-	cmd := exec.Command(Binary, append(append([]string{}, pre...), args...)...)
-	cmd.Env = append(Environ(o.CleanEnv), o.Env...)
+	exe := Binary
+	if o.Exe != "" {
+		exe = o.Exe
+	}
+	cmd := exec.Command(exe, append(append([]string{}, pre...), args...)...)
+	cmd.Env = Environ(o.CleanEnv)
+	if o.Shim {
+		cmd.Env = append(cmd.Env, "MCP_BASHD="+Binary, "SHIM="+RepoPath("scripts/mcpserver_core.sh"))
+	}
+	if o.Mark != "" {
+		l.Mark = fmt.Sprintf("%s-%d", Mark(t, o.Mark), seq.Add(1))
+		cmd.Env = append(cmd.Env, MarkKey+"="+l.Mark)
+	}
+	if l.Tmp = o.Tmp; o.TempDir && l.Tmp == "" {
+		l.Tmp = t.TempDir()
+	}
+	if l.Tmp != "" {
+		cmd.Env = append(cmd.Env, "TMPDIR="+l.Tmp)
+	}
+	if o.DirEnv != "" {
+		cmd.Env = append(cmd.Env, o.DirEnv+"="+l.Dir)
+	}
+	if o.Log {
+		l.Log = filepath.Join(t.TempDir(), "daemon.log")
+		cmd.Env = append(cmd.Env, "MCP_LOG_FILE="+l.Log)
+		t.Cleanup(func() {
+			if t.Failed() {
+				b, _ := os.ReadFile(l.Log)
+				t.Logf("daemon log %s:\n%s", l.Log, Tail(b, 40))
+			}
+		})
+	}
+	cmd.Env = append(cmd.Env, o.Env...)
 	cmd.Dir = o.WorkDir
-	return cmd, dir
+	cmd.SysProcAttr = o.SysProcAttr
+	return cmd, l
+}
+
+// Command is the exec.Cmd o describes, not started (for a client SDK's
+// command transport, which starts it itself), and its Layout.
+func Command(t testing.TB, o Options) (*exec.Cmd, Layout) {
+	t.Helper()
+	return o.command(t)
+}
+
+// Tail is the last n lines of b.
+func Tail(b []byte, n int) string {
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
 }
 
 // Environ is this process's environment, without its MCP_* variables
-// when clean.
+// and PROJECT_ROOT (which the bash SDK reads) when clean.
 func Environ(clean bool) []string {
 	if !clean {
 		return os.Environ()
 	}
 	var env []string
 	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "MCP_") {
+		if !strings.HasPrefix(kv, "MCP_") && !strings.HasPrefix(kv, "PROJECT_ROOT=") {
 			env = append(env, kv)
 		}
 	}

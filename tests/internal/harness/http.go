@@ -12,8 +12,8 @@ import (
 
 // HTTPDaemon is a running `mcp-bashd --http`.
 type HTTPDaemon struct {
-	Cmd    *exec.Cmd
-	Dir    string // the directory Options.Files were written into
+	Cmd *exec.Cmd
+	Layout
 	URL    string // the endpoint the daemon printed once it listened
 	Stderr *Output
 	Done   chan struct{} // closed once the daemon has exited
@@ -27,9 +27,9 @@ func StartHTTP(t *testing.T, o Options) *HTTPDaemon {
 	if o.Args != nil {
 		pre = nil
 	}
-	cmd, dir := o.command(t, pre...)
+	cmd, l := o.command(t, pre...)
 	d := StartHTTPCmd(t, cmd)
-	d.Dir = dir
+	d.Layout = l
 	return d
 }
 

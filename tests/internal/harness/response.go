@@ -54,3 +54,11 @@ func CallLine(id int, name, args string) string {
 	}
 	return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":%s,"arguments":%s}}`, id, n, args)
 }
+
+// First is the first content text of a tools/call result ("" otherwise).
+func (r Response) First() string {
+	if r.Result == nil || len(r.Result.Content) == 0 {
+		return ""
+	}
+	return r.Result.Content[0].Text
+}

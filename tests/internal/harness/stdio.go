@@ -16,9 +16,9 @@ import (
 
 // Daemon is a running mcp-bashd driven over its stdio.
 type Daemon struct {
-	T        *testing.T
-	Cmd      *exec.Cmd
-	Dir      string // the directory Options.Files were written into
+	T   *testing.T
+	Cmd *exec.Cmd
+	Layout
 	Stdin    io.WriteCloser
 	Lines    chan []byte // the daemon's stdout, one line each (newline kept)
 	Stderr   *Output     // the daemon's stderr; read with String
@@ -37,9 +37,12 @@ type Daemon struct {
 // not exited 30 s later).
 func Start(t *testing.T, o Options) *Daemon {
 	t.Helper()
-	cmd, dir := o.command(t)
+	cmd, l := o.command(t)
 	d := StartCmd(t, cmd)
-	d.Dir = dir
+	d.Layout = l
+	if o.Init {
+		d.RoundTrip(InitLine)
+	}
 	return d
 }
 
