@@ -19,7 +19,7 @@ import (
 // ---------------------------------------------------------------- 8, 9
 
 func TestInitializeDefaults(t *testing.T) {
-	s := ctStart(t, ctOpt{script: `:`, tools: `{"tools":[]}`})
+	s := harness.Start(t, ctServer(t, ctOpt{script: `:`, tools: `{"tools":[]}`}))
 	if got := s.RoundTrip(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`); got != `{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2024-11-05","serverInfo":{"name":"mcp-server","version":"1.0.0"},"capabilities":{"tools":{}}}}` {
 		t.Errorf("no params version, no config: %s", got)
 	}
@@ -40,17 +40,17 @@ func TestInitializeDefaults(t *testing.T) {
 }
 
 func TestInitializeWithConfig(t *testing.T) {
-	s := ctStart(t, ctOpt{script: `:`, tools: `{"tools":[]}`,
-		config: "{\n  \"protocolVersion\": \"2025-06-18\",\n  \"serverInfo\": {\"name\": \"probe\", \"version\": \"9.9.9\"},\n  \"instructions\": \"Be kind.\"\n}\n"})
+	s := harness.Start(t, ctServer(t, ctOpt{script: `:`, tools: `{"tools":[]}`,
+		config: "{\n  \"protocolVersion\": \"2025-06-18\",\n  \"serverInfo\": {\"name\": \"probe\", \"version\": \"9.9.9\"},\n  \"instructions\": \"Be kind.\"\n}\n"}))
 	if got := s.RoundTrip(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`); got != `{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18","serverInfo":{"name":"probe","version":"9.9.9"},"capabilities":{"tools":{}},"instructions":"Be kind."}}` {
 		t.Errorf("absent version: %s", got)
 	}
 	line := `{"jsonrpc":"2.0","id":2,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"ct","version":"0"}}}`
-	if got := ctParse(t, s.RoundTrip(line)); !strings.Contains(got.Raw, `"protocolVersion":"2025-03-26"`) {
+	if got := harness.Parse(t, s.RoundTrip(line)); !strings.Contains(got.Raw, `"protocolVersion":"2025-03-26"`) {
 		t.Errorf("a supported client version is echoed: %s", got.Raw)
 	}
 	line = `{"jsonrpc":"2.0","id":3,"method":"initialize","params":{"protocolVersion":"2099-01-01","capabilities":{},"clientInfo":{"name":"ct","version":"0"}}}`
-	if got := ctParse(t, s.RoundTrip(line)); !strings.Contains(got.Raw, `"protocolVersion":"2025-06-18"`) {
+	if got := harness.Parse(t, s.RoundTrip(line)); !strings.Contains(got.Raw, `"protocolVersion":"2025-06-18"`) {
 		t.Errorf("an unknown client version gets the configured one: %s", got.Raw)
 	}
 }
@@ -63,15 +63,15 @@ func TestInitializeInvalidConfig(t *testing.T) {
 		{"array", `[1]`}, {"null", `null`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			s := ctStart(t, ctOpt{script: `tool_x() { echo x; }`, tools: harness.ToolsJSON("x"), config: c.body})
-			want := `{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"Cannot read server configuration: ` + s.conf + `"}}`
+			s := harness.Start(t, ctServer(t, ctOpt{script: `tool_x() { echo x; }`, tools: harness.ToolsJSON("x"), config: c.body}))
+			want := `{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"Cannot read server configuration: ` + ctConfFile(s) + `"}}`
 			if got := s.RoundTrip(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`); got != want {
 				t.Errorf("\n got %s\nwant %s", got, want)
 			}
 			if got := s.RoundTrip(`{"jsonrpc":"2.0","id":2,"method":"ping"}`); got != `{"jsonrpc":"2.0","id":2,"result":{}}` {
 				t.Errorf("ping: %s", got)
 			}
-			ctWantText(t, s.call(3, "x", `{}`), false, "x")
+			ctWantText(t, s.Call(3, "x", `{}`), false, "x")
 		})
 	}
 }
@@ -84,9 +84,9 @@ func TestToolsListInvalid(t *testing.T) {
 	}{{"missing", "", true}, {"malformed", `{"tools": [ broken`, false}, {"empty", "", false},
 		{"two documents", `{"tools":[]}` + "\n" + `{"tools":[]}`, false}, {"array", `[]`, false}} {
 		t.Run(c.name, func(t *testing.T) {
-			s := ctStart(t, ctOpt{script: `:`, tools: c.body, noTools: c.missing})
+			s := harness.Start(t, ctServer(t, ctOpt{script: `:`, tools: c.body, noTools: c.missing}))
 			s.RoundTrip(harness.InitLine)
-			want := `{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"Cannot read tools list: ` + s.tools + `"}}`
+			want := `{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"Cannot read tools list: ` + ctToolsFile(s) + `"}}`
 			if got := s.RoundTrip(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`); got != want {
 				t.Errorf("\n got %s\nwant %s", got, want)
 			}
@@ -99,12 +99,12 @@ func TestToolsListInvalid(t *testing.T) {
 
 // tools/list is .tools verbatim (compact, key order kept) or [] without it.
 func TestToolsListVerbatim(t *testing.T) {
-	s := ctStart(t, ctOpt{script: `:`, tools: "{\n \"tools\": [ {\"name\": \"greet\", \"description\": \"Say <hello> & bye.\", \"inputSchema\": {\"type\": \"object\", \"properties\": {\"z\": {\"type\": \"string\"}, \"a\": {\"type\": \"integer\"}}}} ]\n}\n"})
+	s := harness.Start(t, ctServer(t, ctOpt{script: `:`, tools: "{\n \"tools\": [ {\"name\": \"greet\", \"description\": \"Say <hello> & bye.\", \"inputSchema\": {\"type\": \"object\", \"properties\": {\"z\": {\"type\": \"string\"}, \"a\": {\"type\": \"integer\"}}}} ]\n}\n"}))
 	s.RoundTrip(harness.InitLine)
 	if got := s.RoundTrip(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`); got != `{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"greet","description":"Say <hello> & bye.","inputSchema":{"type":"object","properties":{"z":{"type":"string"},"a":{"type":"integer"}}}}]}}` {
 		t.Errorf("got %s", got)
 	}
-	s2 := ctStart(t, ctOpt{script: `:`, tools: `{"other":1}`})
+	s2 := harness.Start(t, ctServer(t, ctOpt{script: `:`, tools: `{"other":1}`}))
 	s2.RoundTrip(harness.InitLine)
 	if got := s2.RoundTrip(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`); got != `{"jsonrpc":"2.0","id":1,"result":{"tools":[]}}` {
 		t.Errorf("no tools key: %s", got)
@@ -114,10 +114,10 @@ func TestToolsListVerbatim(t *testing.T) {
 // An edited tools.json is seen by the next tools/list and tools/call,
 // without a restart.
 func TestToolsListEditedWithoutRestart(t *testing.T) {
-	start := func(t *testing.T) (*ctSrv, func(id int) string) {
-		s := ctStart(t, ctOpt{script: `tool_aa() { echo aa; }
+	start := func(t *testing.T) (*harness.Daemon, func(id int) string) {
+		s := harness.Start(t, ctServer(t, ctOpt{script: `tool_aa() { echo aa; }
 tool_bb() { echo bb; }
-tool_cc() { echo cc; }`, tools: harness.ToolsJSON("aa")})
+tool_cc() { echo cc; }`, tools: harness.ToolsJSON("aa")}))
 		s.RoundTrip(harness.InitLine)
 		list := func(id int) string {
 			return s.RoundTrip(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/list"}`, id))
@@ -129,27 +129,27 @@ tool_cc() { echo cc; }`, tools: harness.ToolsJSON("aa")})
 	}
 	t.Run("in place, new size", func(t *testing.T) {
 		s, list := start(t)
-		if err := os.WriteFile(s.tools, []byte(harness.ToolsJSON("aa", "bb")), 0o644); err != nil {
+		if err := os.WriteFile(ctToolsFile(s), []byte(harness.ToolsJSON("aa", "bb")), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		if got := list(2); !strings.Contains(got, `"name":"bb"`) {
 			t.Errorf("edit not seen by tools/list: %s", got)
 		}
-		ctWantText(t, s.call(3, "bb", `{}`), false, "bb")
+		ctWantText(t, s.Call(3, "bb", `{}`), false, "bb")
 	})
 	t.Run("replaced by rename", func(t *testing.T) {
 		s, list := start(t)
-		tmp := s.tools + ".new"
+		tmp := ctToolsFile(s) + ".new"
 		if err := os.WriteFile(tmp, []byte(harness.ToolsJSON("cc")), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		if err := os.Rename(tmp, s.tools); err != nil {
+		if err := os.Rename(tmp, ctToolsFile(s)); err != nil {
 			t.Fatal(err)
 		}
 		if got := list(2); !strings.Contains(got, `"name":"cc"`) || strings.Contains(got, `"name":"aa"`) {
 			t.Errorf("edit not seen by tools/list: %s", got)
 		}
-		ctWantError(t, s.call(3, "aa", `{}`), -32601, "Tool not found: aa")
+		ctWantError(t, s.Call(3, "aa", `{}`), -32601, "Tool not found: aa")
 	})
 	// Same size, same inode, and the same mtime as the version the daemon
 	// read: what an in-place save within one timestamp tick leaves on a
@@ -159,7 +159,7 @@ tool_cc() { echo cc; }`, tools: harness.ToolsJSON("aa")})
 	// clock granularity.
 	t.Run("in place, same size, same mtime", func(t *testing.T) {
 		s, list := start(t)
-		fi, err := os.Stat(s.tools)
+		fi, err := os.Stat(ctToolsFile(s))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -167,16 +167,16 @@ tool_cc() { echo cc; }`, tools: harness.ToolsJSON("aa")})
 		if len(next) != int(fi.Size()) {
 			t.Fatalf("test bug: sizes differ")
 		}
-		if err := os.WriteFile(s.tools, []byte(next), 0o644); err != nil {
+		if err := os.WriteFile(ctToolsFile(s), []byte(next), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		if err := os.Chtimes(s.tools, fi.ModTime(), fi.ModTime()); err != nil {
+		if err := os.Chtimes(ctToolsFile(s), fi.ModTime(), fi.ModTime()); err != nil {
 			t.Fatal(err)
 		}
 		if got := list(2); !strings.Contains(got, `"name":"cc"`) || strings.Contains(got, `"name":"aa"`) {
 			t.Errorf("same-size in-place edit not seen by tools/list: %s", got)
 		}
-		if r := s.call(3, "cc", `{}`); r.Result == nil {
+		if r := s.Call(3, "cc", `{}`); r.Result == nil {
 			t.Errorf("same-size in-place edit not seen by tools/call: %s", r.Raw)
 		}
 	})
@@ -189,11 +189,11 @@ tool_cc() { echo cc; }`, tools: harness.ToolsJSON("aa")})
 // required _meta (-32602; the conformance suite sends exactly this).
 // resources/list, resources/templates/list and prompts/list are empty.
 func TestOtherMethods(t *testing.T) {
-	s := ctStart(t, ctOpt{script: `tool_wait() { : > "$MARKS/started"; while [ ! -e "$MARKS/gate" ]; do sleep 0.01; done; echo released; }`, tools: harness.ToolsJSON("wait")})
+	s := harness.Start(t, ctServer(t, ctOpt{script: `tool_wait() { : > "$MARKS/started"; while [ ! -e "$MARKS/gate" ]; do sleep 0.01; done; echo released; }`, tools: harness.ToolsJSON("wait")}))
 	s.RoundTrip(harness.InitLine)
-	s.Send(ctCallLine(1, "wait", `{}`))
-	proctest.WaitUntil(t, harness.Deadline(t), "the tool started", func() (bool, string) { return s.exists("started"), "" })
-	if r := ctParse(t, s.RoundTrip(`{"jsonrpc":"2.0","id":2,"method":"server/discover","params":{}}`)); r.Error == nil || r.Error.Code != -32602 || string(r.ID) != "2" {
+	s.Send(harness.CallLine(1, "wait", `{}`))
+	proctest.WaitUntil(t, harness.Deadline(t), "the tool started", func() (bool, string) { return ctExists(s, "started"), "" })
+	if r := harness.Parse(t, s.RoundTrip(`{"jsonrpc":"2.0","id":2,"method":"server/discover","params":{}}`)); r.Error == nil || r.Error.Code != -32602 || string(r.ID) != "2" {
 		t.Errorf("server/discover without _meta: %s", r.Raw)
 	}
 	for i, c := range []struct{ method, result string }{
@@ -206,8 +206,8 @@ func TestOtherMethods(t *testing.T) {
 			t.Errorf("%s:\n got %s\nwant %s", c.method, got, want)
 		}
 	}
-	os.WriteFile(filepath.Join(s.marks, "gate"), nil, 0o644)
-	ctWantText(t, ctParse(t, string(s.Recv())), false, "released")
+	os.WriteFile(filepath.Join(ctMarks(s), "gate"), nil, 0o644)
+	ctWantText(t, harness.Parse(t, string(s.Recv())), false, "released")
 }
 
 // ---------------------------------------------------------------- 31
@@ -228,7 +228,7 @@ func TestProcessesShowScriptAndArguments(t *testing.T) {
 	instance := fmt.Sprintf("--ct-instance=%d-%d", os.Getpid(), time.Now().UnixNano())
 	check := func(t *testing.T, s *harness.Daemon, marks, script string) {
 		s.RoundTrip(harness.InitLine)
-		s.Send(ctCallLine(1, "ps_probe_tool", `{}`))
+		s.Send(harness.CallLine(1, "ps_probe_tool", `{}`))
 		pidFile := filepath.Join(marks, "tool.pid")
 		proctest.WaitUntil(t, harness.Deadline(t), "the tool started", func() (bool, string) {
 			_, err := os.Stat(pidFile)
@@ -265,11 +265,11 @@ func TestProcessesShowScriptAndArguments(t *testing.T) {
 			t.Errorf("expected the tool shell %d, its subshell %d and the sentinel among the call's bash processes, checked %v", toolPID, subPID, checked)
 		}
 		os.WriteFile(filepath.Join(marks, "gate"), nil, 0o644)
-		ctWantText(t, ctParse(t, string(s.Recv())), false, "released")
+		ctWantText(t, harness.Parse(t, string(s.Recv())), false, "released")
 	}
 	t.Run("manifest", func(t *testing.T) {
-		s := ctStart(t, ctOpt{script: tool, tools: harness.ToolsJSON("ps_probe_tool"), scriptArgs: []string{instance}})
-		check(t, s.Daemon, s.marks, filepath.Join(s.dir, "server.sh"))
+		s := harness.Start(t, ctServer(t, ctOpt{script: tool, tools: harness.ToolsJSON("ps_probe_tool"), scriptArgs: []string{instance}}))
+		check(t, s, ctMarks(s), filepath.Join(s.Dir, "server.sh"))
 	})
 	t.Run("drop-in", func(t *testing.T) {
 		dir := t.TempDir()
@@ -299,16 +299,16 @@ func ctReadPID(t *testing.T, path string) int {
 // in the tool's shell may be one of them. Bounded by a per-tool timeout so
 // a hang fails fast.
 func TestToolWaitSeesOnlyItsOwnJobs(t *testing.T) {
-	s := ctStart(t, ctOpt{
+	s := harness.Start(t, ctServer(t, ctOpt{
 		script: `tool_jobs() { printf 'jobs=%s\n' "$(jobs -p | wc -l)"; }
 tool_par() { local i; for i in 1 2 3; do (sleep 0.05; echo "job $i" > "$MARKS/job.$i") & done; wait; echo waited; }`,
 		tools: `{"tools":[{"name":"jobs","inputSchema":{"type":"object"}},{"name":"par","inputSchema":{"type":"object"},"x-mcp-bashd":{"timeout":"5s"}}]}`,
-	})
+	}))
 	s.RoundTrip(harness.InitLine)
-	ctWantText(t, s.call(1, "jobs", `{}`), false, "jobs=0")
-	ctWantText(t, s.call(2, "par", `{}`), false, "waited")
+	ctWantText(t, s.Call(1, "jobs", `{}`), false, "jobs=0")
+	ctWantText(t, s.Call(2, "par", `{}`), false, "waited")
 	for i := 1; i <= 3; i++ {
-		if !s.exists("job." + strconv.Itoa(i)) {
+		if !ctExists(s, "job."+strconv.Itoa(i)) {
 			t.Errorf("job %d did not finish before wait returned", i)
 		}
 	}
@@ -320,7 +320,7 @@ tool_par() { local i; for i in 1 2 3; do (sleep 0.05; echo "job $i" > "$MARKS/jo
 // texts; every rejected line leaves the server serving, and nothing is
 // ever answered for a notification.
 func TestRequestGates(t *testing.T) {
-	s := ctStart(t, ctOpt{script: `tool_x() { : > "$MARKS/x.ran"; echo x; }`, tools: harness.ToolsJSON("x")})
+	s := harness.Start(t, ctServer(t, ctOpt{script: `tool_x() { : > "$MARKS/x.ran"; echo x; }`, tools: harness.ToolsJSON("x")}))
 	s.RoundTrip(harness.InitLine)
 	const (
 		parse    = `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error: Invalid JSON"}}`
@@ -371,7 +371,7 @@ func TestRequestGates(t *testing.T) {
 	if got := s.RoundTrip(`{"jsonrpc":"2.0","id":"after","method":"ping"}`); got != `{"jsonrpc":"2.0","id":"after","result":{}}` {
 		t.Errorf("a notification or empty line was answered: %s", got)
 	}
-	if s.exists("x.ran") {
+	if ctExists(s, "x.ran") {
 		t.Error("a tools/call from a rejected line or a notification ran")
 	}
 }
@@ -380,12 +380,12 @@ func TestRequestGates(t *testing.T) {
 // key order inside a tools.json entry carries no meaning, so every text
 // naming the tool names it.
 func TestSchemaEntryKeyOrder(t *testing.T) {
-	s := ctStart(t, ctOpt{
+	s := harness.Start(t, ctServer(t, ctOpt{
 		script: `tool_late() { echo late; }`,
 		tools:  `{"tools":[{"inputSchema":{"type":"object","required":["n"]},"description":"d","name":"late"}]}`,
-	})
+	}))
 	s.RoundTrip(harness.InitLine)
-	ctWantText(t, s.call(1, "late", `{}`), true, "Missing required parameter(s): n.")
-	ctWantText(t, s.call(2, "late", `{"n":1e999999}`), true, "Cannot validate arguments for late: they could not be evaluated against its schema.")
-	ctWantText(t, s.call(3, "late", `{"n":1}`), false, "late")
+	ctWantText(t, s.Call(1, "late", `{}`), true, "Missing required parameter(s): n.")
+	ctWantText(t, s.Call(2, "late", `{"n":1e999999}`), true, "Cannot validate arguments for late: they could not be evaluated against its schema.")
+	ctWantText(t, s.Call(3, "late", `{"n":1}`), false, "late")
 }

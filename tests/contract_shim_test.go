@@ -427,12 +427,12 @@ run_mcp_server
 	t.Run("./server.sh", func(t *testing.T) {
 		s := harness.Exec(t, script, args, env)
 		s.RoundTrip(harness.InitLine)
-		ctWantText(t, ctParse(t, s.RoundTrip(ctCallLine(1, "who", `{}`))), false, want(script, script))
+		ctWantText(t, harness.Parse(t, s.RoundTrip(harness.CallLine(1, "who", `{}`))), false, want(script, script))
 	})
 	t.Run("bash server.sh", func(t *testing.T) {
 		s := harness.Exec(t, "bash", append([]string{script}, args...), env)
 		s.RoundTrip(harness.InitLine)
-		ctWantText(t, ctParse(t, s.RoundTrip(ctCallLine(1, "who", `{}`))), false, want(script, script))
+		ctWantText(t, harness.Parse(t, s.RoundTrip(harness.CallLine(1, "who", `{}`))), false, want(script, script))
 	})
 	t.Run("relative ./server.sh", func(t *testing.T) {
 		cmd := exec.Command("./server.sh", args...)
@@ -440,7 +440,7 @@ run_mcp_server
 		cmd.Env = append(os.Environ(), env...)
 		s := harness.StartCmd(t, cmd)
 		s.RoundTrip(harness.InitLine)
-		txt, isErr := ctParse(t, s.RoundTrip(ctCallLine(1, "who", `{}`))).text(t)
+		txt, isErr := harness.Parse(t, s.RoundTrip(harness.CallLine(1, "who", `{}`))).Text(t)
 		lines := strings.SplitN(txt, "\n", 3)
 		if isErr || len(lines) != 3 {
 			t.Fatalf("isError=%v %q", isErr, txt)

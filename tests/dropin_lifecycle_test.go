@@ -127,7 +127,7 @@ run_mcp_server
 			o.WorkDir = base
 			r := harness.Start(t, o)
 			r.RoundTrip(harness.InitLine)
-			txt, isErr := ctParse(t, r.RoundTrip(ctCallLine(1, "where", `{}`))).text(t)
+			txt, isErr := harness.Parse(t, r.RoundTrip(harness.CallLine(1, "where", `{}`))).Text(t)
 			wd, zero, _ := strings.Cut(txt, "|")
 			want := c.wd
 			if want != "/" {
@@ -173,7 +173,7 @@ exit 7
 `, "sigs")
 	r := harness.Start(t, d2Server(filepath.Join(base, "srv"), filepath.Join(base, "srv", "server.sh"), nil))
 	r.RoundTrip(harness.InitLine)
-	txt, _ := ctParse(t, r.RoundTrip(ctCallLine(1, "sigs", `{}`))).text(t)
+	txt, _ := harness.Parse(t, r.RoundTrip(harness.CallLine(1, "sigs", `{}`))).Text(t)
 	mask, err := strconv.ParseUint(strings.TrimSpace(strings.TrimPrefix(txt, "SigIgn:")), 16, 64)
 	if err != nil {
 		t.Fatalf("tool printed %q", txt)
@@ -357,14 +357,14 @@ echo "after the subshell: $?" >>"$RF_DIR/events"
 	shell := strconv.Itoa(r.Cmd.Process.Pid)
 	seen := map[string]bool{}
 	for id := 1; id <= 2; id++ {
-		txt, _ := ctParse(t, r.RoundTrip(ctCallLine(id, "pid", `{}`))).text(t)
+		txt, _ := harness.Parse(t, r.RoundTrip(harness.CallLine(id, "pid", `{}`))).Text(t)
 		server, own, _ := strings.Cut(txt, " ")
 		if server != shell || own == shell || seen[own] {
 			t.Errorf("call %d saw MCP_BASHD_SERVER_PID %q and $$ %q; want the server %s and a shell of its own", id, server, own, shell)
 		}
 		seen[own] = true
 	}
-	txt, _ := ctParse(t, r.RoundTrip(ctCallLine(3, "nested", `{}`))).text(t)
+	txt, _ := harness.Parse(t, r.RoundTrip(harness.CallLine(3, "nested", `{}`))).Text(t)
 	if !strings.Contains(txt, `"text":"`+shell+` `) {
 		t.Errorf("a nested call saw %q, want MCP_BASHD_SERVER_PID %s", txt, shell)
 	}
@@ -383,7 +383,7 @@ func TestServerPIDManifest(t *testing.T) {
 	dir := filepath.Join(base, "srv")
 	r := harness.Start(t, d2Server(dir, harness.Binary, []string{filepath.Join(dir, "server.sh")}))
 	r.RoundTrip(harness.InitLine)
-	txt, _ := ctParse(t, r.RoundTrip(ctCallLine(1, "pid", `{}`))).text(t)
+	txt, _ := harness.Parse(t, r.RoundTrip(harness.CallLine(1, "pid", `{}`))).Text(t)
 	if txt != strconv.Itoa(r.Cmd.Process.Pid) {
 		t.Errorf("MCP_BASHD_SERVER_PID %q, want the daemon's pid %d", txt, r.Cmd.Process.Pid)
 	}

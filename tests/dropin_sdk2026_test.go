@@ -24,7 +24,6 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -50,32 +49,16 @@ func dr2Post(host, method, name, body string, extra ...string) string {
 }
 
 // dr2Run runs a handle-connection process and returns the wait for its
-// exit 0. The wait kills it (and fails) at the deadline: a server that
-// binds a port instead of serving its stdin never exits on its own; a
-// test that fails earlier kills it at cleanup.
+// exit 0. The wait fails at the deadline: a server that binds a port
+// instead of serving its stdin never exits on its own (it is killed at
+// cleanup).
 func dr2Run(t *testing.T, cmd *exec.Cmd) (wait func()) {
 	t.Helper()
-	stderr := &harness.Output{}
-	cmd.Stderr = stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	var err error
-	done := make(chan struct{})
-	go func() { err = cmd.Wait(); close(done) }()
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		<-done
-	})
+	p := harness.Run(t, cmd)
 	return func() {
 		t.Helper()
-		select {
-		case <-done:
-			if err != nil {
-				t.Errorf("handle-connection exited with %v, want 0; stderr:\n%s", err, stderr)
-			}
-		case <-time.After(time.Until(harness.Deadline(t))):
-			t.Fatalf("handle-connection did not serve its one connection and exit; stderr:\n%s", stderr)
+		if err := p.Wait(t, "handle-connection, serving its one connection,"); err != nil {
+			t.Errorf("handle-connection exited with %v, want 0; stderr:\n%s", err, p.Stderr)
 		}
 	}
 }
@@ -304,7 +287,8 @@ func TestHandleConnectionBehindSocat(t *testing.T) {
 	cmd := exec.Command(socat, "-d", "-d", "TCP-LISTEN:0,bind=127.0.0.1,reuseaddr,fork", "EXEC:./weatherserver.sh handle-connection")
 	cmd.Dir = harness.RepoPath("examples/weather")
 	cmd.Env = sdEnv("MCP_BASHD="+harness.Binary, "TMPDIR="+t.TempDir(), mark)
-	stderr, done := dr2StartKilledAtCleanup(t, cmd)
+	p := harness.Run(t, cmd)
+	stderr, done := p.Stderr, p.Done
 	var url string
 	proctest.WaitUntil(t, harness.Deadline(t), "socat to say where it listens", func() (bool, string) {
 		m := dr2SocatListening.FindStringSubmatch(stderr.String())
@@ -374,7 +358,8 @@ esac
 	cmd := exec.Command("./server.sh", "--http")
 	cmd.Dir = dir
 	cmd.Env = ctShimEnv("TMPDIR="+t.TempDir(), sdMark(t))
-	stderr, done := dr2StartKilledAtCleanup(t, cmd)
+	p := harness.Run(t, cmd)
+	stderr, done := p.Stderr, p.Done
 	serving := regexp.MustCompile(`mcp-bashd: serving (http://127\.0\.0\.1:(\d+)(/\S*))\n`)
 	proctest.WaitUntil(t, harness.Deadline(t), "the server to say where it listens", func() (bool, string) {
 		select {
@@ -430,10 +415,8 @@ func dr2Start(t *testing.T, dir string) *harness.Daemon {
 	t.Helper()
 	// Started from its directory: tools.json and config.json are found
 	// there, relative to the working directory, as under the SDK.
-	cmd := exec.Command("./server.sh")
-	cmd.Dir = dir
-	cmd.Env = ctShimEnv("TMPDIR="+t.TempDir(), "MCP_LOG_FILE="+filepath.Join(dir, "server.log"), sdMark(t))
-	s := harness.StartCmd(t, cmd)
+	s := harness.Start(t, harness.Options{Exe: "./server.sh", Args: []string{}, Dir: dir, WorkDir: dir, Shim: true, CleanEnv: true,
+		TempDir: true, LogFile: filepath.Join(dir, "server.log"), Mark: "sd"})
 	s.Revision = sdModern
 	return s
 }
@@ -626,23 +609,4 @@ handle_tools_call 5
 	if isErr || text != wantText {
 		t.Errorf("tool wrap: isError=%v text:\n%s\nwant:\n%s", isErr, text, wantText)
 	}
-}
-
-// dr2StartKilledAtCleanup starts a long-running listener (socat, a server
-// with --http), collecting its stderr, and kills and reaps it when the test
-// ends; done closes once it has exited.
-func dr2StartKilledAtCleanup(t *testing.T, cmd *exec.Cmd) (*harness.Output, <-chan struct{}) {
-	t.Helper()
-	stderr := &harness.Output{}
-	cmd.Stderr = stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() { cmd.Wait(); close(done) }()
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		<-done
-	})
-	return stderr, done
 }

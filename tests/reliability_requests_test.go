@@ -21,26 +21,26 @@ import (
 // in the arguments is refused before the tool runs: the validator saw the
 // last value, the bash idiom our examples teach reads the first.
 func TestDuplicateKeysRefused(t *testing.T) {
-	s := ctStart(t, ctOpt{
+	s := harness.Start(t, ctServer(t, ctOpt{
 		script: `tool_greet() { : > "$MARKS/ran"; [[ $1 =~ \"name\":\"([^\"]*)\" ]] && echo "Hello ${BASH_REMATCH[1]}"; }`,
 		tools:  `{"tools":[{"name":"greet","inputSchema":{"type":"object","properties":{"name":{"type":"string","pattern":"^[A-Za-z]+$"}},"required":["name"]}}]}`,
-	})
+	}))
 	s.RoundTrip(harness.InitLine)
-	r := s.call(1, "greet", `{"name":"EVIL;$(id)","name":"Ada"}`)
+	r := s.Call(1, "greet", `{"name":"EVIL;$(id)","name":"Ada"}`)
 	ctWantError(t, r, -32602, `Invalid params: arguments.name is given more than once; duplicate keys are refused because the tool could read either value`)
-	r = s.call(2, "greet", `{"name":"Ada","nested":{"a":[{"k":1,"k":2}]}}`)
+	r = s.Call(2, "greet", `{"name":"Ada","nested":{"a":[{"k":1,"k":2}]}}`)
 	ctWantError(t, r, -32602, `Invalid params: arguments.nested.a[0].k is given more than once; duplicate keys are refused because the tool could read either value`)
-	if s.exists("ran") {
+	if ctExists(s, "ran") {
 		t.Fatalf("the tool ran for arguments with a duplicate key")
 	}
-	ctWantText(t, s.call(3, "greet", `{"name":"Ada"}`), false, "Hello Ada")
+	ctWantText(t, s.Call(3, "greet", `{"name":"Ada"}`), false, "Hello Ada")
 }
 
 // Item 7: every step of reading a request is linear in its size. A tools/call
 // whose id is 8 MB of digits, then a ping: both answered well within the
 // hang bound (normalising such an id through big.Rat took minutes).
 func TestHugeIDIsLinear(t *testing.T) {
-	s := ctStart(t, ctOpt{script: `tool_hi() { echo hi; }`, tools: harness.ToolsJSON("hi")})
+	s := harness.Start(t, ctServer(t, ctOpt{script: `tool_hi() { echo hi; }`, tools: harness.ToolsJSON("hi")}))
 	s.RoundTrip(harness.InitLine)
 	id := "1" + strings.Repeat("0", 8<<20)
 	s.Send(`{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":"hi","arguments":{}}}`)
@@ -73,23 +73,23 @@ func TestHugeIDIsLinear(t *testing.T) {
 // Item 14: the bound on waiting calls is said, and the refusal says what
 // to change.
 func TestBusyMessageSaysTheBound(t *testing.T) {
-	s := ctStart(t, ctOpt{
+	s := harness.Start(t, ctServer(t, ctOpt{
 		script: `tool_hold() { until [ -e "$MARKS/go" ]; do sleep 0.01; done; echo held; }`,
 		tools:  harness.ToolsJSON("hold"),
 		flags:  []string{"--max-concurrency", "1"},
-	})
-	t.Cleanup(func() { os.WriteFile(filepath.Join(s.marks, "go"), nil, 0o644) })
+	}))
+	t.Cleanup(func() { os.WriteFile(filepath.Join(ctMarks(s), "go"), nil, 0o644) })
 	s.RoundTrip(harness.InitLine)
 	for i := 1; i <= 64; i++ {
-		s.Send(ctCallLine(i, "hold", `{}`))
+		s.Send(harness.CallLine(i, "hold", `{}`))
 	}
-	r := ctParse(t, s.RoundTrip(ctCallLine(65, "hold", `{}`)))
+	r := harness.Parse(t, s.RoundTrip(harness.CallLine(65, "hold", `{}`)))
 	ctWantError(t, r, -32603, "Server busy: 64 tool calls are already running or waiting (64 per --max-concurrency slot; --max-concurrency is 1); retry later, or start mcp-bashd with a higher --max-concurrency")
-	if err := os.WriteFile(filepath.Join(s.marks, "go"), nil, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(ctMarks(s), "go"), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	for i := 1; i <= 64; i++ {
-		if r := ctParse(t, string(s.Recv())); r.Result == nil {
+		if r := harness.Parse(t, string(s.Recv())); r.Result == nil {
 			t.Fatalf("a waiting call was not answered: %+v", r)
 		}
 	}
@@ -98,19 +98,19 @@ func TestBusyMessageSaysTheBound(t *testing.T) {
 // Item 8: a reload's old snapshot is removed once no call uses it; eight
 // edits leave one snapshot, not nine.
 func TestReloadsRemoveOldSnapshots(t *testing.T) {
-	s := ctStart(t, ctOpt{script: `tool_v() { echo 0; }`, tools: harness.ToolsJSON("v")})
+	s := harness.Start(t, ctServer(t, ctOpt{script: `tool_v() { echo 0; }`, tools: harness.ToolsJSON("v")}))
 	s.RoundTrip(harness.InitLine)
-	script := filepath.Join(s.dir, "server.sh")
+	script := filepath.Join(s.Dir, "server.sh")
 	for i := 1; i <= 8; i++ {
 		rl2Replace(t, script, fmt.Sprintf("tool_v() { echo %d; }\n", i))
 		want := fmt.Sprint(i)
 		proctest.WaitUntil(t, harness.Deadline(t), "edit "+want+" served", func() (bool, string) {
-			r := s.call(100+i, "v", `{}`)
+			r := s.Call(100+i, "v", `{}`)
 			return r.Result != nil && len(r.Result.Content) == 1 && r.Result.Content[0].Text == want, r.Raw
 		})
 	}
 	proctest.WaitUntil(t, harness.Deadline(t), "one snapshot left", func() (bool, string) {
-		snaps, _ := filepath.Glob(filepath.Join(s.tmp, "*", "snapshot.*.sh"))
+		snaps, _ := filepath.Glob(filepath.Join(s.Tmp, "*", "snapshot.*.sh"))
 		return len(snaps) == 1, fmt.Sprintf("snapshots: %q", snaps)
 	})
 }
@@ -195,12 +195,12 @@ func TestSIGKILLDuringLoadReloadAndList(t *testing.T) {
 // Issue 12, item 2: a tool's bash error names the server script's own
 // file and line, as under the SDK, not the snapshot calls source.
 func TestErrorsPointAtTheScript(t *testing.T) {
-	s := ctStart(t, ctOpt{
+	s := harness.Start(t, ctServer(t, ctOpt{
 		script: "# one\n# two\ntool_unset() {\n    set -u\n    echo \"$NOPE_UNSET\"\n}",
 		tools:  harness.ToolsJSON("unset"),
-	})
+	}))
 	s.RoundTrip(harness.InitLine)
-	r := s.call(1, "unset", `{}`)
-	want := "Error executing unset: " + filepath.Join(s.dir, "server.sh") + ": line 5: NOPE_UNSET: unbound variable"
+	r := s.Call(1, "unset", `{}`)
+	want := "Error executing unset: " + filepath.Join(s.Dir, "server.sh") + ": line 5: NOPE_UNSET: unbound variable"
 	ctWantText(t, r, true, want)
 }

@@ -6,7 +6,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -184,32 +183,27 @@ func (c *tkHTTP) call(t *testing.T, method, schemaMethod string, params map[stri
 
 // ---- the servers ----
 
-func tkDir(t *testing.T) string {
-	return harness.WriteFiles(t, map[string]string{"server.sh": tkScript, "tools.json": tkTools})
-}
+// tkServer is the tasks server; its tools find their directory as $TK_DIR.
+var tkServer = harness.Options{Files: map[string]string{"server.sh": tkScript, "tools.json": tkTools}, DirEnv: "TK_DIR"}
 
 func tkStartStdio(t *testing.T, rev string) (*tkStdio, string) {
-	dir := tkDir(t)
-	s := harness.Start(t, harness.Options{Args: []string{filepath.Join(dir, "server.sh")}, Env: []string{"TK_DIR=" + dir}})
+	s := harness.Start(t, tkServer)
 	c := &tkStdio{s: s, rev: rev}
 	if rev != "2026-07-28" {
 		r := c.call(t, "initialize", "initialize", map[string]any{"protocolVersion": rev, "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "tk", "version": "0"}})
 		tkCheckLegacyCaps(t, r)
 	}
-	return c, dir
+	return c, s.Dir
 }
 
 func tkStartHTTP(t *testing.T, rev string) (*tkHTTP, string) {
-	dir := tkDir(t)
-	cmd := exec.Command(harness.Binary, "--http", "--http-bind", "127.0.0.1", "--http-port", "0", filepath.Join(dir, "server.sh"))
-	cmd.Env = append(os.Environ(), "TK_DIR="+dir)
-	url := harness.StartHTTPCmd(t, cmd).URL
-	c := &tkHTTP{url: url, rev: rev}
+	d := harness.StartHTTP(t, tkServer)
+	c := &tkHTTP{url: d.URL, rev: rev}
 	if rev != "2026-07-28" {
 		r := c.call(t, "initialize", "initialize", map[string]any{"protocolVersion": rev, "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "tk", "version": "0"}})
 		tkCheckLegacyCaps(t, r)
 	}
-	return c, dir
+	return c, d.Dir
 }
 
 func tkCheckLegacyCaps(t *testing.T, r tkResp) {

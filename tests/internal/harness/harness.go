@@ -164,6 +164,9 @@ type Options struct {
 	// Log sends the daemon's JSON log to a fresh file (Daemon.Log), whose
 	// tail is printed if the test fails.
 	Log bool
+	// LogFile, when set, is the daemon's MCP_LOG_FILE (Daemon.Log), made by
+	// the test where it wants it.
+	LogFile string
 	// SysProcAttr is the started process's (a process group of its own,
 	// another user's credential).
 	SysProcAttr *syscall.SysProcAttr
@@ -234,7 +237,10 @@ func (o Options) command(t testing.TB, pre ...string) (*exec.Cmd, Layout) {
 	if o.DirEnv != "" {
 		cmd.Env = append(cmd.Env, o.DirEnv+"="+l.Dir)
 	}
-	if o.Log {
+	if o.LogFile != "" {
+		l.Log = o.LogFile
+		cmd.Env = append(cmd.Env, "MCP_LOG_FILE="+l.Log)
+	} else if o.Log {
 		l.Log = filepath.Join(t.TempDir(), "daemon.log")
 		cmd.Env = append(cmd.Env, "MCP_LOG_FILE="+l.Log)
 		t.Cleanup(func() {

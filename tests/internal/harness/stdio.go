@@ -249,3 +249,49 @@ func PumpLines(r io.Reader, lines chan<- []byte) {
 		}
 	}
 }
+
+// AwaitNote waits for the notification line want: first among Notes, then
+// on the wire, for at most bound (a bound for a hang, not a timing
+// assertion; after says since what, for the failure message). Responses
+// that arrive meanwhile are kept for Await.
+func (d *Daemon) AwaitNote(t *testing.T, want string, bound time.Duration, after string) {
+	t.Helper()
+	take := func() bool {
+		for i, n := range d.Notes {
+			if n == want {
+				d.Notes = append(d.Notes[:i], d.Notes[i+1:]...)
+				return true
+			}
+		}
+		return false
+	}
+	if take() {
+		return
+	}
+	timeout := time.After(min(bound, time.Until(Deadline(t))))
+	for {
+		select {
+		case line, ok := <-d.Lines:
+			if !ok {
+				t.Fatalf("server closed stdout waiting for %s after %s\nstderr:\n%s", want, after, d.Stderr)
+			}
+			d.Check(line)
+			line = bytes.TrimSuffix(line, []byte("\n"))
+			var m struct {
+				ID     json.RawMessage `json:"id"`
+				Method string          `json:"method"`
+			}
+			json.Unmarshal(line, &m)
+			if m.Method == "" {
+				d.early[string(m.ID)] = string(line)
+				continue
+			}
+			d.Notes = append(d.Notes, string(line))
+			if take() {
+				return
+			}
+		case <-timeout:
+			t.Fatalf("no %s within %v after %s; notifications seen: %q", want, bound, after, d.Notes)
+		}
+	}
+}
