@@ -145,14 +145,13 @@ func akConnect(t *testing.T, a *akClient, overHTTP bool, version, mark string, e
 	var transport mcp.Transport
 	if overHTTP {
 		d := cmStartHTTP(t, mark, env, script)
-		proxy := cmStartProxy(t, d.url)
-		s.stderr, s.daemon = d.stderr, d.cmd.Process.Pid
+		proxy := cmStartProxy(t, d.URL)
+		s.stderr, s.daemon = d.Stderr, d.Cmd.Process.Pid
 		transport = &mcp.StreamableClientTransport{Endpoint: proxy.url, HTTPClient: &http.Client{}, MaxRetries: -1}
 		s.wire = proxy.wire
 		s.check = func() { cmCheckExchanges(t, proxy) }
 	} else {
-		cmd := exec.Command(harness.Binary, script)
-		cmd.Env = append(append(os.Environ(), harness.MarkKey+"="+mark), env...)
+		cmd, _ := harness.Command(t, harness.Options{Script: script, Env: env, Marked: mark})
 		s.stderr = &harness.Output{}
 		cmd.Stderr = s.stderr
 		w := &clWire{}

@@ -167,7 +167,7 @@ func TestCLICallURL(t *testing.T) {
 	mark := "cli-url-" + strconv.Itoa(os.Getpid())
 	d := cmStartHTTP(t, mark, nil, filepath.Join(dir, "server.sh"), "--auth-token-file", filepath.Join(dir, "token"))
 	run := func(args ...string) (string, string, int) {
-		cmd := exec.Command(harness.Binary, append([]string{"call", "--url", d.url}, args...)...)
+		cmd := exec.Command(harness.Binary, append([]string{"call", "--url", d.URL}, args...)...)
 		var out, errb strings.Builder
 		cmd.Stdout, cmd.Stderr = &out, &errb
 		err := cmd.Run()

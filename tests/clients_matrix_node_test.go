@@ -63,12 +63,12 @@ func cmTSMatrix(t *testing.T, overHTTP bool, c cmTSCase) {
 	t.Cleanup(func() { harness.KillMarked(mark) })
 	args := []string{harness.RepoPath("tests/clients/matrix_client.mjs"), "--sdk", c.sdk, "--mode", c.mode}
 	var (
-		daemon *cmDaemon
+		daemon *harness.HTTPDaemon
 		proxy  *cmProxy
 	)
 	if overHTTP {
 		daemon = cmStartHTTP(t, mark, srv.env, srv.script)
-		proxy = cmStartProxy(t, daemon.url)
+		proxy = cmStartProxy(t, daemon.URL)
 		args = append(args, "--url", proxy.url)
 	} else {
 		for _, kv := range append([]string{harness.MarkKey + "=" + mark}, srv.env...) {
@@ -80,7 +80,7 @@ func cmTSMatrix(t *testing.T, overHTTP bool, c cmTSCase) {
 	stderr := func() string {
 		s := "node stderr:\n" + n.stderr.String()
 		if daemon != nil {
-			s += "\ndaemon stderr:\n" + daemon.stderr.String()
+			s += "\ndaemon stderr:\n" + daemon.Stderr.String()
 		}
 		return s
 	}
@@ -101,7 +101,7 @@ func cmTSMatrix(t *testing.T, overHTTP bool, c cmTSCase) {
 	t.Logf("negotiated %s (era %s, session %s)", connected.ProtocolVersion, cmStr(connected.Era), cmStr(connected.SessionID))
 	pid := connected.ServerPid
 	if overHTTP {
-		pid = daemon.cmd.Process.Pid
+		pid = daemon.Cmd.Process.Pid
 	}
 
 	var listed struct {
@@ -200,7 +200,7 @@ func cmTSMatrix(t *testing.T, overHTTP bool, c cmTSCase) {
 			t.Errorf("daemon after the client closed stdin: %v, want exit 0\n%s", done.Exit, stderr())
 		}
 		clCheckWire(t, c.want, msgs)
-		clWaitNoneLeft(t, mark)
+		harness.WaitNoneLeft(t, mark, -1, "no marked process left after the daemon exited")
 		return
 	}
 	if len(done.Errors) != 0 {
@@ -209,7 +209,7 @@ func cmTSMatrix(t *testing.T, overHTTP bool, c cmTSCase) {
 	t.Logf("revisions over HTTP: %q", cmCheckExchanges(t, proxy))
 	t.Logf("the cancelled request's HTTP response ended: %s", cmCheckHTTPCalls(t, proxy))
 	cmCheckSessions(t, proxy, c.era == "modern")
-	daemon.stopClean(t, mark)
+	daemon.StopClean(t, mark)
 }
 
 // ---- Inspector CLI ----
@@ -332,7 +332,7 @@ func cmInspectorRun(t *testing.T, in cmInspector, overHTTP bool) {
 	t.Cleanup(func() { harness.KillMarked(mark) })
 	env := []string{"HOME=" + t.TempDir()} // Inspector 2 keeps a catalog and storage under $HOME
 	var serverArgs []string
-	var daemon *cmDaemon
+	var daemon *harness.HTTPDaemon
 	if overHTTP {
 		daemon = cmStartHTTP(t, mark, srv.env, srv.script)
 	} else {
@@ -359,7 +359,7 @@ func cmInspectorRun(t *testing.T, in cmInspector, overHTTP bool) {
 		var proxy *cmProxy
 		var wireDir string
 		if overHTTP {
-			proxy = cmStartProxy(t, daemon.url)
+			proxy = cmStartProxy(t, daemon.URL)
 			target = []string{proxy.url}
 		} else {
 			var relay string
@@ -435,8 +435,8 @@ func cmInspectorRun(t *testing.T, in cmInspector, overHTTP bool) {
 		t.Errorf("tools/call echo printed %s", b)
 	}
 	if overHTTP {
-		daemon.stopClean(t, mark)
+		daemon.StopClean(t, mark)
 	} else {
-		clWaitNoneLeft(t, mark)
+		harness.WaitNoneLeft(t, mark, -1, "no marked process left after the daemon exited")
 	}
 }

@@ -150,56 +150,12 @@ func (g *cmGate) release(t *testing.T) {
 
 // ---- the daemon over HTTP, and a recording proxy in front of it ----
 
-type cmDaemon struct {
-	cmd    *exec.Cmd
-	url    string
-	stderr *harness.Output
-	done   chan struct{}
-}
-
 // cmStartHTTP runs `mcp-bashd --http` (with more flags, if any) on a
-// kernel-chosen loopback port and waits for the URL it prints on stderr
-// once it listens.
-func cmStartHTTP(t *testing.T, mark string, env []string, script string, flags ...string) *cmDaemon {
+// kernel-chosen loopback port, marked with mark, and returns once it
+// listens.
+func cmStartHTTP(t *testing.T, mark string, env []string, script string, flags ...string) *harness.HTTPDaemon {
 	t.Helper()
-	t.Cleanup(func() { harness.KillMarked(mark) })
-	cmd := exec.Command(harness.Binary, append(append([]string{"--http", "--http-bind", "127.0.0.1", "--http-port", "0"}, flags...), script)...)
-	cmd.Env = append(append(os.Environ(), harness.MarkKey+"="+mark), env...)
-	d := &cmDaemon{cmd: cmd}
-	hd := harness.StartHTTPCmd(t, cmd)
-	d.url, d.stderr, d.done = hd.URL, hd.Stderr, hd.Done
-	t.Cleanup(func() { d.stop(t) })
-	return d
-}
-
-// stop sends SIGTERM and returns how the daemon ended.
-func (d *cmDaemon) stop(t *testing.T) *os.ProcessState {
-	t.Helper()
-	select {
-	case <-d.done:
-		return d.cmd.ProcessState
-	default:
-	}
-	d.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-d.done:
-	case <-time.After(time.Until(harness.Deadline(t))):
-		d.cmd.Process.Kill()
-		<-d.done
-		t.Errorf("mcp-bashd --http did not exit after SIGTERM\nstderr:\n%s", d.stderr.String())
-	}
-	return d.cmd.ProcessState
-}
-
-// stopClean stops the daemon and expects it to die by that SIGTERM (its
-// documented shutdown), leaving nothing behind.
-func (d *cmDaemon) stopClean(t *testing.T, mark string) {
-	t.Helper()
-	ps := d.stop(t)
-	if ws, ok := ps.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != syscall.SIGTERM {
-		t.Errorf("mcp-bashd --http after SIGTERM: %v, want killed by SIGTERM\nstderr:\n%s", ps, d.stderr.String())
-	}
-	clWaitNoneLeft(t, mark)
+	return harness.StartHTTP(t, harness.Options{Script: script, Flags: flags, Env: env, Marked: mark})
 }
 
 // cmExchange is one HTTP request through the proxy and what came back.
@@ -565,15 +521,15 @@ func cmGoMatrix(t *testing.T, overHTTP bool, c cmGoCase) {
 	t.Cleanup(func() { harness.KillMarked(mark) })
 	var (
 		transport mcp.Transport
-		daemon    *cmDaemon
+		daemon    *harness.HTTPDaemon
 		proxy     *cmProxy
 		cmd       *exec.Cmd
 		stderr    = &harness.Output{}
 	)
 	if overHTTP {
 		daemon = cmStartHTTP(t, mark, srv.env, srv.script)
-		stderr = daemon.stderr
-		proxy = cmStartProxy(t, daemon.url)
+		stderr = daemon.Stderr
+		proxy = cmStartProxy(t, daemon.URL)
 		transport = &mcp.StreamableClientTransport{Endpoint: proxy.url, HTTPClient: &http.Client{}}
 	} else {
 		cmd = exec.Command(harness.Binary, srv.script)
@@ -609,7 +565,7 @@ func cmGoMatrix(t *testing.T, overHTTP bool, c cmGoCase) {
 	t.Cleanup(func() { closeSession() })
 	pid := 0
 	if overHTTP {
-		pid = daemon.cmd.Process.Pid
+		pid = daemon.Cmd.Process.Pid
 	} else {
 		pid = cmd.Process.Pid
 	}
@@ -715,13 +671,13 @@ func cmGoMatrix(t *testing.T, overHTTP bool, c cmGoCase) {
 	t.Logf("notifications/cancelled sent for %s: %d", hangID, len(clCancelsFor(t, msgs(), hangID)))
 	if !overHTTP {
 		clCheckWire(t, c.want, wire.all())
-		clWaitNoneLeft(t, mark)
+		harness.WaitNoneLeft(t, mark, -1, "no marked process left after the daemon exited")
 		return
 	}
 	t.Logf("revisions over HTTP: %q", cmCheckExchanges(t, proxy))
 	t.Logf("the cancelled request's HTTP response ended: %s", cmCheckHTTPCalls(t, proxy))
 	cmCheckSessions(t, proxy, c.want == clModernVersion)
-	daemon.stopClean(t, mark)
+	daemon.StopClean(t, mark)
 }
 
 func cmGoText(t *testing.T, cs *mcp.ClientSession, name string, args any) string {

@@ -70,8 +70,8 @@ func crGoSDK(t *testing.T, c crGoCase) {
 	)
 	if c.http {
 		daemon := cmStartHTTP(t, mark, env, script)
-		stderr = daemon.stderr
-		proxy = cmStartProxy(t, daemon.url)
+		stderr = daemon.Stderr
+		proxy = cmStartProxy(t, daemon.URL)
 		transport = &mcp.StreamableClientTransport{Endpoint: proxy.url, HTTPClient: &http.Client{}}
 	} else {
 		cmd := exec.Command(harness.Binary, script)
@@ -324,7 +324,7 @@ func crTS(t *testing.T, c cmTSCase, overHTTP bool) {
 	var proxy *cmProxy
 	if overHTTP {
 		daemon := cmStartHTTP(t, mark, env, script)
-		proxy = cmStartProxy(t, daemon.url)
+		proxy = cmStartProxy(t, daemon.URL)
 		args = append(args, "--url", proxy.url)
 	} else {
 		for _, kv := range append([]string{harness.MarkKey + "=" + mark}, env...) {
@@ -438,7 +438,7 @@ func crInspector(t *testing.T, in cmInspector, overHTTP bool) {
 	t.Cleanup(func() { harness.KillMarked(mark) })
 	nodeEnv := []string{"HOME=" + t.TempDir()}
 	var serverArgs []string
-	var daemon *cmDaemon
+	var daemon *harness.HTTPDaemon
 	if overHTTP {
 		daemon = cmStartHTTP(t, mark, env, script)
 	} else if in.envFlag {
@@ -458,7 +458,7 @@ func crInspector(t *testing.T, in cmInspector, overHTTP bool) {
 		var proxy *cmProxy
 		var wireDir string
 		if overHTTP {
-			proxy = cmStartProxy(t, daemon.url)
+			proxy = cmStartProxy(t, daemon.URL)
 			target = []string{proxy.url}
 		} else {
 			var relay string
@@ -519,8 +519,8 @@ func crInspector(t *testing.T, in cmInspector, overHTTP bool) {
 		t.Errorf("prompts/get printed %s", b)
 	}
 	if overHTTP {
-		daemon.stopClean(t, mark)
+		daemon.StopClean(t, mark)
 	} else {
-		clWaitNoneLeft(t, mark)
+		harness.WaitNoneLeft(t, mark, -1, "no marked process left after the daemon exited")
 	}
 }

@@ -270,23 +270,6 @@ func clWaitGone(t *testing.T, mark string, daemon, pgid int) {
 	})
 }
 
-// clWaitNoneLeft waits until nothing carrying the marker is alive (after
-// the daemon exited).
-func clWaitNoneLeft(t *testing.T, mark string) {
-	t.Helper()
-	proctest.WaitUntil(t, harness.Deadline(t), "no marked process left after the daemon exited", func() (bool, string) {
-		marked, err := harness.Marked(mark, -1)
-		if err != nil {
-			return false, err.Error()
-		}
-		var left []string
-		for _, p := range marked {
-			left = append(left, p.String())
-		}
-		return len(left) == 0, strings.Join(left, "; ")
-	})
-}
-
 // ---- Go SDK ----
 
 // clGoConn is a Go SDK client session on a daemon it started.
@@ -469,7 +452,7 @@ func TestGoSDKDefaultGreeter(t *testing.T) {
 		}
 	}
 	c.closeClean(ir.ProtocolVersion)
-	clWaitNoneLeft(t, mark)
+	harness.WaitNoneLeft(t, mark, -1, "no marked process left after the daemon exited")
 }
 
 // Pinned to each older revision, the Go SDK skips the probe and the daemon
@@ -567,7 +550,7 @@ func clGoCancel(t *testing.T, pin, want string) {
 	if got := clResponsesTo(t, c.wire.all(), hangID); len(got) != 0 {
 		t.Errorf("the daemon answered the cancelled request %s: %q", hangID, got)
 	}
-	clWaitNoneLeft(t, mark)
+	harness.WaitNoneLeft(t, mark, -1, "no marked process left after the daemon exited")
 }
 
 // ---- TypeScript SDK ----
@@ -800,7 +783,7 @@ func TestTypeScriptSDKGreeter(t *testing.T) {
 		t.Errorf("daemon after the client closed stdin: %s, want exit 0\nnode stderr:\n%s", done.Exit, n.stderr.String())
 	}
 	clCheckWire(t, done.ProtocolVersion, done.Wire.msgs())
-	clWaitNoneLeft(t, mark)
+	harness.WaitNoneLeft(t, mark, -1, "no marked process left after the daemon exited")
 }
 
 // An AbortSignal on a slow call: the SDK sends notifications/cancelled and
@@ -869,5 +852,5 @@ func TestTypeScriptSDKAbortStopsTool(t *testing.T) {
 		t.Errorf("the daemon answered the aborted request %s: %q", calling.RequestID, got)
 	}
 	clCheckWire(t, connected.ProtocolVersion, msgs)
-	clWaitNoneLeft(t, mark)
+	harness.WaitNoneLeft(t, mark, -1, "no marked process left after the daemon exited")
 }

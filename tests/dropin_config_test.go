@@ -437,7 +437,7 @@ func TestSequentialOverHTTP(t *testing.T) {
 	d := cmStartHTTP(t, mark, s.env, s.script, "--sequential")
 	answers := make(chan string, 2)
 	post := func(body string) {
-		req, _ := http.NewRequest(http.MethodPost, d.url, strings.NewReader(body))
+		req, _ := http.NewRequest(http.MethodPost, d.URL, strings.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Accept", "application/json, text/event-stream")
 		resp, err := http.DefaultClient.Do(req)
@@ -461,7 +461,7 @@ func TestSequentialOverHTTP(t *testing.T) {
 		case a := <-answers:
 			got += a
 		case <-time.After(time.Until(harness.Deadline(t))):
-			t.Fatalf("no answer\n%s", d.stderr.String())
+			t.Fatalf("no answer\n%s", d.Stderr.String())
 		}
 	}
 	if !strings.Contains(got, "released h1") || !strings.Contains(got, "released h2") {
@@ -470,7 +470,7 @@ func TestSequentialOverHTTP(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(s.ctl, "overlap.h2")); err == nil {
 		t.Errorf("the second call ran while the first was running")
 	}
-	d.stopClean(t, mark)
+	d.StopClean(t, mark)
 }
 
 // ==== item 15: the manifest form reads the files the script names ====

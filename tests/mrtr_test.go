@@ -128,8 +128,8 @@ func mrConnectPinned(t *testing.T, overHTTP bool, opts *mcp.ClientOptions, runs,
 	stderr := &harness.Output{}
 	if overHTTP {
 		d := cmStartHTTP(t, mark, env, filepath.Join(dir, "server.sh"))
-		stderr = d.stderr
-		proxy := cmStartProxy(t, d.url)
+		stderr = d.Stderr
+		proxy := cmStartProxy(t, d.URL)
 		transport = &mcp.StreamableClientTransport{Endpoint: proxy.url, HTTPClient: &http.Client{}, MaxRetries: -1}
 		wire = proxy.wire
 	} else {
@@ -401,7 +401,7 @@ func TestMRTRTamperedHTTP(t *testing.T) {
 	const meta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{}}}`
 	post := func(body string) (int, string) {
 		t.Helper()
-		req, _ := http.NewRequest("POST", d.url, strings.NewReader(body))
+		req, _ := http.NewRequest("POST", d.URL, strings.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Accept", "application/json, text/event-stream")
 		req.Header.Set("MCP-Protocol-Version", "2026-07-28")

@@ -184,7 +184,7 @@ func TestSubscriptionsListenHTTP(t *testing.T) {
 	mark := t.Name()
 	d := cmStartHTTP(t, mark, []string{"TMPDIR=" + t.TempDir()}, filepath.Join(dir, "server.sh"), "--drain", "30s")
 	post := func(method, name, body string) *http.Response {
-		req, _ := http.NewRequest("POST", d.url, strings.NewReader(body))
+		req, _ := http.NewRequest("POST", d.URL, strings.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Accept", "application/json, text/event-stream")
 		req.Header.Set("MCP-Protocol-Version", "2026-07-28")
@@ -243,7 +243,7 @@ func TestSubscriptionsListenHTTP(t *testing.T) {
 		t.Fatalf("update:\n got %s\nwant %s", got, want)
 	}
 	stopped := time.Now()
-	d.cmd.Process.Signal(syscall.SIGTERM)
+	d.Cmd.Process.Signal(syscall.SIGTERM)
 	final := next("the result ending the stream")
 	var res struct {
 		ID     json.RawMessage `json:"id"`
@@ -259,7 +259,7 @@ func TestSubscriptionsListenHTTP(t *testing.T) {
 		t.Errorf("the stream went on after its result")
 	}
 	select {
-	case <-d.done:
+	case <-d.Done:
 	case <-time.After(time.Until(harness.Deadline(t))):
 		t.Fatal("the daemon did not exit")
 	}

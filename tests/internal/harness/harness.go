@@ -155,6 +155,10 @@ type Options struct {
 	// MarkKey=Mark(t, Mark) plus a sequence number (Daemon.Mark), so
 	// WaitNoneLeft and Alive find them by /proc.
 	Mark string
+	// Marked is an explicit marker value, for a test that made one
+	// already (its clients carry it too). Marked processes still alive at
+	// the test's cleanup are killed.
+	Marked string
 	// TempDir gives the daemon a fresh TMPDIR; Tmp a given one
 	// (Daemon.Tmp names it).
 	TempDir bool
@@ -224,9 +228,12 @@ func (o Options) command(t testing.TB, pre ...string) (*exec.Cmd, Layout) {
 	if o.Shim {
 		cmd.Env = append(cmd.Env, "MCP_BASHD="+Binary, "SHIM="+RepoPath("scripts/mcpserver_core.sh"))
 	}
-	if o.Mark != "" {
+	if l.Mark = o.Marked; o.Mark != "" && l.Mark == "" {
 		l.Mark = fmt.Sprintf("%s-%d", Mark(t, o.Mark), seq.Add(1))
+	}
+	if l.Mark != "" {
 		cmd.Env = append(cmd.Env, MarkKey+"="+l.Mark)
+		t.Cleanup(func() { KillMarked(l.Mark) })
 	}
 	if l.Tmp = o.Tmp; o.TempDir && l.Tmp == "" {
 		l.Tmp = t.TempDir()

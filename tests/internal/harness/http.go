@@ -36,7 +36,8 @@ func StartHTTP(t *testing.T, o Options) *HTTPDaemon {
 // StartHTTPCmd starts cmd, an `mcp-bashd --http` on port 0 (or a script
 // that runs one), and returns once it prints the URL it serves. A daemon
 // that exits first, or prints no URL before the deadline, fails the test.
-// A daemon still running at cleanup is killed.
+// A daemon still running at cleanup gets SIGTERM, and SIGKILL if it has
+// not exited 30 s later.
 func StartHTTPCmd(t *testing.T, cmd *exec.Cmd) *HTTPDaemon {
 	t.Helper()
 	d := &HTTPDaemon{Cmd: cmd, Stderr: &Output{}, Done: make(chan struct{})}
@@ -50,7 +51,13 @@ func StartHTTPCmd(t *testing.T, cmd *exec.Cmd) *HTTPDaemon {
 	t.Cleanup(func() {
 		select {
 		case <-d.Done:
+			return
 		default:
+		}
+		cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-d.Done:
+		case <-time.After(30 * time.Second):
 			cmd.Process.Kill()
 			<-d.Done
 		}
@@ -105,4 +112,15 @@ func (d *HTTPDaemon) Stop(t *testing.T) *os.ProcessState {
 		t.Errorf("mcp-bashd --http did not exit after SIGTERM\nstderr:\n%s", d.Stderr.String())
 	}
 	return d.Cmd.ProcessState
+}
+
+// StopClean stops the daemon and expects it to die by that SIGTERM (its
+// documented shutdown), leaving no process carrying mark behind.
+func (d *HTTPDaemon) StopClean(t *testing.T, mark string) {
+	t.Helper()
+	ps := d.Stop(t)
+	if ws, ok := ps.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != syscall.SIGTERM {
+		t.Errorf("mcp-bashd --http after SIGTERM: %v, want killed by SIGTERM\nstderr:\n%s", ps, d.Stderr.String())
+	}
+	WaitNoneLeft(t, mark, -1, "no marked process left after the daemon exited")
 }
