@@ -151,7 +151,7 @@ func akConnect(t *testing.T, a *akClient, overHTTP bool, version, mark string, e
 		s.wire = proxy.wire
 		s.check = func() { cmCheckExchanges(t, proxy) }
 	} else {
-		cmd, _ := harness.Command(t, harness.Options{Script: script, Env: env, Marked: mark})
+		cmd := harness.Command(t, harness.Options{Script: script, Env: env, Marked: mark})
 		s.stderr = &harness.Output{}
 		cmd.Stderr = s.stderr
 		w := &clWire{}

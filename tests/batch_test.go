@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -243,11 +241,7 @@ func btHTTP(t *testing.T, url, session, version, body string) (int, string, []by
 }
 
 func btStartHTTP(t *testing.T) string {
-	dir := btServerDir(t)
-	cmd := exec.Command(harness.Binary, "--http", "--http-bind", "127.0.0.1", "--http-port", "0", filepath.Join(dir, "server.sh"))
-	cmd.Env = os.Environ()
-	url := harness.StartHTTPCmd(t, cmd).URL
-	return url
+	return harness.StartHTTP(t, harness.Options{Files: map[string]string{"server.sh": btScript, "tools.json": btTools}}).URL
 }
 
 func TestBatchHTTP2025_03_26(t *testing.T) {

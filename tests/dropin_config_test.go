@@ -79,10 +79,7 @@ func cfgNewServer(t *testing.T, files map[string]string) *cfgServer {
 // the SDK's defaults (tools.json, config.json) are.
 func (s *cfgServer) dropIn(t *testing.T, env ...string) *harness.Daemon {
 	t.Helper()
-	cmd := exec.Command(s.script)
-	cmd.Env = append(append(os.Environ(), s.env...), env...)
-	cmd.Dir = s.dir
-	return harness.StartCmd(t, cmd)
+	return harness.Start(t, harness.Options{Exe: s.script, Args: []string{}, WorkDir: s.dir, Env: append(append([]string{}, s.env...), env...)})
 }
 
 // started waits for the block call tagged tag to run and returns its pid.

@@ -110,7 +110,7 @@ func TestHandleConnectionOverAPipe(t *testing.T) {
 		{"GET", "GET /mcp HTTP/1.1\r\nHost: localhost\r\n\r\n", 405, "", ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			cmd := sdWeatherCmd(t, []string{"handle-connection"})
+			cmd := harness.Command(t, sdWeather([]string{"handle-connection"}))
 			var out bytes.Buffer
 			cmd.Stdin, cmd.Stdout = strings.NewReader(c.stdin), &out
 			dr2Run(t, cmd)()
@@ -132,7 +132,7 @@ func TestHandleConnectionOverAPipe(t *testing.T) {
 	// A connection that closes before sending anything: nothing written,
 	// exit 0.
 	t.Run("no request", func(t *testing.T) {
-		cmd := sdWeatherCmd(t, []string{"handle-connection"})
+		cmd := harness.Command(t, sdWeather([]string{"handle-connection"}))
 		var out bytes.Buffer
 		cmd.Stdin, cmd.Stdout = strings.NewReader(""), &out
 		dr2Run(t, cmd)()
@@ -147,7 +147,7 @@ func TestHandleConnectionOverAPipe(t *testing.T) {
 // that waits for its exit 0.
 func dr2Serve(t *testing.T, f *os.File, env ...string) func() {
 	t.Helper()
-	cmd := sdWeatherCmd(t, []string{"handle-connection"}, env...)
+	cmd := harness.Command(t, sdWeather([]string{"handle-connection"}, env...))
 	cmd.Stdin, cmd.Stdout = f, f
 	wait := dr2Run(t, cmd)
 	f.Close()
@@ -411,14 +411,20 @@ const (
 	dr2Meta2026Info = `"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"Dr2","version":"2.0.0"}}`
 )
 
-func dr2Start(t *testing.T, dir string) *harness.Daemon {
-	t.Helper()
-	// Started from its directory: tools.json and config.json are found
-	// there, relative to the working directory, as under the SDK.
-	s := harness.Start(t, harness.Options{Exe: "./server.sh", Args: []string{}, Dir: dir, WorkDir: dir, Shim: true, CleanEnv: true,
-		TempDir: true, LogFile: filepath.Join(dir, "server.log"), Mark: "sd"})
-	s.Revision = sdModern
-	return s
+// dropInScript runs ./server.sh in dir (as the SDK's servers are run:
+// tools.json and config.json are found relative to the working
+// directory), with the shim and the binary in its environment, for a
+// client speaking revision.
+func dropInScript(dir, revision string, env ...string) harness.Options {
+	return harness.Options{Exe: "./server.sh", Args: []string{}, Dir: dir, WorkDir: dir, Shim: true, CleanEnv: true,
+		TempDir: true, Mark: "sd", Revision: revision, Env: env}
+}
+
+// dr2Serves serves a 2026 server's dir, logging to its server.log.
+func dr2Serves(dir string) harness.Options {
+	o := dropInScript(dir, sdModern)
+	o.LogFile = filepath.Join(dir, "server.log")
+	return o
 }
 
 // A line of whitespace (what bash's [[:space:]] matches) gets no answer
@@ -428,7 +434,7 @@ func dr2Start(t *testing.T, dir string) *harness.Daemon {
 func TestSDK2026BlankLineUnanswered(t *testing.T) {
 	blanks := []string{"   ", "\t \r", "\v\f "}
 	t.Run("2026 config", func(t *testing.T) {
-		s := dr2Start(t, dr2Server(t, dr2Config2026))
+		s := harness.Start(t, dr2Serves(dr2Server(t, dr2Config2026)))
 		s.Revision = "2025-11-25" // ping is of the legacy era
 		for _, b := range blanks {
 			s.Send(b)
@@ -442,7 +448,7 @@ func TestSDK2026BlankLineUnanswered(t *testing.T) {
 		}
 	})
 	t.Run("bash-mcp-sdk config", func(t *testing.T) {
-		s := dr2Start(t, dr2Server(t, dr2ConfigBash))
+		s := harness.Start(t, dr2Serves(dr2Server(t, dr2ConfigBash)))
 		for _, b := range blanks[:2] {
 			sdWantLine(t, fmt.Sprintf("%q", b), s.RoundTrip(b), `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error: Expected exactly one JSON document per line"}}`)
 		}
@@ -478,7 +484,7 @@ func TestSDK2026ToolNameDialect(t *testing.T) {
 		return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":%s,"arguments":{}%s}}`, id, sdJSONString(name), meta)
 	}
 	t.Run("2026 config", func(t *testing.T) {
-		s := dr2Start(t, dr2Server(t, dr2Config2026))
+		s := harness.Start(t, dr2Serves(dr2Server(t, dr2Config2026)))
 		sdWantLine(t, "2026 era, bad name", s.RoundTrip(call(6, "invalid-tool-name!", true)), `{"jsonrpc":"2.0","id":6,"error":{"code":-32600,"message":"Invalid tool name format: invalid-tool-name!"}}`)
 		sdWantLine(t, "2026 era, empty name", s.RoundTrip(call(7, "", true)), `{"jsonrpc":"2.0","id":7,"error":{"code":-32600,"message":"Invalid tool name format: "}}`)
 		sdWantLine(t, "2026 era, leading digit", s.RoundTrip(call(8, "1abc", true)), `{"jsonrpc":"2.0","id":8,"result":{"content":[{"type":"text","text":"digit"}],"resultType":"complete",`+dr2Meta2026Info+`}}`)
@@ -487,7 +493,7 @@ func TestSDK2026ToolNameDialect(t *testing.T) {
 		sdWantLine(t, "legacy era, bad name", s.RoundTrip(call(10, "invalid-tool-name!", false)), `{"jsonrpc":"2.0","id":10,"error":{"code":-32602,"message":"Invalid tool name: invalid-tool-name!"}}`)
 	})
 	t.Run("bash-mcp-sdk config", func(t *testing.T) {
-		s := dr2Start(t, dr2Server(t, dr2ConfigBash))
+		s := harness.Start(t, dr2Serves(dr2Server(t, dr2ConfigBash)))
 		sdWantLine(t, "2026 era, bad name", s.RoundTrip(call(6, "invalid-tool-name!", true)), `{"jsonrpc":"2.0","id":6,"error":{"code":-32602,"message":"Invalid tool name: invalid-tool-name!"}}`)
 		sdWantLine(t, "2026 era, leading digit", s.RoundTrip(call(8, "1abc", true)), `{"jsonrpc":"2.0","id":8,"error":{"code":-32602,"message":"Invalid tool name: 1abc"}}`)
 	})
@@ -598,7 +604,7 @@ handle_tools_call 5
 
 	// From a tool: both create_response forms and both handle_tools_call
 	// forms (nested dispatch), their lines the tool's text.
-	s := dr2Start(t, dir)
+	s := harness.Start(t, dr2Serves(dir))
 	line := s.RoundTrip(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"wrap","arguments":{},` + sdMeta + `}}`)
 	text, isErr := sdText(t, line)
 	wantText := `{"jsonrpc":"2.0","id":5,"result":{"content":[{"type":"text","text":"hi"}],"resultType":"complete",` + dr2Meta2026Info + `}}

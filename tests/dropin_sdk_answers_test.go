@@ -29,7 +29,6 @@ import (
 	"bytes"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -107,17 +106,6 @@ run_mcp_server
 	})
 }
 
-// rgStart runs dir's ./server.sh from dir, with the shim.
-func rgStart(t *testing.T, dir, revision string, env ...string) *harness.Daemon {
-	t.Helper()
-	cmd := exec.Command("./server.sh")
-	cmd.Dir = dir
-	cmd.Env = ctShimEnv(append([]string{"TMPDIR=" + t.TempDir(), sdMark(t)}, env...)...)
-	s := harness.StartCmd(t, cmd)
-	s.Revision = revision
-	return s
-}
-
 // rgCall is a 2026-07-28 tools/call of name with the id "name".
 func rgCall(name, args string) string {
 	return `{"jsonrpc":"2.0","id":"` + name + `","method":"tools/call","params":{"name":"` + name + `","arguments":` + args + `,` + sdMeta + `}}`
@@ -144,7 +132,7 @@ func rgByID(t *testing.T, s *harness.Daemon, requests ...string) map[string]stri
 // to the server's stderr. A bash-mcp-sdk server keeps its own shaping.
 func TestSDK2026ToolResults(t *testing.T) {
 	tools := harness.ToolsJSON(rgToolNames...)
-	s := rgStart(t, rgServer(t, rgHelpersConfig, tools, ""), sdModern)
+	s := harness.Start(t, dropInScript(rgServer(t, rgHelpersConfig, tools, ""), sdModern))
 	text := func(id, text string, isError bool) string {
 		flag := ""
 		if isError {
@@ -186,7 +174,7 @@ func TestSDK2026ToolResults(t *testing.T) {
 	}
 
 	t.Run("bash-mcp-sdk server", func(t *testing.T) {
-		s := rgStart(t, rgBashServer(t, ""), "2024-11-05")
+		s := harness.Start(t, dropInScript(rgBashServer(t, ""), "2024-11-05"))
 		call := func(id int, name string) string {
 			return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":%q,"arguments":{}}}`, id, name)
 		}
@@ -234,7 +222,7 @@ func TestSDK2026CacheHints(t *testing.T) {
 			`"ttlMs":42,"cacheScope":"private",`, `"ttlMs":42,"cacheScope":"private",`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			s := rgStart(t, rgServer(t, c.config, c.tools, c.script), sdModern)
+			s := harness.Start(t, dropInScript(rgServer(t, c.config, c.tools, c.script), sdModern))
 			sdWantLine(t, "tools/list", s.RoundTrip(list), listAnswer(c.list))
 			sdWantLine(t, "server/discover", s.RoundTrip(discover), discoverAnswer(c.discover))
 		})
@@ -254,11 +242,11 @@ func TestToolArgsAsJqPrintsThem(t *testing.T) {
 		if err := syscall.Mkfifo(fifo, 0o600); err != nil {
 			t.Fatal(err)
 		}
-		s := rgStart(t, rgBashServer(t, `
+		s := harness.Start(t, dropInScript(rgBashServer(t, `
 mcp_before_tool_call() { printf '%s' "$2" >"$RG_DIR/hook-$1"; }
 tool_slow() { echo started >"$RG_FIFO"; sleep 600; }
 tool_slow_cancel() { printf '%s\n' "$1" >"$RG_FIFO"; }
-`), "2024-11-05", "RG_DIR="+dir, "RG_FIFO="+fifo)
+`), "2024-11-05", "RG_DIR="+dir, "RG_FIFO="+fifo))
 		call := func(id int, name, args string) string {
 			return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":%q,"arguments":%s}}`, id, name, args)
 		}
@@ -304,7 +292,7 @@ tool_slow_cancel() { printf '%s\n' "$1" >"$RG_FIFO"; }
 		}
 	})
 	t.Run("2026 server", func(t *testing.T) {
-		s := rgStart(t, rgServer(t, rgHelpersConfig, harness.ToolsJSON(rgToolNames...), ""), sdModern)
+		s := harness.Start(t, dropInScript(rgServer(t, rgHelpersConfig, harness.ToolsJSON(rgToolNames...), ""), sdModern))
 		// The SDK's core on the same request.
 		sdWantLine(t, "tools/call args", s.RoundTrip(rgCall("args", `{ "b" : [1, 2], "a": "x\u0041\/", "n": 1.50, "i":1e2, "j":1.5e-7, "big":9007199254740993, "k":1E400 }`)),
 			`{"jsonrpc":"2.0","id":"args","result":{"content":[{"type":"text","text":"{\"b\":[1,2],\"a\":\"xA/\",\"n\":1.50,\"i\":1E+2,\"j\":1.5E-7,\"big\":9007199254740993,\"k\":1E+400}"}],"resultType":"complete",`+rgHelpersMeta+`}}`)
@@ -349,7 +337,7 @@ func TestSDK2026HTTPAnswers(t *testing.T) {
 		{"empty body", post("/mcp", "", v, m), 400, `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Empty request body"}}`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			cmd := sdWeatherCmd(t, []string{"handle-connection"})
+			cmd := harness.Command(t, sdWeather([]string{"handle-connection"}))
 			var out bytes.Buffer
 			cmd.Stdin, cmd.Stdout = strings.NewReader(c.request), &out
 			dr2Run(t, cmd)()

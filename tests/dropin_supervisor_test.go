@@ -10,7 +10,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -44,35 +43,17 @@ func d2sWrite(t *testing.T, script, tools, config string) d2sServer {
 	return d2sServer{dir: dir}
 }
 
-// d2sEnv is the environment of a server under test: the test's own minus
-// every MCP_* variable, plus extra.
-func d2sEnv(extra ...string) []string {
-	var env []string
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "MCP_") {
-			env = append(env, kv)
-		}
-	}
-	return append(env, extra...)
-}
-
 // start runs the server in one of the two forms a host uses: "dropin"
 // (./server.sh, its shim finds the binary through MCP_BASHD) or
 // "manifest" (mcp-bashd server.sh).
 func (d d2sServer) start(t *testing.T, form string, env ...string) *harness.Daemon {
 	t.Helper()
-	script := filepath.Join(d.dir, "server.sh")
-	var cmd *exec.Cmd
-	if form == "dropin" {
-		cmd = exec.Command(script)
-	} else {
-		cmd = exec.Command(harness.Binary, script)
+	o := harness.Options{Exe: filepath.Join(d.dir, "server.sh"), Args: []string{}, WorkDir: d.dir, CleanEnv: true, Init: true,
+		Env: append([]string{"MCP_BASHD=" + harness.Binary}, env...)}
+	if form != "dropin" {
+		o.Exe, o.Args = harness.Binary, []string{filepath.Join(d.dir, "server.sh")}
 	}
-	cmd.Dir = d.dir
-	cmd.Env = d2sEnv(append([]string{"MCP_BASHD=" + harness.Binary}, env...)...)
-	s := harness.StartCmd(t, cmd)
-	s.RoundTrip(harness.InitLine)
-	return s
+	return harness.Start(t, o)
 }
 
 // d2sCall sends a tools/call and returns its result's text and isError.

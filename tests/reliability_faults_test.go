@@ -313,38 +313,25 @@ func TestStdinEOFWith20CallsInFlight(t *testing.T) {
 // < 0.2 s CPU after the EPIPE, and leaves nothing running.
 func TestClientClosesStdout(t *testing.T) {
 	const grace = 500 * time.Millisecond
-	dir := harness.WriteFiles(t, map[string]string{"server.sh": rfLib + rfHold, "tools.json": harness.ToolsJSON("hold")})
-	mark := fmt.Sprintf("%s-%d", t.Name(), os.Getpid())
-	cmd := exec.Command(harness.Binary, "--grace", grace.String(), filepath.Join(dir, "server.sh"))
-	cmd.Env = append(os.Environ(), harness.MarkKey+"="+mark, "RF_DIR="+dir, "TMPDIR="+t.TempDir(), "MCP_LOG_FILE="+filepath.Join(dir, "daemon.log"))
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	outR, outW, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stderr := &harness.Output{}
-	cmd.Stdout, cmd.Stderr = outW, stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	outW.Close()
-	done := make(chan struct{})
-	go func() { cmd.Wait(); close(done) }()
-	t.Cleanup(func() {
-		stdin.Close()
-		select {
-		case <-done:
-		case <-time.After(30 * time.Second):
-			cmd.Process.Kill()
-			<-done
+	// The test reads the daemon's stdout itself (to close it).
+	var stdin io.WriteCloser
+	var outR, outW *os.File
+	o := rfServer(rfHold, []string{"hold"}, []string{"--grace", grace.String()})
+	o.Init = false
+	p, l := harness.RunCmd(t, o, func(cmd *exec.Cmd) {
+		var err error
+		if stdin, err = cmd.StdinPipe(); err != nil {
+			t.Fatal(err)
 		}
+		if outR, outW, err = os.Pipe(); err != nil {
+			t.Fatal(err)
+		}
+		cmd.Stdout = outW
 	})
-	// The test reads the daemon's stdout itself (to close it), so the
-	// harness only watches its processes.
-	d := &harness.Daemon{T: t, Cmd: cmd, Layout: harness.Layout{Dir: dir, Mark: mark}}
+	outW.Close()
+	t.Cleanup(func() { stdin.Close() })
+	cmd, stderr, done, dir := p.Cmd, p.Stderr, p.Done, l.Dir
+	d := &harness.Daemon{T: t, Cmd: cmd, Layout: l}
 	write := func(line string) {
 		t.Helper()
 		if _, err := io.WriteString(stdin, line+"\n"); err != nil {

@@ -369,14 +369,12 @@ func rlCall(id, tool, args string) string {
 // the daemon on it with flags, a private TMPDIR and the marker.
 func rlServer(t *testing.T, m rlMark, script string, tools []string, flags []string, env ...string) (*harness.Daemon, string) {
 	t.Helper()
-	dir := harness.WriteFiles(t, map[string]string{"server.sh": script, "tools.json": harness.ToolsJSON(tools...)})
-	tmp := t.TempDir()
-	args := append(append([]string{}, flags...), filepath.Join(dir, "server.sh"))
-	s := harness.Start(t, harness.Options{Args: args, Env: append([]string{"TMPDIR=" + tmp, m.env()}, env...)})
+	s := harness.Start(t, harness.Options{Files: map[string]string{"server.sh": script, "tools.json": harness.ToolsJSON(tools...)},
+		Flags: flags, TempDir: true, Marked: m.val, Env: env})
 	if got := s.RoundTrip(harness.InitLine); !strings.Contains(got, `"result"`) {
 		t.Fatalf("initialize: %s", got)
 	}
-	return s, tmp
+	return s, s.Tmp
 }
 
 // rlCallDirs lists per-call roots left under a TMPDIR.
@@ -686,14 +684,11 @@ tool_nested() { ( (sleep 100 &) & ); { sleep 100 2>&1 & } ; echo started; }`
 // cannot set rlimits itself.
 func rlLimited(t *testing.T, n int, env, args []string) *harness.Daemon {
 	t.Helper()
-	var cmd *exec.Cmd
+	o := harness.Options{Exe: "bash", Args: append([]string{"-c", fmt.Sprintf(`ulimit -n %d && exec "$0" "$@"`, n), harness.Binary}, args...), Env: env}
 	if p, err := exec.LookPath("prlimit"); err == nil {
-		cmd = exec.Command(p, append([]string{fmt.Sprintf("--nofile=%d:%d", n, n), harness.Binary}, args...)...)
-	} else {
-		cmd = exec.Command("bash", append([]string{"-c", fmt.Sprintf(`ulimit -n %d && exec "$0" "$@"`, n), harness.Binary}, args...)...)
+		o.Exe, o.Args = p, append([]string{fmt.Sprintf("--nofile=%d:%d", n, n), harness.Binary}, args...)
 	}
-	cmd.Env = append(os.Environ(), env...)
-	s := harness.StartCmd(t, cmd)
+	s := harness.Start(t, o)
 	// The exec must have happened before the pid is the daemon's.
 	proctest.WaitUntil(t, harness.Deadline(t), "the daemon runs under the limit", func() (bool, string) {
 		exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", s.Cmd.Process.Pid))

@@ -20,7 +20,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -66,38 +65,23 @@ type scDaemon struct {
 // goes silent).
 func scStartStdio(t *testing.T, body string, tools []string, flags ...string) *scDaemon {
 	t.Helper()
-	d := &scDaemon{dir: harness.WriteFiles(t, map[string]string{"server.sh": rfLib + body, "tools.json": harness.ToolsJSON(tools...)}),
-		stderr: &harness.Output{}, done: make(chan struct{}), mark: rlNewMark(t, "sc-"+t.Name())}
-	d.log = filepath.Join(d.dir, "daemon.log")
-	d.cmd = exec.Command(harness.Binary, append(append([]string{}, flags...), filepath.Join(d.dir, "server.sh"))...)
-	d.cmd.Env = append(os.Environ(), d.mark.env(), "RF_DIR="+d.dir, "TMPDIR="+t.TempDir(), "MCP_LOG_FILE="+d.log)
-	var err error
-	if d.stdin, err = d.cmd.StdinPipe(); err != nil {
-		t.Fatal(err)
-	}
-	outW := (*os.File)(nil)
-	if d.out, outW, err = os.Pipe(); err != nil {
-		t.Fatal(err)
-	}
-	d.cmd.Stdout, d.cmd.Stderr = outW, d.stderr
-	if err := d.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	outW.Close()
-	go func() { d.cmd.Wait(); close(d.done) }()
-	t.Cleanup(func() {
-		select {
-		case <-d.done:
-		default:
-			d.cmd.Process.Kill()
-			<-d.done
+	d := &scDaemon{}
+	var outW *os.File
+	p, l := harness.RunCmd(t, scServer(body, tools, flags...), func(cmd *exec.Cmd) {
+		var err error
+		if d.stdin, err = cmd.StdinPipe(); err != nil {
+			t.Fatal(err)
 		}
+		if d.out, outW, err = os.Pipe(); err != nil {
+			t.Fatal(err)
+		}
+		cmd.Stdout = outW
+	})
+	outW.Close()
+	d.cmd, d.stderr, d.done, d.dir, d.log, d.mark = p.Cmd, p.Stderr, p.Done, l.Dir, l.Log, rlMark{harness.MarkKey, l.Mark}
+	t.Cleanup(func() {
 		d.stdin.Close()
 		d.out.Close()
-		if t.Failed() {
-			b, _ := os.ReadFile(d.log)
-			t.Logf("daemon log:\n%s", harness.Tail(b, 30))
-		}
 	})
 	d.br = bufio.NewReader(d.out)
 	d.send(t, harness.InitLine)

@@ -273,7 +273,7 @@ func TestGoSDKLegacyListChanged(t *testing.T) {
 		"config.json": `{"capabilities":{"tools":{"listChanged":true}}}`,
 	})
 	changed := make(chan struct{}, 16)
-	cmd := sdDaemonCmd(t, []string{filepath.Join(dir, "server.sh")})
+	cmd := harness.Command(t, sdDaemon([]string{filepath.Join(dir, "server.sh")}))
 	g, err := sdGoConnect(t, &mcp.CommandTransport{Command: cmd}, "2025-11-25", &mcp.ClientOptions{
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} },
 	})
@@ -310,7 +310,7 @@ func TestGoSDKModernListChanged(t *testing.T) {
 		"config.json": `{"capabilities":{"tools":{"listChanged":true}}}`,
 	})
 	changed := make(chan struct{}, 16)
-	cmd := sdDaemonCmd(t, []string{filepath.Join(dir, "server.sh")})
+	cmd := harness.Command(t, sdDaemon([]string{filepath.Join(dir, "server.sh")}))
 	g, err := sdGoConnect(t, &mcp.CommandTransport{Command: cmd}, "", &mcp.ClientOptions{
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} },
 	})

@@ -64,20 +64,16 @@ func sdMark(t *testing.T) string {
 	return "MCPBASHD_TEST_MARK=sd-" + strings.ReplaceAll(t.Name(), "/", "-") + "-" + strconv.Itoa(os.Getpid())
 }
 
-// sdWeatherCmd is ./weatherserver.sh ARGS run from its own directory, as
+// sdWeather is ./weatherserver.sh ARGS run from its own directory, as
 // the README runs it.
-func sdWeatherCmd(t *testing.T, args []string, env ...string) *exec.Cmd {
-	cmd := exec.Command("./weatherserver.sh", args...)
-	cmd.Dir = harness.RepoPath("examples/weather")
-	cmd.Env = sdEnv(append([]string{"MCP_BASHD=" + harness.Binary, "TMPDIR=" + t.TempDir(), sdMark(t)}, env...)...)
-	return cmd
+func sdWeather(args []string, env ...string) harness.Options {
+	return harness.Options{Exe: "./weatherserver.sh", Args: append([]string{}, args...), WorkDir: harness.RepoPath("examples/weather"),
+		CleanEnv: true, TempDir: true, Mark: "sd", Env: append([]string{"MCP_BASHD=" + harness.Binary}, env...)}
 }
 
-// sdDaemonCmd is mcp-bashd ARGS with a clean environment.
-func sdDaemonCmd(t *testing.T, args []string, env ...string) *exec.Cmd {
-	cmd := exec.Command(harness.Binary, args...)
-	cmd.Env = sdEnv(append([]string{"TMPDIR=" + t.TempDir(), sdMark(t)}, env...)...)
-	return cmd
+// sdDaemon is mcp-bashd ARGS with a clean environment.
+func sdDaemon(args []string, env ...string) harness.Options {
+	return harness.Options{Args: args, CleanEnv: true, TempDir: true, Mark: "sd", Env: env}
 }
 
 // sdResult is a tools/call response.
@@ -264,7 +260,7 @@ func (g *sdGo) closeStdio(revision string) {
 // "type":"object", which every MCP schema revision requires; the example's
 // tools.json adds it (docs/migration.md).
 func TestTutorialExactMessages(t *testing.T) {
-	s := harness.StartCmd(t, sdDaemonCmd(t, []string{harness.RepoPath("examples/tutorial/server.sh")}))
+	s := harness.Start(t, sdDaemon([]string{harness.RepoPath("examples/tutorial/server.sh")}))
 	exchange := []struct{ client, server string }{
 		{`{"method":"initialize","params":{"protocolVersion":"2024-11-05","capabilities":{},"clientInfo":{"name":"claude-ai","version":"0.1.0"}},"jsonrpc":"2.0","id":0}`,
 			`{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2024-11-05","capabilities":{"experimental":{},"prompts":{"listChanged":false},"resources":{"subscribe":false,"listChanged":false},"tools":{"listChanged":false}},"serverInfo":{"name":"math","version":"0.0.1"}}}`},
@@ -309,7 +305,7 @@ func TestTutorialExactMessages(t *testing.T) {
 func TestTutorialGoSDK(t *testing.T) {
 	for _, c := range []struct{ pin, want string }{{"2024-11-05", "2024-11-05"}, {"", sdModern}} {
 		t.Run("version="+c.want, func(t *testing.T) {
-			g, err := sdGoConnect(t, &mcp.CommandTransport{Command: sdDaemonCmd(t, []string{harness.RepoPath("examples/tutorial/server.sh")})}, c.pin, nil)
+			g, err := sdGoConnect(t, &mcp.CommandTransport{Command: harness.Command(t, sdDaemon([]string{harness.RepoPath("examples/tutorial/server.sh")}))}, c.pin, nil)
 			if err != nil {
 				t.Fatalf("connect: %v", err)
 			}

@@ -75,7 +75,7 @@ func TestToolsDirProviderByHand(t *testing.T) {
 // serves tools/list and calls, the argument schema is enforced, and the
 // placeholder lists the seed answers are there.
 func TestToolsDirExample(t *testing.T) {
-	s := harness.StartCmd(t, sdDaemonCmd(t, []string{"--tools-dir", harness.RepoPath("examples/toolsdir/tools")}))
+	s := harness.Start(t, sdDaemon([]string{"--tools-dir", harness.RepoPath("examples/toolsdir/tools")}))
 	s.RoundTrip(harness.InitLine)
 	s.Send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 	sdWantLine(t, "tools/list", s.RoundTrip(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`),
@@ -115,7 +115,7 @@ func TestToolsDirExample(t *testing.T) {
 
 // The Go SDK as the host of a tools directory.
 func TestToolsDirGoSDK(t *testing.T) {
-	g, err := sdGoConnect(t, &mcp.CommandTransport{Command: sdDaemonCmd(t, []string{"--tools-dir", harness.RepoPath("examples/toolsdir/tools")})}, "", nil)
+	g, err := sdGoConnect(t, &mcp.CommandTransport{Command: harness.Command(t, sdDaemon([]string{"--tools-dir", harness.RepoPath("examples/toolsdir/tools")}))}, "", nil)
 	if err != nil {
 		t.Fatalf("connect: %v", err)
 	}
@@ -200,7 +200,7 @@ esac
 	}
 	ready := filepath.Join(t.TempDir(), "ready")
 	tmp := t.TempDir()
-	cmd := sdDaemonCmd(t, []string{"--tools-dir", dir}, "READY="+ready)
+	cmd := harness.Command(t, sdDaemon([]string{"--tools-dir", dir}, "READY="+ready))
 	cmd.Env = append(cmd.Env, "TMPDIR="+tmp)
 	s := harness.StartCmd(t, cmd)
 	s.RoundTrip(harness.InitLine)
@@ -316,7 +316,7 @@ warn)
     ;;
 esac
 `, true)
-	s := harness.StartCmd(t, sdDaemonCmd(t, []string{"--tools-dir", dir}))
+	s := harness.Start(t, sdDaemon([]string{"--tools-dir", dir}))
 	s.RoundTrip(harness.InitLine)
 	sdWantLine(t, "a result on stdout with a warning on stderr", s.RoundTrip(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"warn","arguments":{}}}`),
 		`{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"result"}],"isError":false}}`)
@@ -331,7 +331,7 @@ func TestToolsDirDuplicateNames(t *testing.T) {
 	a, b := filepath.Join(dir, "a.sh"), filepath.Join(dir, "b.sh")
 	sdWriteExe(t, a, "#!/usr/bin/env bash\n[ \"$1\" = list ] && { echo '{\"name\":\"solo\",\"inputSchema\":{\"type\":\"object\"}}'; echo '{\"name\":\"dup\",\"inputSchema\":{\"type\":\"object\"}}'; exit 0; }\necho \"a:$1\"\n", true)
 	sdWriteExe(t, b, "#!/usr/bin/env bash\n[ \"$1\" = list ] && { echo '{\"name\":\"dup\",\"inputSchema\":{\"type\":\"object\"}}'; exit 0; }\necho \"b:$1\"\n", true)
-	s := harness.StartCmd(t, sdDaemonCmd(t, []string{"--tools-dir", dir}))
+	s := harness.Start(t, sdDaemon([]string{"--tools-dir", dir}))
 	s.RoundTrip(harness.InitLine)
 	want := `{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"Duplicate tool names: dup:` + b + `,` + a + `"}}`
 	sdWantLine(t, "tools/list with a duplicate", s.RoundTrip(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`), want)
@@ -362,7 +362,7 @@ func TestToolsDirInvalidList(t *testing.T) {
 		return "#!/usr/bin/env bash\n[ \"$1\" = list ] && cat <<'EOF'\n" + lines + "EOF\n"
 	}
 	sdWriteExe(t, exe, provider(good+"\n"), true)
-	s := harness.StartCmd(t, sdDaemonCmd(t, []string{"--tools-dir", dir}))
+	s := harness.Start(t, sdDaemon([]string{"--tools-dir", dir}))
 	s.RoundTrip(harness.InitLine)
 	for i, c := range []struct {
 		name, lines, want string
@@ -398,7 +398,7 @@ func TestToolsDirWithServerScript(t *testing.T) {
 		t.Fatal(err)
 	}
 	sdWriteExe(t, filepath.Join(tools, "t.sh"), "#!/usr/bin/env bash\n[ \"$1\" = list ] && { echo '{\"name\":\"listed\",\"inputSchema\":{\"type\":\"object\"}}'; exit 0; }\necho \"from-dir $1 $2\"\n", true)
-	g, err := sdGoConnect(t, &mcp.CommandTransport{Command: sdDaemonCmd(t, []string{"--tools-dir", tools, filepath.Join(dir, "server.sh")})}, "2025-11-25", nil)
+	g, err := sdGoConnect(t, &mcp.CommandTransport{Command: harness.Command(t, sdDaemon([]string{"--tools-dir", tools, filepath.Join(dir, "server.sh")}))}, "2025-11-25", nil)
 	if err != nil {
 		t.Fatalf("connect: %v", err)
 	}

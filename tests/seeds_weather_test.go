@@ -115,7 +115,7 @@ func TestWeatherStdio(t *testing.T) {
 	if fi, err := os.Stat(logf); err == nil {
 		logStart = fi.Size()
 	}
-	s := harness.StartCmd(t, sdWeatherCmd(t, nil))
+	s := harness.Start(t, sdWeather(nil))
 	s.Revision = sdModern
 
 	sdWantLine(t, "server/discover", s.RoundTrip(`{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{`+sdMeta+`}}`),
@@ -179,7 +179,7 @@ func sdJSONString(s string) []byte {
 // Top-level state: the script reads MCP_API_KEY once, at top level; every
 // call sees the value (here one that makes the canned API refuse).
 func TestWeatherTopLevelEnv(t *testing.T) {
-	s := harness.StartCmd(t, sdWeatherCmd(t, nil, "MCP_API_KEY=invalid"))
+	s := harness.Start(t, sdWeather(nil, "MCP_API_KEY=invalid"))
 	s.Revision = sdModern
 	line := s.RoundTrip(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_weather","arguments":{"location":"London"},` + sdMeta + `}}`)
 	if text, isErr := sdText(t, line); !isErr || !strings.HasSuffix(text, "Weather API rejected the API key") {
@@ -192,7 +192,7 @@ func TestWeatherTopLevelEnv(t *testing.T) {
 func TestWeatherGoSDKStdio(t *testing.T) {
 	for _, c := range []struct{ pin, want string }{{"", sdModern}, {"2025-06-18", "2025-06-18"}} {
 		t.Run("version="+c.want, func(t *testing.T) {
-			g, err := sdGoConnect(t, &mcp.CommandTransport{Command: sdWeatherCmd(t, nil)}, c.pin, nil)
+			g, err := sdGoConnect(t, &mcp.CommandTransport{Command: harness.Command(t, sdWeather(nil))}, c.pin, nil)
 			if err != nil {
 				t.Fatalf("connect: %v", err)
 			}
@@ -229,7 +229,7 @@ var sdServingRE = regexp.MustCompile(`mcp-bashd: serving (http://127\.0\.0\.1:(\
 // picks a free port) and waits for the line naming the address.
 func sdStartWeatherHTTP(t *testing.T) *sdHTTP {
 	t.Helper()
-	h := &sdHTTP{cmd: sdWeatherCmd(t, []string{"--http"}, "MCP_HTTP_PORT=0"), stderr: &harness.Output{}, done: make(chan struct{})}
+	h := &sdHTTP{cmd: harness.Command(t, sdWeather([]string{"--http"}, "MCP_HTTP_PORT=0")), stderr: &harness.Output{}, done: make(chan struct{})}
 	h.cmd.Stderr = h.stderr
 	if err := h.cmd.Start(); err != nil {
 		t.Fatal(err)

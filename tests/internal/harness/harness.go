@@ -165,6 +165,10 @@ type Options struct {
 	Tmp     string
 	// Init sends InitLine (2025-11-25) once started and reads its answer.
 	Init bool
+	// Revision is the one the schema checks use until an initialize
+	// answer says otherwise (default 2024-11-05; 2026-07-28 negotiates
+	// nothing).
+	Revision string
 	// Log sends the daemon's JSON log to a fresh file (Daemon.Log), whose
 	// tail is printed if the test fails.
 	Log bool
@@ -263,11 +267,12 @@ func (o Options) command(t testing.TB, pre ...string) (*exec.Cmd, Layout) {
 	return cmd, l
 }
 
-// Command is the exec.Cmd o describes, not started (for a client SDK's
-// command transport, which starts it itself), and its Layout.
-func Command(t testing.TB, o Options) (*exec.Cmd, Layout) {
+// Command is the exec.Cmd o describes, not started: for a client SDK's
+// command transport, which starts it itself, or a one-shot run.
+func Command(t testing.TB, o Options) *exec.Cmd {
 	t.Helper()
-	return o.command(t)
+	cmd, _ := o.command(t)
+	return cmd
 }
 
 // Tail is the last n lines of b.

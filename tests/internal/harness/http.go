@@ -2,6 +2,7 @@ package harness
 
 import (
 	"bufio"
+	"net/http"
 	"os"
 	"os/exec"
 	"strings"
@@ -123,4 +124,22 @@ func (d *HTTPDaemon) StopClean(t *testing.T, mark string) {
 		t.Errorf("mcp-bashd --http after SIGTERM: %v, want killed by SIGTERM\nstderr:\n%s", ps, d.Stderr.String())
 	}
 	WaitNoneLeft(t, mark, -1, "no marked process left after the daemon exited")
+}
+
+// Post sends one JSON-RPC message to the daemon's URL with client, as
+// application/json accepting accept, and returns the response (headers
+// read, body not: the caller reads and closes it).
+func (d *HTTPDaemon) Post(t *testing.T, client *http.Client, accept, msg string) *http.Response {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, d.URL, strings.NewReader(msg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", accept)
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatalf("POST %.80s: %v", msg, err)
+	}
+	return resp
 }

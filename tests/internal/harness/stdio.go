@@ -40,6 +40,9 @@ func Start(t *testing.T, o Options) *Daemon {
 	cmd, l := o.command(t)
 	d := StartCmd(t, cmd)
 	d.Layout = l
+	if o.Revision != "" {
+		d.Revision = o.Revision
+	}
 	if o.Init {
 		d.RoundTrip(InitLine)
 	}
