@@ -17,7 +17,6 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -243,8 +242,7 @@ func TestAskAnswersFromTheGoSDKReachTheTool(t *testing.T) {
 // fails with a message naming it.
 func TestAskForAnUndeclaredCapabilityFailsTheHelper(t *testing.T) {
 	c := mcp.NewClient(&mcp.Implementation{Name: "no-caps", Version: "0"}, &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}})
-	cmd := exec.Command(harness.Binary, akServerDir(t, ""))
-	cmd.Env = append(os.Environ(), "TMPDIR="+t.TempDir())
+	cmd := harness.Command(t, harness.Options{Args: []string{akServerDir(t, "")}, TempDir: true})
 	w := &clWire{}
 	ctx, cancel := context.WithDeadline(context.Background(), harness.Deadline(t))
 	defer cancel()

@@ -2,6 +2,7 @@ package tests
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -112,29 +113,31 @@ func cliValidUTF8(ts *testscript.TestScript, neg bool, args []string) {
 	}
 }
 
+// cliTB lets a testscript command wait with proctest.WaitUntil, which
+// only calls Helper and Fatalf.
+type cliTB struct {
+	testing.TB
+	ts *testscript.TestScript
+}
+
+func (c cliTB) Helper()                      {}
+func (c cliTB) Fatalf(f string, args ...any) { c.ts.Fatalf(f, args...) }
+
 func cliNoProcs(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 0 {
 		ts.Fatalf("usage: noprocs")
 	}
 	mark := ts.Getenv(cliMarkKey)
-	end := time.Now().Add(30 * time.Second)
-	for {
+	proctest.WaitUntil(cliTB{ts: ts}, time.Now().Add(30*time.Second), "no process left running", func() (bool, string) {
 		ps, err := proctest.WithEnv(cliMarkKey, mark)
 		ts.Check(err)
 		alive := proctest.Alive(ps)
-		if len(alive) == 0 {
-			return
+		var s []string
+		for _, p := range alive {
+			s = append(s, p.String())
 		}
-		if time.Now().After(end) {
-			var s []string
-			for _, p := range alive {
-				s = append(s, p.String())
-			}
-			ts.Fatalf("processes left running:\n%s", strings.Join(s, "\n"))
-		}
-		// Polling, not synchronisation: the condition is re-checked.
-		time.Sleep(10 * time.Millisecond)
-	}
+		return len(alive) == 0, "processes left running:\n" + strings.Join(s, "\n")
+	})
 }
 
 func cliWaitFile(ts *testscript.TestScript, neg bool, args []string) {
@@ -142,17 +145,10 @@ func cliWaitFile(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("usage: waitfile FILE")
 	}
 	path := ts.MkAbs(args[0])
-	end := time.Now().Add(30 * time.Second)
-	for {
-		if _, err := os.Stat(path); err == nil {
-			return
-		}
-		if time.Now().After(end) {
-			ts.Fatalf("%s did not appear", args[0])
-		}
-		// Polling, not synchronisation: the condition is re-checked.
-		time.Sleep(10 * time.Millisecond)
-	}
+	proctest.WaitUntil(cliTB{ts: ts}, time.Now().Add(30*time.Second), args[0]+" to appear", func() (bool, string) {
+		_, err := os.Stat(path)
+		return err == nil, fmt.Sprint(err)
+	})
 }
 
 // Issue 12, item 5: `mcp-bashd call --url` calls a tool on a running

@@ -532,8 +532,7 @@ func cmGoMatrix(t *testing.T, overHTTP bool, c cmGoCase) {
 		proxy = cmStartProxy(t, daemon.URL)
 		transport = &mcp.StreamableClientTransport{Endpoint: proxy.url, HTTPClient: &http.Client{}}
 	} else {
-		cmd = exec.Command(harness.Binary, srv.script)
-		cmd.Env = append(append(os.Environ(), harness.MarkKey+"="+mark), srv.env...)
+		cmd = harness.Command(t, harness.Options{Script: srv.script, Env: srv.env, Marked: mark})
 		cmd.Stderr = stderr
 		transport = &mcp.CommandTransport{Command: cmd}
 	}

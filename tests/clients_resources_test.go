@@ -16,7 +16,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -74,8 +73,7 @@ func crGoSDK(t *testing.T, c crGoCase) {
 		proxy = cmStartProxy(t, daemon.URL)
 		transport = &mcp.StreamableClientTransport{Endpoint: proxy.url, HTTPClient: &http.Client{}}
 	} else {
-		cmd := exec.Command(harness.Binary, script)
-		cmd.Env = append(append(os.Environ(), harness.MarkKey+"="+mark), env...)
+		cmd := harness.Command(t, harness.Options{Script: script, Env: env, Marked: mark})
 		cmd.Stderr = stderr
 		transport = &mcp.LoggingTransport{Transport: &mcp.CommandTransport{Command: cmd}, Writer: wire}
 	}

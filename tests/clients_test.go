@@ -289,9 +289,8 @@ type clGoConn struct {
 // and everything it starts carry mark.
 func clGoConnect(t *testing.T, version, mark string, env []string, args ...string) *clGoConn {
 	t.Helper()
-	t.Cleanup(func() { harness.KillMarked(mark) }) // runs after the session's close
-	cmd := exec.Command(harness.Binary, args...)
-	cmd.Env = append(append(os.Environ(), harness.MarkKey+"="+mark), env...)
+	// Marked processes are killed at cleanup, after the session's close.
+	cmd := harness.Command(t, harness.Options{Args: args, Env: env, Marked: mark})
 	c := &clGoConn{t: t, cmd: cmd, wire: &clWire{}, stderr: &harness.Output{}}
 	cmd.Stderr = c.stderr
 	client := mcp.NewClient(&mcp.Implementation{Name: "mcp-bashd-e2e-go", Version: "0"}, nil)

@@ -17,7 +17,7 @@ import (
 // the shim in place of the SDK file.
 func TestDropInGreeter(t *testing.T) {
 	tmp := t.TempDir()
-	s := startScript(t, harness.RepoPath("examples/greeter/server.sh"), "MCP_BASHD="+harness.Binary, "TMPDIR="+tmp, "MCP_LOG_FILE="+filepath.Join(tmp, "server.log"))
+	s := harness.Exec(t, harness.RepoPath("examples/greeter/server.sh"), nil, []string{"MCP_BASHD=" + harness.Binary, "TMPDIR=" + tmp, "MCP_LOG_FILE=" + filepath.Join(tmp, "server.log")})
 	if got := s.RoundTrip(harness.InitLine); got != `{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","serverInfo":{"name":"greeter","version":"1.0.0"},"capabilities":{"tools":{}},"instructions":"Use greet to say hello, count to count calls."}}` {
 		t.Fatalf("initialize: %s", got)
 	}
@@ -45,11 +45,6 @@ func TestDropInGreeter(t *testing.T) {
 	if ee := s.CloseAndWait(); ee != nil {
 		t.Fatalf("exit: %v\n%s", ee, s.Stderr)
 	}
-}
-
-// startScript runs a server script directly (the drop-in form).
-func startScript(t *testing.T, script string, env ...string) *harness.Daemon {
-	return harness.Exec(t, script, nil, env)
 }
 
 // Manifest mode: the daemon loads a plain file of tool functions.

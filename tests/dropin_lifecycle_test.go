@@ -10,7 +10,6 @@ package tests
 // server's pid in MCP_BASHD_SERVER_PID (11).
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -78,19 +77,6 @@ func d2Ended(t *testing.T, r *harness.Daemon) (int, syscall.Signal) {
 func d2Events(r *harness.Daemon) string {
 	b, _ := os.ReadFile(filepath.Join(r.Dir, "events"))
 	return string(b)
-}
-
-// gone waits until pid runs no more (gone, or a zombie).
-func d2Gone(t *testing.T, pid int, what string) {
-	t.Helper()
-	proctest.WaitUntil(t, harness.Deadline(t), what, func() (bool, string) {
-		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-		if err != nil {
-			return true, ""
-		}
-		f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
-		return len(f) > 0 && (f[0] == "Z" || f[0] == "X"), string(b)
-	})
 }
 
 // Item 1: a script that changes directory before run_mcp_server, started
@@ -252,7 +238,7 @@ func TestSignalsReachTheDaemon(t *testing.T) {
 			if got, want := d2Events(r), "cancel hook []\nEXIT handler\n"; got != want {
 				t.Errorf("events:\n%s\nwant:\n%s", got, want)
 			}
-			d2Gone(t, daemon, "the daemon to be gone")
+			harness.WaitGone(t, daemon, "the daemon to be gone")
 			harness.WaitGroupGone(t, pgid, harness.Deadline(t))
 		})
 	}
@@ -274,7 +260,7 @@ func TestDaemonDiesWithShell(t *testing.T) {
 	if _, sig := d2Ended(t, r); sig != syscall.SIGKILL {
 		t.Fatalf("the shell ended by %v", sig)
 	}
-	d2Gone(t, daemon, "the daemon to die with its shell")
+	harness.WaitGone(t, daemon, "the daemon to die with its shell")
 	harness.WaitGroupGone(t, pgid, harness.Deadline(t))
 	if got := d2Events(r); got != "" {
 		t.Errorf("events after SIGKILL: %q", got)
@@ -334,7 +320,7 @@ echo "after run_mcp_server" >>"$RF_DIR/events"
 			if got := d2Events(r); got != "" {
 				t.Errorf("statements after run_mcp_server ran: %q", got)
 			}
-			d2Gone(t, daemon, "the daemon to be gone")
+			harness.WaitGone(t, daemon, "the daemon to be gone")
 		})
 	}
 }

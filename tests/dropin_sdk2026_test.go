@@ -373,8 +373,7 @@ esac
 	if m[2] == "3000" || m[3] != "/custom" {
 		t.Errorf("the script's MCP_HTTP_PORT=0 and MCP_HTTP_PATH=/custom were not honoured: %s", m[0])
 	}
-	h := &sdHTTP{url: m[1]}
-	status, _, body := h.post(t, sdModernHeaders("tools/call", "hello"), `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"hello","arguments":{},`+sdMeta+`}}`)
+	status, _, body := sdPost(t, m[1], sdModernHeaders("tools/call", "hello"), `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"hello","arguments":{},`+sdMeta+`}}`)
 	if text, isErr := sdText(t, body); status != 200 || isErr || text != "hello" {
 		t.Errorf("tools/call on %s: HTTP %d %s", m[1], status, body)
 	}

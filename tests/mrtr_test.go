@@ -17,7 +17,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -133,8 +132,7 @@ func mrConnectPinned(t *testing.T, overHTTP bool, opts *mcp.ClientOptions, runs,
 		transport = &mcp.StreamableClientTransport{Endpoint: proxy.url, HTTPClient: &http.Client{}, MaxRetries: -1}
 		wire = proxy.wire
 	} else {
-		cmd := exec.Command(harness.Binary, filepath.Join(dir, "server.sh"))
-		cmd.Env = append(append(os.Environ(), harness.MarkKey+"="+mark), env...)
+		cmd := harness.Command(t, harness.Options{Dir: dir, Env: env, Marked: mark})
 		cmd.Stderr = stderr
 		w := &clWire{}
 		transport = &mcp.LoggingTransport{Transport: &mcp.CommandTransport{Command: cmd}, Writer: w}

@@ -327,19 +327,16 @@ func TestDrainAnswersNewRequestsStdio(t *testing.T) {
 		return scResp{}
 	}
 	var r scResp
-	for n := 0; ; n++ {
+	n := 0
+	proctest.WaitUntil(t, harness.Deadline(t), "the daemon to begin to stop (a ping answered with an error)", func() (bool, string) {
 		id := fmt.Sprintf(`"p%d"`, n)
+		n++
 		d.Send(`{"jsonrpc":"2.0","id":` + id + `,"method":"ping"}`)
 		if r = recv("a ping sent during the drain"); string(r.ID) != id {
 			t.Fatalf("answer to %s has id %s", id, r.ID)
 		}
-		if r.Error != nil {
-			break
-		}
-		if !time.Now().Before(harness.Deadline(t)) {
-			t.Fatal("the daemon never began to stop")
-		}
-	}
+		return r.Error != nil, fmt.Sprintf("%d pings answered with a result", n)
+	})
 	want := func(r scResp, id string) {
 		t.Helper()
 		if string(r.ID) != id || r.Error == nil || r.Error.Code != -32004 || !strings.Contains(r.Error.Message, "shutting down") {

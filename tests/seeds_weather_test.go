@@ -6,12 +6,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
 	"regexp"
@@ -22,7 +20,6 @@ import (
 
 	"github.com/mcp-bashd/mcp-bashd/tests/internal/harness"
 	"github.com/mcp-bashd/mcp-bashd/tests/internal/mcpschema"
-	"github.com/mcp-bashd/mcp-bashd/tests/internal/proctest"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -214,66 +211,30 @@ func TestWeatherGoSDKStdio(t *testing.T) {
 	}
 }
 
-// sdHTTP is ./weatherserver.sh --http.
-type sdHTTP struct {
-	url    string
-	cmd    *exec.Cmd
-	stderr *harness.Output
-	done   chan struct{}
-	err    error
-}
-
-var sdServingRE = regexp.MustCompile(`mcp-bashd: serving (http://127\.0\.0\.1:(\d+)/mcp)\n`)
+var sdServingRE = regexp.MustCompile(`^http://127\.0\.0\.1:(\d+)/mcp$`)
 
 // sdStartWeatherHTTP starts the server with MCP_HTTP_PORT=0 (the kernel
 // picks a free port) and waits for the line naming the address.
-func sdStartWeatherHTTP(t *testing.T) *sdHTTP {
+func sdStartWeatherHTTP(t *testing.T) *harness.HTTPDaemon {
 	t.Helper()
-	h := &sdHTTP{cmd: harness.Command(t, sdWeather([]string{"--http"}, "MCP_HTTP_PORT=0")), stderr: &harness.Output{}, done: make(chan struct{})}
-	h.cmd.Stderr = h.stderr
-	if err := h.cmd.Start(); err != nil {
-		t.Fatal(err)
+	h := harness.StartHTTP(t, sdWeather([]string{"--http"}, "MCP_HTTP_PORT=0"))
+	m := sdServingRE.FindStringSubmatch(h.URL)
+	if m == nil {
+		t.Fatalf("the server serves %q, not http://127.0.0.1:PORT/mcp\n%s", h.URL, h.Stderr)
 	}
-	go func() { h.err = h.cmd.Wait(); close(h.done) }()
-	t.Cleanup(func() {
-		h.cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-h.done:
-		case <-time.After(30 * time.Second):
-			h.cmd.Process.Kill()
-			<-h.done
-		}
-	})
-	proctest.WaitUntil(t, harness.Deadline(t), "the HTTP server to say where it listens", func() (bool, string) {
-		select {
-		case <-h.done:
-			t.Fatalf("server exited: %v\n%s", h.err, h.stderrText())
-		default:
-		}
-		m := sdServingRE.FindStringSubmatch(h.stderrText())
-		if m == nil {
-			return false, h.stderrText()
-		}
-		if m[2] == "3000" {
-			t.Fatalf("MCP_HTTP_PORT=0 was not honoured: the server listens on the default port 3000")
-		}
-		h.url = m[1]
-		return true, ""
-	})
+	if m[1] == "3000" {
+		t.Fatalf("MCP_HTTP_PORT=0 was not honoured: the server listens on the default port 3000")
+	}
 	return h
 }
 
-func (h *sdHTTP) stderrText() string {
-	return h.stderr.String()
-}
-
-// post sends one JSON-RPC message with the given headers (plus
+// sdPost sends one JSON-RPC message to url with the given headers (plus
 // Content-Type and the Accept the spec requires).
-func (h *sdHTTP) post(t *testing.T, hdr map[string]string, body string) (int, http.Header, string) {
+func sdPost(t *testing.T, url string, hdr map[string]string, body string) (int, http.Header, string) {
 	t.Helper()
 	ctx, cancel := context.WithDeadline(context.Background(), harness.Deadline(t))
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, h.url, strings.NewReader(body))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -316,20 +277,20 @@ func TestWeatherHTTP(t *testing.T) {
 			t.Errorf("not valid for %s (%s): %v\n%s", rev, method, err, body)
 		}
 	}
-	status, _, body := h.post(t, sdModernHeaders("server/discover", ""), `{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{`+sdMeta+`}}`)
+	status, _, body := sdPost(t, h.URL, sdModernHeaders("server/discover", ""), `{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{`+sdMeta+`}}`)
 	if status != 200 {
 		t.Errorf("server/discover: HTTP %d %s", status, body)
 	}
 	sdWantLine(t, "server/discover over HTTP", body, `{"jsonrpc":"2.0","id":1,"result":{"supportedVersions":["2026-07-28"],"capabilities":{"tools":{"listChanged":false}},"ttlMs":3600000,"cacheScope":"public","resultType":"complete","instructions":"This server provides weather information.",`+sdWeatherMeta+`}}`)
 	check(sdModern, "", body)
 
-	status, _, body = h.post(t, sdModernHeaders("tools/list", ""), `{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{`+sdMeta+`}}`)
+	status, _, body = sdPost(t, h.URL, sdModernHeaders("tools/list", ""), `{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{`+sdMeta+`}}`)
 	if status != 200 || !strings.Contains(body, `"name":"get_weather"`) {
 		t.Errorf("tools/list: HTTP %d %s", status, body)
 	}
 	check(sdModern, "tools/list", body)
 
-	status, hdr, body := h.post(t, sdModernHeaders("tools/call", "get_weather"), `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"get_weather","arguments":{"location":"London"},`+sdMeta+`}}`)
+	status, hdr, body := sdPost(t, h.URL, sdModernHeaders("tools/call", "get_weather"), `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"get_weather","arguments":{"location":"London"},`+sdMeta+`}}`)
 	if status != 200 {
 		t.Errorf("tools/call: HTTP %d %s", status, body)
 	}
@@ -339,7 +300,7 @@ func TestWeatherHTTP(t *testing.T) {
 		t.Errorf("a 2026 response carries Mcp-Session-Id %q", hdr.Get("Mcp-Session-Id"))
 	}
 
-	status, _, body = h.post(t, sdModernHeaders("tools/call", "get_weather"), `{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"get_weather","arguments":{"location":""},`+sdMeta+`}}`)
+	status, _, body = sdPost(t, h.URL, sdModernHeaders("tools/call", "get_weather"), `{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"get_weather","arguments":{"location":""},`+sdMeta+`}}`)
 	if text, isErr := sdText(t, body); status != 200 || !isErr || !strings.HasSuffix(text, "Missing required parameter: location") {
 		t.Errorf("failing tool over HTTP: HTTP %d %s", status, body)
 	}
@@ -357,7 +318,7 @@ func TestWeatherHTTP(t *testing.T) {
 		{"Mcp-Method mismatch", map[string]string{"MCP-Protocol-Version": sdModern, "Mcp-Method": "tools/list", "Mcp-Name": "get_weather"}, "Header mismatch: Mcp-Method header 'tools/list' does not match body value 'tools/call'"},
 		{"version mismatch", map[string]string{"MCP-Protocol-Version": "2025-06-18", "Mcp-Method": "tools/call", "Mcp-Name": "get_weather"}, "Header mismatch: MCP-Protocol-Version header '2025-06-18' does not match body value '2026-07-28'"},
 	} {
-		status, _, body := h.post(t, c.hdr, `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"get_weather","arguments":{"location":"London"},`+sdMeta+`}}`)
+		status, _, body := sdPost(t, h.URL, c.hdr, `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"get_weather","arguments":{"location":"London"},`+sdMeta+`}}`)
 		want := `{"jsonrpc":"2.0","id":5,"error":{"code":-32020,"message":"` + c.want + `"}}`
 		if status != http.StatusBadRequest || body != want {
 			t.Errorf("%s: HTTP %d %s\nwant 400 %s", c.name, status, body, want)
@@ -367,12 +328,12 @@ func TestWeatherHTTP(t *testing.T) {
 	// MCP_ALLOWED_ORIGINS allowlist does.
 	o := sdModernHeaders("tools/list", "")
 	o["Origin"] = "http://evil.example"
-	if status, _, body := h.post(t, o, `{"jsonrpc":"2.0","id":6,"method":"tools/list","params":{`+sdMeta+`}}`); status != http.StatusForbidden {
+	if status, _, body := sdPost(t, h.URL, o, `{"jsonrpc":"2.0","id":6,"method":"tools/list","params":{`+sdMeta+`}}`); status != http.StatusForbidden {
 		t.Errorf("foreign Origin: HTTP %d %s", status, body)
 	}
 
 	// A legacy client: initialize opens a session; its calls carry it.
-	status, hdr, body = h.post(t, nil, `{"jsonrpc":"2.0","id":7,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"old","version":"1"}}}`)
+	status, hdr, body = sdPost(t, h.URL, nil, `{"jsonrpc":"2.0","id":7,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"old","version":"1"}}}`)
 	sid := hdr.Get("Mcp-Session-Id")
 	if status != 200 || sid == "" {
 		t.Fatalf("legacy initialize: HTTP %d session %q %s", status, sid, body)
@@ -380,10 +341,10 @@ func TestWeatherHTTP(t *testing.T) {
 	sdWantLine(t, "legacy initialize over HTTP", body, `{"jsonrpc":"2.0","id":7,"result":{"protocolVersion":"2025-06-18","serverInfo":{"name":"WeatherServer","version":"1.0.0"},"capabilities":{"tools":{"listChanged":false}},"instructions":"This server provides weather information."}}`)
 	check("2025-06-18", "initialize", body)
 	legacy := map[string]string{"Mcp-Session-Id": sid, "MCP-Protocol-Version": "2025-06-18"}
-	if status, _, body := h.post(t, legacy, `{"jsonrpc":"2.0","method":"notifications/initialized"}`); status != http.StatusAccepted {
+	if status, _, body := sdPost(t, h.URL, legacy, `{"jsonrpc":"2.0","method":"notifications/initialized"}`); status != http.StatusAccepted {
 		t.Errorf("notifications/initialized: HTTP %d %s", status, body)
 	}
-	status, _, body = h.post(t, legacy, `{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"get_weather","arguments":{"location":"London"}}}`)
+	status, _, body = sdPost(t, h.URL, legacy, `{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"get_weather","arguments":{"location":"London"}}}`)
 	if status != 200 {
 		t.Errorf("legacy tools/call: HTTP %d", status)
 	}
@@ -393,9 +354,9 @@ func TestWeatherHTTP(t *testing.T) {
 	// The Go SDK's Streamable HTTP client, default (2026) and pinned.
 	for _, c := range []struct{ pin, want string }{{"", sdModern}, {"2025-06-18", "2025-06-18"}} {
 		t.Run("GoSDK/version="+c.want, func(t *testing.T) {
-			g, err := sdGoConnect(t, &mcp.StreamableClientTransport{Endpoint: h.url, MaxRetries: -1}, c.pin, nil)
+			g, err := sdGoConnect(t, &mcp.StreamableClientTransport{Endpoint: h.URL, MaxRetries: -1}, c.pin, nil)
 			if err != nil {
-				t.Fatalf("connect: %v\nserver stderr:\n%s", err, h.stderrText())
+				t.Fatalf("connect: %v\nserver stderr:\n%s", err, h.Stderr.String())
 			}
 			if v := g.cs.InitializeResult().ProtocolVersion; v != c.want {
 				t.Errorf("negotiated %q, want %q", v, c.want)
@@ -415,14 +376,13 @@ func TestWeatherHTTP(t *testing.T) {
 	}
 
 	// SIGTERM: the server stops and dies by the signal.
-	h.cmd.Process.Signal(syscall.SIGTERM)
+	h.Cmd.Process.Signal(syscall.SIGTERM)
 	select {
-	case <-h.done:
+	case <-h.Done:
 	case <-time.After(time.Until(harness.Deadline(t))):
-		t.Fatalf("server did not stop on SIGTERM\n%s", h.stderrText())
+		t.Fatalf("server did not stop on SIGTERM\n%s", h.Stderr.String())
 	}
-	var ee *exec.ExitError
-	if !errors.As(h.err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGTERM {
-		t.Errorf("exit after SIGTERM: %v, want death by SIGTERM", h.err)
+	if ws := h.Cmd.ProcessState.Sys().(syscall.WaitStatus); !ws.Signaled() || ws.Signal() != syscall.SIGTERM {
+		t.Errorf("exit after SIGTERM: %v, want death by SIGTERM", h.Cmd.ProcessState)
 	}
 }

@@ -50,9 +50,7 @@ func shStartListening(t *testing.T, env []string, nports int, flags func(ports [
 	t.Helper()
 	for attempt := 0; attempt < 5; attempt++ {
 		ports := shFreePorts(t, nports)
-		cmd := exec.Command(harness.Binary, flags(ports)...)
-		cmd.Env = append(os.Environ(), env...)
-		s := harness.StartCmd(t, cmd)
+		s := harness.Start(t, harness.Options{Args: flags(ports), Env: env})
 		healthz := fmt.Sprintf("http://127.0.0.1:%d/healthz", ports[0])
 		var up bool
 		proctest.WaitUntil(t, harness.Deadline(t), "/healthz or the daemon's exit", func() (bool, string) {

@@ -226,41 +226,37 @@ func dig(v any, keys ...string) any {
 // tkWaitFile waits for a file the tool writes and returns its content.
 func tkWaitFile(t *testing.T, path string) string {
 	t.Helper()
-	for end := harness.Deadline(t); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
-		if b, err := os.ReadFile(path); err == nil && strings.HasSuffix(string(b), "\n") {
-			return strings.TrimSpace(string(b))
-		}
-	}
-	t.Fatalf("%s never appeared", path)
-	return ""
+	var got string
+	proctest.WaitUntil(t, harness.Deadline(t), path+" to appear", func() (bool, string) {
+		b, err := os.ReadFile(path)
+		got = strings.TrimSpace(string(b))
+		return err == nil && strings.HasSuffix(string(b), "\n"), fmt.Sprintf("%q %v", b, err)
+	})
+	return got
 }
 
 // tkPoll calls get until done says the answer is the one awaited.
 func tkPoll(t *testing.T, what string, get func() tkResp, done func(tkResp) bool) tkResp {
 	t.Helper()
-	for end := harness.Deadline(t); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
-		if r := get(); done(r) {
-			return r
-		}
-	}
-	t.Fatalf("gave up waiting for %s", what)
-	return tkResp{}
+	var r tkResp
+	proctest.WaitUntil(t, harness.Deadline(t), what, func() (bool, string) {
+		r = get()
+		return done(r), string(r.raw)
+	})
+	return r
 }
 
 // tkGone waits until the process group pgid and the process child are gone.
 func tkGone(t *testing.T, pgid, child int) {
 	t.Helper()
-	for end := harness.Deadline(t); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
+	proctest.WaitUntil(t, harness.Deadline(t), fmt.Sprintf("process group %d and child %d to be gone after the task was cancelled", pgid, child), func() (bool, string) {
 		left, err := proctest.InGroup(pgid)
 		if err != nil {
 			t.Fatal(err)
 		}
 		_, childErr := os.Stat(fmt.Sprintf("/proc/%d", child))
-		if len(left) == 0 && os.IsNotExist(childErr) {
-			return
-		}
-	}
-	t.Fatalf("process group %d (or child %d) still alive after the task was cancelled", pgid, child)
+		return len(left) == 0 && os.IsNotExist(childErr), harness.List(left)
+	})
 }
 
 func atoi(t *testing.T, s string) int {
