@@ -143,7 +143,7 @@ func akConnect(t *testing.T, a *akClient, overHTTP bool, version, mark string, e
 	s := &akSession{}
 	var transport mcp.Transport
 	if overHTTP {
-		d := cmStartHTTP(t, mark, env, script)
+		d := harness.StartHTTP(t, harness.Options{Script: script, Env: env, Marked: mark})
 		proxy := cmStartProxy(t, d.URL)
 		s.stderr, s.daemon = d.Stderr, d.Cmd.Process.Pid
 		transport = &mcp.StreamableClientTransport{Endpoint: proxy.url, HTTPClient: &http.Client{}, MaxRetries: -1}

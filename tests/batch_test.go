@@ -240,12 +240,11 @@ func btHTTP(t *testing.T, url, session, version, body string) (int, string, []by
 	return resp.StatusCode, ct, []byte(events[len(events)-1]), events[:len(events)-1]
 }
 
-func btStartHTTP(t *testing.T) string {
-	return harness.StartHTTP(t, harness.Options{Files: map[string]string{"server.sh": btScript, "tools.json": btTools}}).URL
-}
+// btServer is the batch server.
+var btServer = harness.Options{Files: map[string]string{"server.sh": btScript, "tools.json": btTools}}
 
 func TestBatchHTTP2025_03_26(t *testing.T) {
-	url := btStartHTTP(t)
+	url := harness.StartHTTP(t, btServer).URL
 	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(btInit("2025-03-26")))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
@@ -290,7 +289,7 @@ func TestBatchHTTP2025_03_26(t *testing.T) {
 }
 
 func TestBatchHTTPRefusedOutside2025_03_26(t *testing.T) {
-	url := btStartHTTP(t)
+	url := harness.StartHTTP(t, btServer).URL
 	for _, v := range []string{"2025-06-18", "2025-11-25"} {
 		status, _, payload, _ := btHTTP(t, url, "", v, btBatch)
 		if status != http.StatusBadRequest || !strings.Contains(string(payload), `"message":"Invalid Request: expected a JSON object"`) {

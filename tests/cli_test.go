@@ -161,7 +161,7 @@ func TestCLICallURL(t *testing.T) {
 		"token":      "s3cret\n",
 	})
 	mark := "cli-url-" + strconv.Itoa(os.Getpid())
-	d := cmStartHTTP(t, mark, nil, filepath.Join(dir, "server.sh"), "--auth-token-file", filepath.Join(dir, "token"))
+	d := harness.StartHTTP(t, harness.Options{Script: filepath.Join(dir, "server.sh"), Flags: []string{"--auth-token-file", filepath.Join(dir, "token")}, Env: nil, Marked: mark})
 	run := func(args ...string) (string, string, int) {
 		cmd := exec.Command(harness.Binary, append([]string{"call", "--url", d.URL}, args...)...)
 		var out, errb strings.Builder
@@ -197,20 +197,16 @@ func TestCLITerminalHint(t *testing.T) {
 	dir := harness.WriteFiles(t, map[string]string{"server.sh": "tool_a() { :; }\n", "tools.json": harness.ToolsJSON("a")})
 	master, slave := cliOpenPTY(t)
 	defer master.Close()
-	cmd := exec.Command(harness.Binary, filepath.Join(dir, "server.sh"))
-	stderr, stdout := &harness.Output{}, &harness.Output{}
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = slave, stdout, stderr
-	cmd.Env = append(os.Environ(), "TMPDIR="+t.TempDir())
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	stdout := &harness.Output{}
+	p, _ := harness.RunCmd(t, harness.Options{Dir: dir, TempDir: true}, func(cmd *exec.Cmd) { cmd.Stdin, cmd.Stdout = slave, stdout })
+	stderr := p.Stderr
 	slave.Close()
 	proctest.WaitUntil(t, harness.Deadline(t), "the hint on stderr", func() (bool, string) {
 		return strings.Contains(stderr.String(), "mcp-bashd call "), stderr.String()
 	})
 	// Ctrl-D at the start of a line: EOF on the terminal, the server ends.
 	master.Write([]byte{4})
-	if err := cmd.Wait(); err != nil {
+	if err := p.Wait(t, "the server at EOF on its terminal"); err != nil {
 		t.Fatalf("server at EOF: %v\nstderr: %s", err, stderr.String())
 	}
 	want := "mcp-bashd: serving " + filepath.Join(dir, "server.sh") + " as MCP on stdin/stdout"

@@ -67,7 +67,7 @@ func cmTSMatrix(t *testing.T, overHTTP bool, c cmTSCase) {
 		proxy  *cmProxy
 	)
 	if overHTTP {
-		daemon = cmStartHTTP(t, mark, srv.env, srv.script)
+		daemon = harness.StartHTTP(t, harness.Options{Script: srv.script, Env: srv.env, Marked: mark})
 		proxy = cmStartProxy(t, daemon.URL)
 		args = append(args, "--url", proxy.url)
 	} else {
@@ -334,7 +334,7 @@ func cmInspectorRun(t *testing.T, in cmInspector, overHTTP bool) {
 	var serverArgs []string
 	var daemon *harness.HTTPDaemon
 	if overHTTP {
-		daemon = cmStartHTTP(t, mark, srv.env, srv.script)
+		daemon = harness.StartHTTP(t, harness.Options{Script: srv.script, Env: srv.env, Marked: mark})
 	} else {
 		serverEnv := append([]string{harness.MarkKey + "=" + mark}, srv.env...)
 		if in.envFlag {

@@ -150,14 +150,6 @@ func (g *cmGate) release(t *testing.T) {
 
 // ---- the daemon over HTTP, and a recording proxy in front of it ----
 
-// cmStartHTTP runs `mcp-bashd --http` (with more flags, if any) on a
-// kernel-chosen loopback port, marked with mark, and returns once it
-// listens.
-func cmStartHTTP(t *testing.T, mark string, env []string, script string, flags ...string) *harness.HTTPDaemon {
-	t.Helper()
-	return harness.StartHTTP(t, harness.Options{Script: script, Flags: flags, Env: env, Marked: mark})
-}
-
 // cmExchange is one HTTP request through the proxy and what came back.
 type cmExchange struct {
 	Method     string
@@ -527,7 +519,7 @@ func cmGoMatrix(t *testing.T, overHTTP bool, c cmGoCase) {
 		stderr    = &harness.Output{}
 	)
 	if overHTTP {
-		daemon = cmStartHTTP(t, mark, srv.env, srv.script)
+		daemon = harness.StartHTTP(t, harness.Options{Script: srv.script, Env: srv.env, Marked: mark})
 		stderr = daemon.Stderr
 		proxy = cmStartProxy(t, daemon.URL)
 		transport = &mcp.StreamableClientTransport{Endpoint: proxy.url, HTTPClient: &http.Client{}}

@@ -68,7 +68,7 @@ func crGoSDK(t *testing.T, c crGoCase) {
 		wire      = &clWire{}
 	)
 	if c.http {
-		daemon := cmStartHTTP(t, mark, env, script)
+		daemon := harness.StartHTTP(t, harness.Options{Script: script, Env: env, Marked: mark})
 		stderr = daemon.Stderr
 		proxy = cmStartProxy(t, daemon.URL)
 		transport = &mcp.StreamableClientTransport{Endpoint: proxy.url, HTTPClient: &http.Client{}}
@@ -321,7 +321,7 @@ func crTS(t *testing.T, c cmTSCase, overHTTP bool) {
 	args := []string{harness.RepoPath("tests/clients/resources_client.mjs"), "--sdk", c.sdk, "--mode", c.mode}
 	var proxy *cmProxy
 	if overHTTP {
-		daemon := cmStartHTTP(t, mark, env, script)
+		daemon := harness.StartHTTP(t, harness.Options{Script: script, Env: env, Marked: mark})
 		proxy = cmStartProxy(t, daemon.URL)
 		args = append(args, "--url", proxy.url)
 	} else {
@@ -438,7 +438,7 @@ func crInspector(t *testing.T, in cmInspector, overHTTP bool) {
 	var serverArgs []string
 	var daemon *harness.HTTPDaemon
 	if overHTTP {
-		daemon = cmStartHTTP(t, mark, env, script)
+		daemon = harness.StartHTTP(t, harness.Options{Script: script, Env: env, Marked: mark})
 	} else if in.envFlag {
 		for _, kv := range append([]string{harness.MarkKey + "=" + mark}, env...) {
 			serverArgs = append(serverArgs, "-e", kv)

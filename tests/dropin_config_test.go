@@ -431,7 +431,7 @@ func TestSequentialAnswersInArrivalOrder(t *testing.T) {
 func TestSequentialOverHTTP(t *testing.T) {
 	s := cfgNewServer(t, nil)
 	mark := "cfg-seq-http-" + strconv.Itoa(os.Getpid())
-	d := cmStartHTTP(t, mark, s.env, s.script, "--sequential")
+	d := harness.StartHTTP(t, harness.Options{Script: s.script, Flags: []string{"--sequential"}, Env: s.env, Marked: mark})
 	answers := make(chan string, 2)
 	post := func(body string) {
 		req, _ := http.NewRequest(http.MethodPost, d.URL, strings.NewReader(body))

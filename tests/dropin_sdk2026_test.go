@@ -11,7 +11,6 @@ package tests
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"fmt"
 	"io"
 	"net"
@@ -512,15 +511,7 @@ func dr2Script(t *testing.T, dir, script string, env ...string) string {
 	cmd.Env = ctShimEnv(append([]string{"TMPDIR=" + t.TempDir(), sdMark(t)}, env...)...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	ctx, cancel := context.WithDeadline(context.Background(), harness.Deadline(t))
-	defer cancel()
-	go func() {
-		<-ctx.Done()
-		if cmd.Process != nil && ctx.Err() == context.DeadlineExceeded {
-			cmd.Process.Kill()
-		}
-	}()
-	if err := cmd.Run(); err != nil {
+	if err := harness.Run(t, cmd).Wait(t, "t.sh"); err != nil {
 		t.Fatalf("t.sh: %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
 	}
 	return stdout.String()

@@ -126,7 +126,7 @@ func mrConnectPinned(t *testing.T, overHTTP bool, opts *mcp.ClientOptions, runs,
 	var wire func() []clMsg
 	stderr := &harness.Output{}
 	if overHTTP {
-		d := cmStartHTTP(t, mark, env, filepath.Join(dir, "server.sh"))
+		d := harness.StartHTTP(t, harness.Options{Script: filepath.Join(dir, "server.sh"), Env: env, Marked: mark})
 		stderr = d.Stderr
 		proxy := cmStartProxy(t, d.URL)
 		transport = &mcp.StreamableClientTransport{Endpoint: proxy.url, HTTPClient: &http.Client{}, MaxRetries: -1}
@@ -395,7 +395,7 @@ func TestMRTRTamperedHTTP(t *testing.T) {
 	runs := filepath.Join(t.TempDir(), "runs")
 	dir := harness.WriteFiles(t, mrFiles)
 	mark := clMarker(t)
-	d := cmStartHTTP(t, mark, []string{"TMPDIR=" + t.TempDir(), "MR_RUNS=" + runs}, filepath.Join(dir, "server.sh"))
+	d := harness.StartHTTP(t, harness.Options{Script: filepath.Join(dir, "server.sh"), Env: []string{"TMPDIR=" + t.TempDir(), "MR_RUNS=" + runs}, Marked: mark})
 	const meta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{}}}`
 	post := func(body string) (int, string) {
 		t.Helper()

@@ -182,7 +182,7 @@ func TestSubscriptionsListenRefused(t *testing.T) {
 func TestSubscriptionsListenHTTP(t *testing.T) {
 	dir := harness.WriteFiles(t, sbFiles)
 	mark := t.Name()
-	d := cmStartHTTP(t, mark, []string{"TMPDIR=" + t.TempDir()}, filepath.Join(dir, "server.sh"), "--drain", "30s")
+	d := harness.StartHTTP(t, harness.Options{Script: filepath.Join(dir, "server.sh"), Flags: []string{"--drain", "30s"}, Env: []string{"TMPDIR=" + t.TempDir()}, Marked: mark})
 	post := func(method, name, body string) *http.Response {
 		req, _ := http.NewRequest("POST", d.URL, strings.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
