@@ -388,7 +388,7 @@ func rlRunUnpacked(t *testing.T, root string) {
 	cmd := exec.Command(filepath.Join(dir, "server.sh"))
 	cmd.Env = append(os.Environ(), env...)
 	s := harness.StartCmd(t, cmd)
-	if r := shDecode(t, s.RoundTrip(harness.InitLine)); r.Result == nil {
+	if r := harness.Parse(t, s.RoundTrip(harness.InitLine)); r.Result == nil {
 		t.Fatal("initialize failed")
 	}
 	// The daemon runs beside the script's shell, as its child.

@@ -195,7 +195,7 @@ tool_doublefork() { ( ( rf_linger doublefork ) & ); rf_started doublefork; }
 	for i, name := range []string{"setsid", "setm", "doublefork"} {
 		func() {
 			line := d.RoundTrip(rfCall(strconv.Itoa(i+1), name, `{}`))
-			r := harness.Parse(t, string([]byte(line)))
+			r := harness.Parse(t, line)
 			var pgid int
 			if r.Result == nil || r.Result.IsError || func() bool { _, err := fmt.Sscanf(r.First(), "started %d", &pgid); return err != nil }() {
 				t.Fatalf("%s call: %s", name, line)

@@ -190,8 +190,8 @@ func TestBadRequestsThenPing(t *testing.T) {
 		}
 		want := map[string]string{`42`: `held {"n":1}`, `"h"`: `held {"n":2}`, `"42"`: `held {"n":6}`}
 		for range 3 {
-			resp := rlDecode(t, s.Recv())
-			text, ok := resp.text()
+			resp := harness.Parse(t, string(s.Recv()))
+			text, ok := resp.TextItem()
 			w, known := want[string(resp.ID)]
 			if !known || !ok || resp.Result.IsError || text != w {
 				t.Fatalf("unexpected answer %+v (text %q); still waiting for %v", resp, text, want)
@@ -379,8 +379,8 @@ tool_mixed() { printf 'caf\xc3\xa9 \xe2\x82 \xed\xa0\x80 \xf0\x9f\x98\x80'; }`
 		// Valid multi-byte text is untouched (the escape is decoded, as
 		// the SDK's jq decoded it).
 		args := `{"s":"café ✓ 😀 \u00e9"}`
-		resp := rlDecode(t, []byte(s.RoundTrip(rlCall("7", "echo", args))))
-		if text, ok := resp.text(); !ok || resp.Result.IsError || text != `{"s":"café ✓ 😀 é"}` {
+		resp := harness.Parse(t, s.RoundTrip(rlCall("7", "echo", args)))
+		if text, ok := resp.TextItem(); !ok || resp.Result.IsError || text != `{"s":"café ✓ 😀 é"}` {
 			t.Errorf("valid UTF-8 arguments: %+v", resp)
 		}
 	})
@@ -399,8 +399,8 @@ tool_mixed() { printf 'caf\xc3\xa9 \xe2\x82 \xed\xa0\x80 \xf0\x9f\x98\x80'; }`
 			t.Run(c.tool, func(t *testing.T) {
 				s.Send(rlCall(`"`+c.tool+`"`, c.tool, `{}`))
 				line := recv()
-				resp := rlDecode(t, line)
-				text, ok := resp.text()
+				resp := harness.Parse(t, string(line))
+				text, ok := resp.TextItem()
 				if !ok || resp.Result.IsError != c.isError {
 					t.Fatalf("%s: %s", c.tool, line)
 				}
@@ -489,8 +489,8 @@ func TestDeepNesting(t *testing.T) {
 	t.Run("9,000 levels within the limit", func(t *testing.T) {
 		args := `{"a":` + nest("[", "]", 9000, "1") + `}`
 		line := s.RoundTrip(rlCall("5", "echo", args))
-		resp := rlDecode(t, []byte(line))
-		if text, ok := resp.text(); !ok || resp.Result.IsError || text != args {
+		resp := harness.Parse(t, line)
+		if text, ok := resp.TextItem(); !ok || resp.Result.IsError || text != args {
 			t.Fatalf("9,000 levels: %.300s", line)
 		}
 	})
@@ -575,8 +575,8 @@ tool_hold_cancel() { printf '%s' "$1" >"$RI_CTL/cancel-args"; }`
 		defer noCanary(t)
 		start := time.Now()
 		line := s.RoundTrip(rlCall(id, "echo", args))
-		resp := rlDecode(t, []byte(line))
-		text, ok := resp.text()
+		resp := harness.Parse(t, line)
+		text, ok := resp.TextItem()
 		if !ok || resp.Result.IsError {
 			t.Fatalf("echo: %.500s", line)
 		}

@@ -65,13 +65,13 @@ func TestFileDescriptorLimit(t *testing.T) {
 	for n := 0; n < calls; n++ {
 		// recv fails the test if nothing comes before the deadline: a hang.
 		line := s.Recv()
-		resp := rlDecode(t, line)
+		resp := harness.Parse(t, string(line))
 		id := string(resp.ID)
 		if answered[id] {
 			t.Fatalf("id %s answered twice", id)
 		}
 		answered[id] = true
-		text, isText := resp.text()
+		text, isText := resp.TextItem()
 		switch {
 		case resp.Error != nil:
 			rpcError++
@@ -189,8 +189,8 @@ func TestFileDescriptorSqueeze(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("with only descriptor %d free: %s", free, got)
-	resp := rlDecode(t, []byte(got))
-	if text, ok := resp.text(); resp.Error == nil && !(ok && resp.Result.IsError) {
+	resp := harness.Parse(t, got)
+	if text, ok := resp.TextItem(); resp.Error == nil && !(ok && resp.Result.IsError) {
 		t.Fatalf("a call with one free descriptor: %s (text %q), want an error", got, text)
 	}
 	rlWaitNoneLeft(t, harness.Deadline(t), m, pid)

@@ -333,34 +333,6 @@ func (s *rlSampler) finish() (rlProc, int) {
 	return s.max, s.n
 }
 
-// rlResponse is one decoded response line.
-type rlResponse struct {
-	harness.Response
-}
-
-// String prints the response as JSON again, for failure messages.
-func (r rlResponse) String() string {
-	b, _ := json.Marshal(r)
-	return fmt.Sprintf("%.500s", b)
-}
-
-func rlDecode(t *testing.T, line []byte) rlResponse {
-	t.Helper()
-	var r rlResponse
-	if err := json.Unmarshal(line, &r); err != nil {
-		t.Fatalf("response is not JSON: %v: %.300q", err, line)
-	}
-	return r
-}
-
-// text is the single text item of a tools/call result.
-func (r rlResponse) text() (string, bool) {
-	if r.Result == nil || len(r.Result.Content) != 1 || r.Result.Content[0].Type != "text" {
-		return "", false
-	}
-	return r.Result.Content[0].Text, true
-}
-
 func rlCall(id, tool, args string) string {
 	return fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"method":"tools/call","params":{"name":%q,"arguments":%s}}`, id, tool, args)
 }
@@ -467,7 +439,7 @@ func TestConcurrentRoundsBackToBaseline(t *testing.T) {
 			}
 			seen := map[string]bool{}
 			for n := 0; n < perRound; n++ {
-				resp := rlDecode(t, s.Recv())
+				resp := harness.Parse(t, string(s.Recv()))
 				var id string
 				if err := json.Unmarshal(resp.ID, &id); err != nil {
 					t.Fatalf("round %d: response with unexpected id %s", r, resp.ID)
@@ -478,7 +450,7 @@ func TestConcurrentRoundsBackToBaseline(t *testing.T) {
 				seen[id] = true
 				var i int
 				fmt.Sscanf(id, fmt.Sprintf("r%d-%%d", r), &i)
-				text, ok := resp.text()
+				text, ok := resp.TextItem()
 				if want := fmt.Sprintf(`ok {"i":%d}`, i); !ok || resp.Result.IsError || text != want {
 					t.Fatalf("round %d: %s answered %+v, want text %q", r, id, resp, want)
 				}
@@ -593,8 +565,8 @@ tool_quick() { printf 'ok %s' "$1"; }`
 				}
 				lat = append(lat, "ping "+time.Since(start).Round(time.Microsecond).String())
 				start = time.Now()
-				resp := rlDecode(t, []byte(s.RoundTrip(rlCall(fmt.Sprintf(`"q%d"`, i), "quick", `{}`))))
-				if text, ok := resp.text(); !ok || resp.Result.IsError || text != "ok {}" || string(resp.ID) != fmt.Sprintf(`"q%d"`, i) {
+				resp := harness.Parse(t, s.RoundTrip(rlCall(fmt.Sprintf(`"q%d"`, i), "quick", `{}`)))
+				if text, ok := resp.TextItem(); !ok || resp.Result.IsError || text != "ok {}" || string(resp.ID) != fmt.Sprintf(`"q%d"`, i) {
 					t.Fatalf("quick call while writing: %+v", resp)
 				}
 				lat = append(lat, "quick "+time.Since(start).Round(time.Microsecond).String())
@@ -615,8 +587,8 @@ tool_quick() { printf 'ok %s' "$1"; }`
 			line := s.Recv()
 			took := time.Since(start)
 			peak, samples := sampler.finish()
-			resp := rlDecode(t, line)
-			text, ok := resp.text()
+			resp := harness.Parse(t, string(line))
+			text, ok := resp.TextItem()
 			want := strings.Repeat("a", int(c.cap)) + fmt.Sprintf("\n[mcp-bashd: output truncated; %d more bytes not shown]", total-c.cap)
 			if string(resp.ID) != `"big"` || !ok || resp.Result.IsError || text != want {
 				t.Fatalf("big call: id %s, %d bytes of text, isError %v; want %d bytes ending %q, got ending %q",
@@ -659,9 +631,9 @@ tool_nested() { ( (sleep 100 &) & ); { sleep 100 2>&1 & } ; echo started; }`
 	pid := s.Cmd.Process.Pid
 	for i, tool := range tools {
 		start := time.Now()
-		resp := rlDecode(t, []byte(s.RoundTrip(rlCall(strconv.Itoa(i+1), tool, `{}`))))
+		resp := harness.Parse(t, s.RoundTrip(rlCall(strconv.Itoa(i+1), tool, `{}`)))
 		took := time.Since(start)
-		if text, ok := resp.text(); !ok || resp.Result.IsError || text != "started" {
+		if text, ok := resp.TextItem(); !ok || resp.Result.IsError || text != "started" {
 			t.Fatalf("%s: %+v", tool, resp)
 		}
 		t.Logf("%s: answered in %v", tool, took.Round(time.Microsecond))

@@ -114,7 +114,7 @@ tool_slow() { rf_note slow.pid; sleep 1000; }
 	daemon := rpNSPid1(t, cmd.Process.Pid)
 	d.RoundTrip(harness.InitLine)
 
-	if r := harness.Parse(t, string([]byte(d.RoundTrip(rfCall(`"zcheck"`, "zcheck", `{}`))))); r.First() == "0" || r.First() == "" {
+	if r := harness.Parse(t, d.RoundTrip(rfCall(`"zcheck"`, "zcheck", `{}`))); r.First() == "0" || r.First() == "" {
 		t.Fatalf("the zombie counter does not see a zombie: %q", r.First())
 	}
 
@@ -152,7 +152,7 @@ tool_slow() { rf_note slow.pid; sleep 1000; }
 	id := 0
 	proctest.WaitUntil(t, last.Add(3*time.Second), "zero zombies in the namespace 3 s after the last call", func() (bool, string) {
 		id++
-		r := harness.Parse(t, string([]byte(d.RoundTrip(rfCall(fmt.Sprintf(`"z%d"`, id), "zombies", `{}`)))))
+		r := harness.Parse(t, d.RoundTrip(rfCall(fmt.Sprintf(`"z%d"`, id), "zombies", `{}`)))
 		zombies = r.First()
 		if zombies != "0" {
 			return false, "zombies counted inside: " + zombies

@@ -49,7 +49,7 @@ func rl2Server(t *testing.T, files map[string]string, flags ...string) harness.O
 func rl2Call(r *harness.Daemon, tool string) (string, bool) {
 	r.T.Helper()
 	line := r.Request("tools/call", `{"name":"`+tool+`","arguments":{}}`)
-	res := sdParse(r.T, line)
+	res := harness.Parse(r.T, line)
 	if res.Error != nil {
 		return fmt.Sprintf("error %d: %s", res.Error.Code, res.Error.Message), true
 	}

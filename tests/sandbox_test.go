@@ -49,7 +49,7 @@ func sbServe(body string, tools ...sbTool) harness.Options {
 func sbCall(t *testing.T, d *harness.Daemon, id int, tool, args string) (string, bool) {
 	t.Helper()
 	line := d.RoundTrip(rfCall(strconv.Itoa(id), tool, args))
-	r := harness.Parse(t, string([]byte(line)))
+	r := harness.Parse(t, line)
 	if r.Result == nil {
 		t.Fatalf("%s: not a result: %s", tool, line)
 	}

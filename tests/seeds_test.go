@@ -76,24 +76,10 @@ func sdDaemon(args []string, env ...string) harness.Options {
 	return harness.Options{Args: args, CleanEnv: true, TempDir: true, Mark: "sd", Env: env}
 }
 
-// sdResult is a tools/call response.
-type sdResult struct {
-	harness.Response
-}
-
-func sdParse(t *testing.T, line string) sdResult {
-	t.Helper()
-	var r sdResult
-	if err := json.Unmarshal([]byte(line), &r); err != nil {
-		t.Fatalf("not JSON: %v: %s", err, line)
-	}
-	return r
-}
-
 // sdText is the single text item of a tools/call result and its isError.
 func sdText(t *testing.T, line string) (string, bool) {
 	t.Helper()
-	r := sdParse(t, line)
+	r := harness.Parse(t, line)
 	if r.Result == nil || len(r.Result.Content) != 1 || r.Result.Content[0].Type != "text" {
 		t.Fatalf("want a result with one text item, got %s", line)
 	}
@@ -287,7 +273,7 @@ func TestTutorialExactMessages(t *testing.T) {
 	}
 	// The tutorial's first JSON-RPC example (method "add", array params):
 	// its final server answers Method not found, and so do we.
-	if r := sdParse(t, s.RoundTrip(`{"jsonrpc": "2.0","method": "add","params": [5, 3],"id": 1}`)); r.Error == nil || r.Error.Code != -32601 {
+	if r := harness.Parse(t, s.RoundTrip(`{"jsonrpc": "2.0","method": "add","params": [5, 3],"id": 1}`)); r.Error == nil || r.Error.Code != -32601 {
 		t.Errorf("method add: %+v", r)
 	}
 	// Where the tutorial evaluated the client's strings as bash arithmetic,

@@ -97,7 +97,7 @@ func TestToolsDirExample(t *testing.T) {
 			t.Errorf("add %s: %q isError=%v, want an isError containing %q", c.args, text, isErr, c.want)
 		}
 	}
-	if r := sdParse(t, s.RoundTrip(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"mul","arguments":{}}}`)); r.Error == nil || r.Error.Code != -32601 {
+	if r := harness.Parse(t, s.RoundTrip(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"mul","arguments":{}}}`)); r.Error == nil || r.Error.Code != -32601 {
 		t.Errorf("unknown tool: %+v", r)
 	}
 	for i, c := range []struct{ method, want string }{
@@ -236,7 +236,7 @@ esac
 	if text, isErr := sdText(t, call(6, "exitfull", `{}`)); !isErr || !strings.Contains(text, `{"content":[{"type":"text","text":"x"}],"isError":false}`) {
 		t.Errorf("non-zero exit after a success result: %q isError=%v, want an isError", text, isErr)
 	}
-	if r := sdParse(t, call(7, "ghost", `{}`)); r.Error == nil || r.Error.Code != -32601 {
+	if r := harness.Parse(t, call(7, "ghost", `{}`)); r.Error == nil || r.Error.Code != -32601 {
 		t.Errorf("a tool of the provider that does not answer list: %+v", r)
 	}
 
@@ -374,7 +374,7 @@ func TestToolsDirInvalidList(t *testing.T) {
 		{"no name", good + "\n" + `{"inputSchema":{"type":"object"}}` + "\n", "line 2: no string name"},
 	} {
 		sdWriteExe(t, exe, provider(c.lines), true)
-		r := sdParse(t, s.RoundTrip(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/list"}`, i+1)))
+		r := harness.Parse(t, s.RoundTrip(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/list"}`, i+1)))
 		prefix := "Invalid tool JSON from " + exe + " " + c.want
 		if r.Error == nil || r.Error.Code != -32603 || !strings.HasPrefix(r.Error.Message, prefix) {
 			t.Errorf("%s: got %+v, want -32603 starting %q", c.name, r.Error, prefix)

@@ -480,7 +480,7 @@ func TestDeploymentManifests(t *testing.T) {
 				s := harness.StartCmd(t, cmd)
 
 				got := s.RoundTrip(harness.InitLine)
-				if r := shDecode(t, got); r.Result == nil {
+				if r := harness.Parse(t, got); r.Result == nil {
 					t.Fatalf("initialize: %s", got)
 				}
 				// Whatever the command was (bash -c '... exec mcp-bashd'), the

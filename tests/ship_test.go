@@ -17,7 +17,6 @@ package tests
 import (
 	"bytes"
 	"debug/elf"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -52,26 +51,12 @@ func shRoot(t *testing.T) string {
 	return root
 }
 
-// shResult decodes a tools/call response: its id, first text, isError.
-type shResult struct {
-	harness.Response
-}
-
-func shDecode(t *testing.T, line string) shResult {
-	t.Helper()
-	var r shResult
-	if err := json.Unmarshal([]byte(line), &r); err != nil {
-		t.Fatalf("response is not JSON: %v: %s", err, line)
-	}
-	return r
-}
-
 // shCallText runs one tools/call and returns its text, failing on a
 // protocol error or an unexpected isError.
 func shCallText(t *testing.T, s *harness.Daemon, id int, tool, args string, wantErr bool) string {
 	t.Helper()
 	line := s.RoundTrip(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":%q,"arguments":%s}}`, id, tool, args))
-	r := shDecode(t, line)
+	r := harness.Parse(t, line)
 	if string(r.ID) != strconv.Itoa(id) || r.Result == nil || len(r.Result.Content) == 0 {
 		t.Fatalf("tools/call %s: unexpected response %s", tool, line)
 	}
@@ -496,7 +481,7 @@ tool_hold() {
 		if err := os.WriteFile(filepath.Join(dir, "hold.go"), nil, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		r := shDecode(t, string(s.Recv()))
+		r := harness.Parse(t, string(s.Recv()))
 		if string(r.ID) != "7" || r.Result == nil || r.Result.IsError || r.Result.Content[0].Text != "released" {
 			t.Fatalf("hold after EOF: %+v", r)
 		}

@@ -30,7 +30,7 @@ func Parse(t testing.TB, line string) Response {
 	t.Helper()
 	var r Response
 	if err := json.Unmarshal([]byte(line), &r); err != nil {
-		t.Fatalf("response is not JSON: %v\n%s", err, line)
+		t.Fatalf("response is not JSON: %v: %.500q", err, line)
 	}
 	r.Raw = line
 	return r
@@ -62,3 +62,16 @@ func (r Response) First() string {
 	}
 	return r.Result.Content[0].Text
 }
+
+// TextItem is the text of a tools/call result holding exactly one text
+// item; ok is false for anything else.
+func (r Response) TextItem() (text string, ok bool) {
+	if r.Result == nil || len(r.Result.Content) != 1 || r.Result.Content[0].Type != "text" {
+		return "", false
+	}
+	return r.Result.Content[0].Text, true
+}
+
+// String is the line the response was decoded from (at most 500 bytes),
+// for failure messages.
+func (r Response) String() string { return fmt.Sprintf("%.500s", r.Raw) }
