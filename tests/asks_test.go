@@ -191,7 +191,7 @@ func TestAskAnswersFromTheGoSDKReachTheTool(t *testing.T) {
 	}{{"stdio-2025-06-18", "2025-06-18", false}, {"stdio-2025-11-25", "2025-11-25", false}, {"http-2025-11-25", "2025-11-25", true}} {
 		t.Run(c.name, func(t *testing.T) {
 			a := newAkClient()
-			s := akConnect(t, a, c.http, c.version, clMarker(t), []string{"TMPDIR=" + t.TempDir()}, akServerDir(t, ""))
+			s := akConnect(t, a, c.http, c.version, harness.Mark(t, "cl"), []string{"TMPDIR=" + t.TempDir()}, akServerDir(t, ""))
 			ctx, cancel := context.WithDeadline(context.Background(), harness.Deadline(t))
 			defer cancel()
 			res, err := s.cs.CallTool(ctx, &mcp.CallToolParams{Name: "ask", Arguments: map[string]any{}})
@@ -279,7 +279,7 @@ func TestCallEndsWhileTheAskHelperWaits(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			a := newAkClient()
 			a.block = make(chan struct{})
-			mark := clMarker(t)
+			mark := harness.Mark(t, "cl")
 			ready := filepath.Join(t.TempDir(), "ready")
 			s := akConnect(t, a, c.http, "2025-11-25", mark, []string{"TMPDIR=" + t.TempDir(), "AK_READY=" + ready}, akServerDir(t, c.timeout))
 			ctx, cancel := context.WithCancel(context.Background())
@@ -403,7 +403,7 @@ func akText(t *testing.T, res *mcp.CallToolResult) string {
 // daemon message is valid for the negotiated revision.
 func TestAskElicitationFromTheTypeScriptSDK(t *testing.T) {
 	cmNodeModules(t)
-	mark := clMarker(t)
+	mark := harness.Mark(t, "cl")
 	t.Cleanup(func() { harness.KillMarked(mark) })
 	args := []string{harness.RepoPath("tests/clients/asks_client.mjs"), "--sdk", "v1"}
 	for _, kv := range []string{harness.MarkKey + "=" + mark, "TMPDIR=" + t.TempDir()} {
@@ -472,7 +472,7 @@ func TestAskReadmeDeleteExample(t *testing.T) {
 		t.Fatal(err)
 	}
 	a := newAkClient()
-	s := akConnect(t, a, false, "2025-11-25", clMarker(t), []string{"TMPDIR=" + t.TempDir()}, filepath.Join(dir, "server.sh"))
+	s := akConnect(t, a, false, "2025-11-25", harness.Mark(t, "cl"), []string{"TMPDIR=" + t.TempDir()}, filepath.Join(dir, "server.sh"))
 	ctx, cancel := context.WithDeadline(context.Background(), harness.Deadline(t))
 	defer cancel()
 	call := func() string {

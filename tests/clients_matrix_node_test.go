@@ -59,7 +59,7 @@ type cmTSProgress struct {
 
 func cmTSMatrix(t *testing.T, overHTTP bool, c cmTSCase) {
 	srv := cmNewServer(t)
-	mark := clMarker(t)
+	mark := harness.Mark(t, "cl")
 	t.Cleanup(func() { harness.KillMarked(mark) })
 	args := []string{harness.RepoPath("tests/clients/matrix_client.mjs"), "--sdk", c.sdk, "--mode", c.mode}
 	var (
@@ -328,7 +328,7 @@ func TestInspectorCLIMatrix(t *testing.T) {
 
 func cmInspectorRun(t *testing.T, in cmInspector, overHTTP bool) {
 	srv := cmNewServer(t)
-	mark := clMarker(t)
+	mark := harness.Mark(t, "cl")
 	t.Cleanup(func() { harness.KillMarked(mark) })
 	env := []string{"HOME=" + t.TempDir()} // Inspector 2 keeps a catalog and storage under $HOME
 	var serverArgs []string

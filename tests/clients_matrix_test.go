@@ -509,7 +509,7 @@ func TestGoSDKMatrixHTTP(t *testing.T) {
 
 func cmGoMatrix(t *testing.T, overHTTP bool, c cmGoCase) {
 	srv := cmNewServer(t)
-	mark := clMarker(t)
+	mark := harness.Mark(t, "cl")
 	t.Cleanup(func() { harness.KillMarked(mark) })
 	var (
 		transport mcp.Transport

@@ -59,7 +59,7 @@ func TestGoSDKResourcesPromptsCompletion(t *testing.T) {
 
 func crGoSDK(t *testing.T, c crGoCase) {
 	script, env := crNotes(t)
-	mark := clMarker(t)
+	mark := harness.Mark(t, "cl")
 	t.Cleanup(func() { harness.KillMarked(mark) })
 	var (
 		transport mcp.Transport
@@ -316,7 +316,7 @@ func TestTypeScriptSDKResourcesPromptsCompletion(t *testing.T) {
 
 func crTS(t *testing.T, c cmTSCase, overHTTP bool) {
 	script, env := crNotes(t)
-	mark := clMarker(t)
+	mark := harness.Mark(t, "cl")
 	t.Cleanup(func() { harness.KillMarked(mark) })
 	args := []string{harness.RepoPath("tests/clients/resources_client.mjs"), "--sdk", c.sdk, "--mode", c.mode}
 	var proxy *cmProxy
@@ -432,7 +432,7 @@ func crInspector(t *testing.T, in cmInspector, overHTTP bool) {
 	if err := os.WriteFile(filepath.Join(notes, "groceries.md"), []byte("- milk\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	mark := clMarker(t)
+	mark := harness.Mark(t, "cl")
 	t.Cleanup(func() { harness.KillMarked(mark) })
 	nodeEnv := []string{"HOME=" + t.TempDir()}
 	var serverArgs []string

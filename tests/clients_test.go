@@ -60,10 +60,6 @@ const clHangServer = `tool_hang() {
 tool_hello() { echo hello; }
 `
 
-func clMarker(t *testing.T) string {
-	return "cl-" + strings.ReplaceAll(t.Name(), "/", "-") + "-" + strconv.Itoa(os.Getpid())
-}
-
 // clMsg is one JSON-RPC message as it crossed the wire.
 type clMsg struct {
 	In   bool // read from the server (false: written to it)
@@ -400,7 +396,7 @@ func clCheckGreeter(t *testing.T, c *clGoConn) {
 // greeter (manifest mode) then lists and calls, its count state kept across
 // stateless calls.
 func TestGoSDKDefaultGreeter(t *testing.T) {
-	mark := clMarker(t)
+	mark := harness.Mark(t, "cl")
 	c := clGoConnect(t, "", mark, clGreeterEnv(t), harness.RepoPath("examples/greeter/server.sh"))
 	ir := c.cs.InitializeResult()
 	if ir.ProtocolVersion != clModernVersion {
@@ -459,7 +455,7 @@ func TestGoSDKDefaultGreeter(t *testing.T) {
 func TestGoSDKPinnedVersions(t *testing.T) {
 	for _, v := range clLegacyVersions {
 		t.Run(v, func(t *testing.T) {
-			c := clGoConnect(t, v, clMarker(t), clGreeterEnv(t), harness.RepoPath("examples/greeter/server.sh"))
+			c := clGoConnect(t, v, harness.Mark(t, "cl"), clGreeterEnv(t), harness.RepoPath("examples/greeter/server.sh"))
 			if got := c.cs.InitializeResult().ProtocolVersion; got != v {
 				t.Errorf("negotiated %q, want %q", got, v)
 			}
@@ -476,7 +472,7 @@ func TestGoSDKPinnedVersions(t *testing.T) {
 
 // examples/plain in manifest mode: arguments arrive as the client's JSON.
 func TestGoSDKPlainTools(t *testing.T) {
-	c := clGoConnect(t, "", clMarker(t), []string{"TMPDIR=" + t.TempDir()}, harness.RepoPath("examples/plain/tools.sh"))
+	c := clGoConnect(t, "", harness.Mark(t, "cl"), []string{"TMPDIR=" + t.TempDir()}, harness.RepoPath("examples/plain/tools.sh"))
 	if got, want := c.toolNames(), []string{"echo", "sysinfo", "slow"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("tools/list names = %q, want %q", got, want)
 	}
@@ -511,7 +507,7 @@ func TestGoSDKContextCancelStopsTool(t *testing.T) {
 func clGoCancel(t *testing.T, pin, want string) {
 	dir := harness.WriteFiles(t, map[string]string{"server.sh": clHangServer, "tools.json": harness.ToolsJSON("hang", "hello")})
 	ready := filepath.Join(t.TempDir(), "ready")
-	mark := clMarker(t)
+	mark := harness.Mark(t, "cl")
 	c := clGoConnect(t, pin, mark, []string{"CL_READY=" + ready, "TMPDIR=" + t.TempDir()}, filepath.Join(dir, "server.sh"))
 	if got := c.cs.InitializeResult().ProtocolVersion; got != want {
 		t.Fatalf("negotiated %q, want %q", got, want)
@@ -729,7 +725,7 @@ func (e clTSExit) String() string {
 // The TypeScript SDK (host manifest form: `mcp-bashd server.sh` with only
 // the SDK's six variables plus ours) negotiates, lists and calls.
 func TestTypeScriptSDKGreeter(t *testing.T) {
-	mark := clMarker(t)
+	mark := harness.Mark(t, "cl")
 	n := clStartNode(t, "greeter", mark, clGreeterEnv(t), harness.RepoPath("examples/greeter/server.sh"))
 	var done struct {
 		ProtocolVersion string `json:"protocolVersion"`
@@ -791,7 +787,7 @@ func TestTypeScriptSDKGreeter(t *testing.T) {
 func TestTypeScriptSDKAbortStopsTool(t *testing.T) {
 	dir := harness.WriteFiles(t, map[string]string{"server.sh": clHangServer, "tools.json": harness.ToolsJSON("hang", "hello")})
 	ready := filepath.Join(t.TempDir(), "ready")
-	mark := clMarker(t)
+	mark := harness.Mark(t, "cl")
 	n := clStartNode(t, "abort", mark, []string{"CL_READY=" + ready, "TMPDIR=" + t.TempDir()}, filepath.Join(dir, "server.sh"))
 	var connected struct {
 		ServerPid       int    `json:"serverPid"`

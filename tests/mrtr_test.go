@@ -117,7 +117,7 @@ func mrConnect(t *testing.T, overHTTP bool, opts *mcp.ClientOptions, runs string
 func mrConnectPinned(t *testing.T, overHTTP bool, opts *mcp.ClientOptions, runs, version string) (*mcp.ClientSession, func() []clMsg, *harness.Output) {
 	t.Helper()
 	dir := harness.WriteFiles(t, mrFiles)
-	mark := clMarker(t)
+	mark := harness.Mark(t, "cl")
 	t.Cleanup(func() { harness.KillMarked(mark) })
 	env := []string{"TMPDIR=" + t.TempDir(), "MR_RUNS=" + runs}
 	client := mcp.NewClient(&mcp.Implementation{Name: "mcp-bashd-e2e-mrtr", Version: "0"}, opts)
@@ -394,7 +394,7 @@ func TestMRTRRawStdio(t *testing.T) {
 func TestMRTRTamperedHTTP(t *testing.T) {
 	runs := filepath.Join(t.TempDir(), "runs")
 	dir := harness.WriteFiles(t, mrFiles)
-	mark := clMarker(t)
+	mark := harness.Mark(t, "cl")
 	d := harness.StartHTTP(t, harness.Options{Script: filepath.Join(dir, "server.sh"), Env: []string{"TMPDIR=" + t.TempDir(), "MR_RUNS=" + runs}, Marked: mark})
 	const meta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{}}}`
 	post := func(body string) (int, string) {

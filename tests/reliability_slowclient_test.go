@@ -15,7 +15,6 @@ package tests
 import (
 	"bufio"
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -285,16 +284,6 @@ func TestHostDiedStdinStdoutClosed(t *testing.T) {
 	t.Logf("%v %v after the host closed both pipes; nothing left", d.cmd.ProcessState, took.Round(time.Millisecond))
 }
 
-// scResp is a response line as item 13 reads it.
-type scResp struct {
-	ID     json.RawMessage `json:"id"`
-	Result json.RawMessage `json:"result"`
-	Error  *struct {
-		Code    int    `json:"code"`
-		Message string `json:"message"`
-	} `json:"error"`
-}
-
 // Item 13: requests that arrive during the drain window are answered on
 // stdio with a JSON-RPC error saying the server is shutting down (HTTP
 // answers 503), while the call in flight still finishes and is answered.
@@ -308,7 +297,7 @@ func TestDrainAnswersNewRequestsStdio(t *testing.T) {
 	}
 	// A ping answered with a result was read before the daemon began to
 	// stop; the first one it answers otherwise was read during the drain.
-	recv := func(what string) scResp {
+	recv := func(what string) harness.Response {
 		t.Helper()
 		select {
 		case line, ok := <-d.Lines:
@@ -316,17 +305,13 @@ func TestDrainAnswersNewRequestsStdio(t *testing.T) {
 				t.Fatalf("stdout closed waiting for %s; stderr:\n%s", what, d.Stderr)
 			}
 			d.Check(line)
-			var r scResp
-			if err := json.Unmarshal(line, &r); err != nil {
-				t.Fatalf("not JSON: %q", line)
-			}
-			return r
+			return harness.Parse(t, string(bytes.TrimSuffix(line, []byte("\n"))))
 		case <-time.After(10 * time.Second):
 			t.Fatalf("no answer within 10 s to %s", what)
 		}
-		return scResp{}
+		return harness.Response{}
 	}
-	var r scResp
+	var r harness.Response
 	n := 0
 	proctest.WaitUntil(t, harness.Deadline(t), "the daemon to begin to stop (a ping answered with an error)", func() (bool, string) {
 		id := fmt.Sprintf(`"p%d"`, n)
@@ -337,7 +322,7 @@ func TestDrainAnswersNewRequestsStdio(t *testing.T) {
 		}
 		return r.Error != nil, fmt.Sprintf("%d pings answered with a result", n)
 	})
-	want := func(r scResp, id string) {
+	want := func(r harness.Response, id string) {
 		t.Helper()
 		if string(r.ID) != id || r.Error == nil || r.Error.Code != -32004 || !strings.Contains(r.Error.Message, "shutting down") {
 			t.Fatalf("answer during the drain: %+v %s, want id %s with error -32004 saying the server is shutting down", r.Error, r.ID, id)
@@ -347,8 +332,8 @@ func TestDrainAnswersNewRequestsStdio(t *testing.T) {
 	d.Send(rfCall(`"late"`, "gated", `{}`))
 	want(recv("a tools/call sent during the drain"), `"late"`)
 	rfTouch(t, d.Dir, "go")
-	if r := recv("the call in flight"); string(r.ID) != `"g"` || !strings.Contains(string(r.Result), `"done"`) {
-		t.Fatalf("the call in flight was answered %s %+v, want its result", r.Result, r.Error)
+	if r := recv("the call in flight"); string(r.ID) != `"g"` || r.Result == nil || r.Error != nil || !strings.Contains(r.Raw, `"done"`) {
+		t.Fatalf("the call in flight was answered %s, want its result", r.Raw)
 	}
 	if rest := d.Drain(t); len(rest) != 0 {
 		t.Fatalf("more lines after the drain: %q", rest)
