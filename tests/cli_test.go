@@ -53,7 +53,7 @@ func TestCLIScriptsRun(t *testing.T) {
 		Setup: func(e *testscript.Env) error {
 			e.Setenv("PATH", filepath.Dir(harness.Binary)+string(os.PathListSeparator)+e.Getenv("PATH"))
 			e.Setenv("REPO", root)
-			e.Setenv(cliMarkKey, "cli-"+strconv.Itoa(os.Getpid())+"-"+filepath.Base(e.WorkDir))
+			e.Setenv(harness.MarkKey, "cli-"+strconv.Itoa(os.Getpid())+"-"+filepath.Base(e.WorkDir))
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
@@ -65,8 +65,6 @@ func TestCLIScriptsRun(t *testing.T) {
 		},
 	})
 }
-
-const cliMarkKey = "MCPBASHD_TEST_MARK"
 
 func cliExitCode(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) < 2 {
@@ -127,9 +125,9 @@ func cliNoProcs(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 0 {
 		ts.Fatalf("usage: noprocs")
 	}
-	mark := ts.Getenv(cliMarkKey)
+	mark := ts.Getenv(harness.MarkKey)
 	proctest.WaitUntil(cliTB{ts: ts}, time.Now().Add(30*time.Second), "no process left running", func() (bool, string) {
-		ps, err := proctest.WithEnv(cliMarkKey, mark)
+		ps, err := proctest.WithEnv(harness.MarkKey, mark)
 		ts.Check(err)
 		alive := proctest.Alive(ps)
 		var s []string

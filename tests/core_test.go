@@ -146,7 +146,7 @@ func TestBackgroundChildDoesNotHoldTheCall(t *testing.T) {
 		"server.sh":  `tool_bg() { (sleep 100 &); sleep 100 & echo started; }`,
 		"tools.json": harness.ToolsJSON("bg"),
 	})
-	marker := "MCPBASHD_TEST_MARK=" + strconv.Itoa(os.Getpid()) + "-bg"
+	marker := harness.MarkKey + "=" + strconv.Itoa(os.Getpid()) + "-bg"
 	s := harness.Start(t, harness.Options{Args: []string{filepath.Join(dir, "server.sh")}, Env: []string{marker, "TMPDIR=" + t.TempDir()}})
 	s.RoundTrip(harness.InitLine)
 	if got := s.RoundTrip(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"bg"}}`); !strings.Contains(got, `"text":"started"`) {

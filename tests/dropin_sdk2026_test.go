@@ -323,7 +323,7 @@ func TestHandleConnectionBehindSocat(t *testing.T) {
 	cmd.Process.Signal(syscall.SIGTERM)
 	<-done
 	proctest.WaitUntil(t, harness.Deadline(t), "no per-connection server left after socat stopped", func() (bool, string) {
-		ps, err := proctest.WithEnv("MCPBASHD_TEST_MARK", strings.TrimPrefix(mark, "MCPBASHD_TEST_MARK="))
+		ps, err := proctest.WithEnv(harness.MarkKey, strings.TrimPrefix(mark, harness.MarkKey+"="))
 		if err != nil {
 			return false, err.Error()
 		}

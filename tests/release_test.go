@@ -384,7 +384,7 @@ func rlRunUnpacked(t *testing.T, root string) {
 	}
 	mark := shMark(t)
 	env := []string{"PATH=" + filepath.Join(root, "usr/bin") + string(os.PathListSeparator) + os.Getenv("PATH"),
-		"TMPDIR=" + t.TempDir(), "MCP_LOG_FILE=/dev/null", shMarkKey + "=" + mark}
+		"TMPDIR=" + t.TempDir(), "MCP_LOG_FILE=/dev/null", harness.MarkKey + "=" + mark}
 	cmd := exec.Command(filepath.Join(dir, "server.sh"))
 	cmd.Env = append(os.Environ(), env...)
 	s := harness.StartCmd(t, cmd)
@@ -399,7 +399,7 @@ func rlRunUnpacked(t *testing.T, root string) {
 		t.Errorf("greet: %q", got)
 	}
 	if ee := s.CloseAndWait(); ee != nil {
-		t.Fatalf("exit: %v\n%s", ee, shStderr(s))
+		t.Fatalf("exit: %v\n%s", ee, s.Stderr.String())
 	}
-	shWaitNoneLeft(t, mark, -1)
+	harness.WaitNoneLeft(t, mark, -1, "no process left with "+mark)
 }

@@ -32,7 +32,7 @@ func (m rlMark) env() string { return m.key + "=" + m.val }
 // thousands of processes behind for the next one.
 func rlNewMark(t *testing.T, name string) rlMark {
 	t.Helper()
-	m := rlMark{"MCPBASHD_TEST_MARK", fmt.Sprintf("%s-%d", name, os.Getpid())}
+	m := rlMark{harness.MarkKey, fmt.Sprintf("%s-%d", name, os.Getpid())}
 	t.Cleanup(func() {
 		ps, err := proctest.WithEnv(m.key, m.val)
 		if err != nil {

@@ -23,7 +23,6 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -61,7 +60,7 @@ func sdEnv(extra ...string) []string {
 
 // sdMark tags a daemon and everything it starts (found through /proc).
 func sdMark(t *testing.T) string {
-	return "MCPBASHD_TEST_MARK=sd-" + strings.ReplaceAll(t.Name(), "/", "-") + "-" + strconv.Itoa(os.Getpid())
+	return harness.MarkKey + "=" + harness.Mark(t, "sd")
 }
 
 // sdWeather is ./weatherserver.sh ARGS run from its own directory, as

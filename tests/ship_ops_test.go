@@ -113,7 +113,7 @@ tool_stubborn() { trap '' TERM; sleep 1000; }
 ]}`
 	dir := harness.WriteFiles(t, map[string]string{"tools.sh": script, "tools.json": toolsList})
 	mark := shMark(t)
-	env := []string{"TMPDIR=" + t.TempDir(), "SH_DIR=" + dir, shMarkKey + "=" + mark, "MCP_LOG_FILE=" + filepath.Join(dir, "daemon.log")}
+	env := []string{"TMPDIR=" + t.TempDir(), "SH_DIR=" + dir, harness.MarkKey + "=" + mark, "MCP_LOG_FILE=" + filepath.Join(dir, "daemon.log")}
 	s, ports := shStartListening(t, env, 1, func(p []int) []string {
 		return []string{"--metrics-addr", fmt.Sprintf("127.0.0.1:%d", p[0]), "--grace", "300ms", filepath.Join(dir, "tools.sh")}
 	})
@@ -277,10 +277,10 @@ tool_stubborn() { trap '' TERM; sleep 1000; }
 	}
 
 	if ee := s.CloseAndWait(); ee != nil {
-		t.Fatalf("exit: %v\n%s", ee, shStderr(s))
+		t.Fatalf("exit: %v\n%s", ee, s.Stderr.String())
 	}
 	shDrained(t, s) // in particular nothing for the cancelled id 300
-	shWaitNoneLeft(t, mark, -1)
+	harness.WaitNoneLeft(t, mark, -1, "no process left with "+mark)
 	// The metrics listener ends with the daemon.
 	if _, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/healthz", port)); err == nil {
 		t.Error("/healthz still answers after the daemon exited")
@@ -294,7 +294,7 @@ func TestMetricsHTTPMode(t *testing.T) {
 	dir := harness.WriteFiles(t, map[string]string{"tools.sh": "tool_ok() { echo fine; }\n", "tools.json": harness.ToolsJSON("ok")})
 	logFile := filepath.Join(dir, "daemon.log")
 	mark := shMark(t)
-	env := []string{"TMPDIR=" + t.TempDir(), shMarkKey + "=" + mark, "MCP_LOG_FILE=" + logFile}
+	env := []string{"TMPDIR=" + t.TempDir(), harness.MarkKey + "=" + mark, "MCP_LOG_FILE=" + logFile}
 	s, ports := shStartListening(t, env, 2, func(p []int) []string {
 		return []string{"--http", "--http-port", strconv.Itoa(p[1]), "--metrics-addr", fmt.Sprintf("127.0.0.1:%d", p[0]), filepath.Join(dir, "tools.sh")}
 	})
@@ -354,7 +354,7 @@ func TestMetricsHTTPMode(t *testing.T) {
 	if access != 4 {
 		t.Errorf("%d access log lines for 4 HTTP requests:\n%s", access, b)
 	}
-	shWaitNoneLeft(t, mark, -1)
+	harness.WaitNoneLeft(t, mark, -1, "no process left with "+mark)
 }
 
 // ---------------------------------------------------------------------------
@@ -464,7 +464,7 @@ func TestDeploymentManifests(t *testing.T) {
 					"HOME=" + home, "LOGNAME=" + os.Getenv("LOGNAME"), "PATH=" + path,
 					"SHELL=/bin/bash", "TERM=dumb", "USER=" + os.Getenv("USER"),
 					// Not from a host: where the test looks for leftovers.
-					"TMPDIR=" + tmp, shMarkKey + "=" + mark,
+					"TMPDIR=" + tmp, harness.MarkKey + "=" + mark,
 				}
 				for k, v := range srv.Env {
 					env = append(env, k+"="+subst(v))
@@ -503,13 +503,13 @@ func TestDeploymentManifests(t *testing.T) {
 					t.Fatalf("tools/list names neither greet nor echo: %s", list)
 				}
 				if ee := s.CloseAndWait(); ee != nil {
-					t.Fatalf("exit: %v\n%s", ee, shStderr(s))
+					t.Fatalf("exit: %v\n%s", ee, s.Stderr.String())
 				}
-				if e := shStderr(s); e != "" {
+				if e := s.Stderr.String(); e != "" {
 					t.Errorf("stderr: %s", e)
 				}
 				shDrained(t, s)
-				shWaitNoneLeft(t, mark, -1)
+				harness.WaitNoneLeft(t, mark, -1, "no process left with "+mark)
 				shEmptyDir(t, tmp)
 			})
 		}

@@ -32,8 +32,6 @@ import (
 	"github.com/mcp-bashd/mcp-bashd/tests/internal/proctest"
 )
 
-const shMarkKey = "MCPBASHD_TEST_MARK"
-
 var shSeq atomic.Int64
 
 // shMark is a marker value unique to this test process and call.
@@ -64,32 +62,6 @@ func shCallText(t *testing.T, s *harness.Daemon, id int, tool, args string, want
 		t.Fatalf("tools/call %s: isError=%v, want %v: %s", tool, r.Result.IsError, wantErr, line)
 	}
 	return r.Result.Content[0].Text
-}
-
-// shStderr reads what the daemon wrote to stderr so far.
-func shStderr(s *harness.Daemon) string {
-	if lw, ok := s.Cmd.Stderr.(*harness.Output); ok {
-		return lw.String()
-	}
-	return ""
-}
-
-// shWaitNoneLeft waits until no live process but skip carries the marker.
-func shWaitNoneLeft(t *testing.T, mark string, skip int) {
-	t.Helper()
-	proctest.WaitUntil(t, harness.Deadline(t), "no process left with "+mark, func() (bool, string) {
-		ps, err := proctest.WithEnv(shMarkKey, mark)
-		if err != nil {
-			return false, err.Error()
-		}
-		var left []string
-		for _, p := range proctest.Alive(ps) {
-			if p.PID != skip {
-				left = append(left, p.String())
-			}
-		}
-		return len(left) == 0, strings.Join(left, "\n")
-	})
 }
 
 // shEmptyDir fails unless dir holds nothing.
@@ -260,7 +232,7 @@ func TestStaticBinary(t *testing.T) {
 				t.Fatalf("echo: %q", got)
 			}
 			if ee := s.CloseAndWait(); ee != nil {
-				t.Fatalf("exit: %v\n%s", ee, shStderr(s))
+				t.Fatalf("exit: %v\n%s", ee, s.Stderr.String())
 			}
 			shEmptyDir(t, tmp)
 		})
@@ -321,7 +293,7 @@ func shBusyboxEnv(pathDir, tmp, mark string, extra ...string) []string {
 		"PATH=" + pathDir,
 		"HOME=" + tmp,
 		"TMPDIR=" + tmp,
-		shMarkKey + "=" + mark,
+		harness.MarkKey + "=" + mark,
 	}, extra...)
 }
 
@@ -355,10 +327,10 @@ func TestBusyboxUserland(t *testing.T) {
 			t.Fatalf("fail: %q", got)
 		}
 		if ee := s.CloseAndWait(); ee != nil {
-			t.Fatalf("exit: %v\n%s", ee, shStderr(s))
+			t.Fatalf("exit: %v\n%s", ee, s.Stderr.String())
 		}
 		shDrained(t, s)
-		shWaitNoneLeft(t, mark, -1)
+		harness.WaitNoneLeft(t, mark, -1, "no process left with "+mark)
 		shEmptyDir(t, tmp) // the state file (EXIT trap) and every call root
 	})
 
@@ -379,10 +351,10 @@ func TestBusyboxUserland(t *testing.T) {
 			t.Fatalf("slow: %q", got)
 		}
 		if ee := s.CloseAndWait(); ee != nil {
-			t.Fatalf("exit: %v\n%s", ee, shStderr(s))
+			t.Fatalf("exit: %v\n%s", ee, s.Stderr.String())
 		}
 		shDrained(t, s)
-		shWaitNoneLeft(t, mark, -1)
+		harness.WaitNoneLeft(t, mark, -1, "no process left with "+mark)
 		shEmptyDir(t, tmp)
 	})
 
@@ -427,10 +399,10 @@ tool_hold() {
 			t.Fatalf("text:\n got %q\nwant %q", got, want)
 		}
 		if ee := s.CloseAndWait(); ee != nil {
-			t.Fatalf("exit: %v\n%s", ee, shStderr(s))
+			t.Fatalf("exit: %v\n%s", ee, s.Stderr.String())
 		}
 		shDrained(t, s)
-		shWaitNoneLeft(t, mark, -1)
+		harness.WaitNoneLeft(t, mark, -1, "no process left with "+mark)
 		shEmptyDir(t, tmp)
 	})
 
@@ -444,7 +416,7 @@ tool_hold() {
 			if _, err := os.Stat(filepath.Join(dir, "nap.ready")); err != nil {
 				return false, "no ready file"
 			}
-			ps, err := proctest.WithEnv(shMarkKey, mark)
+			ps, err := proctest.WithEnv(harness.MarkKey, mark)
 			if err != nil {
 				return false, err.Error()
 			}
@@ -456,15 +428,15 @@ tool_hold() {
 			return false, fmt.Sprint(ps)
 		})
 		s.Send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":5,"reason":"test"}}`)
-		shWaitNoneLeft(t, mark, s.Cmd.Process.Pid)
+		harness.WaitNoneLeft(t, mark, s.Cmd.Process.Pid, "no process left with "+mark)
 		if got := s.RoundTrip(`{"jsonrpc":"2.0","id":6,"method":"ping"}`); got != `{"jsonrpc":"2.0","id":6,"result":{}}` {
 			t.Fatalf("ping after cancel: %s", got)
 		}
 		if ee := s.CloseAndWait(); ee != nil {
-			t.Fatalf("exit: %v\n%s", ee, shStderr(s))
+			t.Fatalf("exit: %v\n%s", ee, s.Stderr.String())
 		}
 		shDrained(t, s) // nothing for id 5, ever
-		shWaitNoneLeft(t, mark, -1)
+		harness.WaitNoneLeft(t, mark, -1, "no process left with "+mark)
 		shEmptyDir(t, tmp)
 	})
 
@@ -486,10 +458,10 @@ tool_hold() {
 			t.Fatalf("hold after EOF: %+v", r)
 		}
 		if ee := s.CloseAndWait(); ee != nil {
-			t.Fatalf("exit: %v\n%s", ee, shStderr(s))
+			t.Fatalf("exit: %v\n%s", ee, s.Stderr.String())
 		}
 		shDrained(t, s)
-		shWaitNoneLeft(t, mark, -1)
+		harness.WaitNoneLeft(t, mark, -1, "no process left with "+mark)
 		shEmptyDir(t, tmp)
 	})
 }
