@@ -37,8 +37,8 @@ func StartHTTP(t *testing.T, o Options) *HTTPDaemon {
 // StartHTTPCmd starts cmd, an `mcp-bashd --http` on port 0 (or a script
 // that runs one), and returns once it prints the URL it serves. A daemon
 // that exits first, or prints no URL before the deadline, fails the test.
-// A daemon still running at cleanup gets SIGTERM, and SIGKILL if it has
-// not exited 30 s later.
+// A daemon still running at cleanup is stopped as Stop does: SIGTERM, and
+// a daemon that does not exit by it fails the test.
 func StartHTTPCmd(t *testing.T, cmd *exec.Cmd) *HTTPDaemon {
 	t.Helper()
 	d := &HTTPDaemon{Cmd: cmd, Stderr: &Output{}, Done: make(chan struct{})}
@@ -55,13 +55,7 @@ func StartHTTPCmd(t *testing.T, cmd *exec.Cmd) *HTTPDaemon {
 			return
 		default:
 		}
-		cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-d.Done:
-		case <-time.After(30 * time.Second):
-			cmd.Process.Kill()
-			<-d.Done
-		}
+		d.Stop(t)
 	})
 	urls := make(chan string, 1)
 	go func() {
