@@ -20,13 +20,10 @@ import (
 	"github.com/mcp-bashd/mcp-bashd/tests/internal/proctest"
 )
 
-// d2sServer is a server directory: server.sh (sourcing a copy of the shim
-// when it is a drop-in server), tools.json, and config.json when given.
-type d2sServer struct {
-	dir string
-}
-
-func d2sWrite(t *testing.T, script, tools, config string) d2sServer {
+// d2sWrite writes a server directory: server.sh (sourcing a copy of the
+// shim when it is a drop-in server), tools.json, and config.json when
+// given.
+func d2sWrite(t *testing.T, script, tools, config string) string {
 	t.Helper()
 	files := map[string]string{"server.sh": script, "tools.json": tools}
 	if config != "" {
@@ -40,18 +37,18 @@ func d2sWrite(t *testing.T, script, tools, config string) d2sServer {
 	if err := os.WriteFile(filepath.Join(dir, "mcpserver_core.sh"), shim, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	return d2sServer{dir: dir}
+	return dir
 }
 
-// start runs the server in one of the two forms a host uses: "dropin"
+// d2sStart runs the server in dir in one of the two forms a host uses: "dropin"
 // (./server.sh, its shim finds the binary through MCP_BASHD) or
 // "manifest" (mcp-bashd server.sh).
-func (d d2sServer) start(t *testing.T, form string, env ...string) *harness.Daemon {
+func d2sStart(t *testing.T, dir, form string, env ...string) *harness.Daemon {
 	t.Helper()
-	o := harness.Options{Exe: filepath.Join(d.dir, "server.sh"), Args: []string{}, WorkDir: d.dir, CleanEnv: true, Init: true,
+	o := harness.Options{Exe: filepath.Join(dir, "server.sh"), Args: []string{}, WorkDir: dir, CleanEnv: true, Init: true,
 		Env: append([]string{"MCP_BASHD=" + harness.Binary}, env...)}
 	if form != "dropin" {
-		o.Exe, o.Args = harness.Binary, []string{filepath.Join(d.dir, "server.sh")}
+		o.Exe, o.Args = harness.Binary, []string{filepath.Join(dir, "server.sh")}
 	}
 	return harness.Start(t, o)
 }
@@ -93,7 +90,7 @@ run_mcp_server "$@"
 `, d2sOptionToolsJSON, "")
 	for _, form := range []string{"dropin", "manifest"} {
 		t.Run(form, func(t *testing.T) {
-			s := d.start(t, form)
+			s := d2sStart(t, d, form)
 			text, isErr := d2sCall(t, s, 1, "unset", `{}`)
 			if !isErr || !strings.HasPrefix(text, "Error executing unset: ") || !strings.HasSuffix(text, "D2_NEVER_SET: unbound variable") {
 				t.Errorf("unset variable: isError %v text %q, want the SDK's unbound-variable failure", isErr, text)
@@ -125,7 +122,7 @@ run_mcp_server
 `, d2sOptionToolsJSON, "")
 		for _, form := range []string{"dropin", "manifest"} {
 			t.Run(form, func(t *testing.T) {
-				s := d.start(t, form)
+				s := d2sStart(t, d, form)
 				if text, isErr := d2sCall(t, s, 1, "unset", `{}`); isErr || text != "val=" {
 					t.Errorf("unset variable with set +u: isError %v text %q", isErr, text)
 				}
@@ -140,7 +137,7 @@ run_mcp_server
 	})
 	t.Run("no shim sourced", func(t *testing.T) {
 		d := d2sWrite(t, d2sOptionTools, d2sOptionToolsJSON, "")
-		s := d.start(t, "manifest")
+		s := d2sStart(t, d, "manifest")
 		if text, _ := d2sCall(t, s, 1, "opts", `{}`); text != "errexit-off\nnounset-off\npipefail-off" {
 			t.Errorf("options in a tool of a script that sources nothing: %q", text)
 		}
@@ -155,7 +152,7 @@ run_mcp_server "$@"
 `, d2sOptionToolsJSON, `{"supportedVersions":["2026-07-28","2025-11-25"],"serverInfo":{"name":"d2","version":"1"}}`)
 		for _, form := range []string{"dropin", "manifest"} {
 			t.Run(form, func(t *testing.T) {
-				s := d.start(t, form)
+				s := d2sStart(t, d, form)
 				if text, isErr := d2sCall(t, s, 1, "unset", `{}`); isErr || text != "val=" {
 					t.Errorf("unset variable under the 2026 SDK's rules: isError %v text %q", isErr, text)
 				}
@@ -195,7 +192,7 @@ tool_wait_cancel() { echo "cancel hook $-" > "$MARKS/cancel"; }
 run_mcp_server
 `, `{"tools":[{"name":"helpers","inputSchema":{"type":"object"},"outputSchema":{"type":"object"}},{"name":"wait","inputSchema":{"type":"object"}}]}`, "")
 	log := filepath.Join(marks, "server.log")
-	s := d.start(t, "dropin", "MARKS="+marks, "MCP_LOG_FILE="+log)
+	s := d2sStart(t, d, "dropin", "MARKS="+marks, "MCP_LOG_FILE="+log)
 	line := s.RoundTrip(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"helpers","arguments":{}}}`)
 	for _, want := range []string{
 		`read_json_file refused`, `{\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{}}`,

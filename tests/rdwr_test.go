@@ -28,7 +28,7 @@ run_mcp_server
 	for _, form := range []string{"dropin", "manifest"} {
 		t.Run(form, func(t *testing.T) {
 			marks := t.TempDir()
-			s := d.start(t, form, "MARKS="+marks)
+			s := d2sStart(t, d, form, "MARKS="+marks)
 			if text, isErr := d2sCall(t, s, 1, "w", `{}`); isErr || text != "hello" {
 				t.Errorf("w answered isError=%v %q, want hello once (from cat)", isErr, text)
 			}
