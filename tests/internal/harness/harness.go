@@ -197,8 +197,8 @@ type Layout struct {
 
 var seq atomic.Int64
 
-// command builds the exec.Cmd o describes, writing o.Files; it returns the
-// files' directory ("" without Files).
+// command builds the exec.Cmd o describes, writing o.Files, and says
+// what it was given.
 func (o Options) command(t testing.TB, pre ...string) (*exec.Cmd, Layout) {
 	t.Helper()
 	l := Layout{Dir: o.Dir}
@@ -208,63 +208,76 @@ func (o Options) command(t testing.TB, pre ...string) (*exec.Cmd, Layout) {
 		}
 		WriteFilesIn(t, l.Dir, o.Files)
 	}
-	dir := l.Dir
-	args := o.Args
-	if args == nil {
-		script := o.Script
-		if script == "" && l.Dir != "" {
-			script = "server.sh"
-		}
-		if script != "" && !filepath.IsAbs(script) && dir != "" {
-			script = filepath.Join(dir, script)
-		}
-		args = append(append([]string{}, o.Flags...), script)
-		if len(o.ScriptArgs) > 0 {
-			args = append(append(args, "--"), o.ScriptArgs...)
-		}
-	}
 	exe := Binary
 	if o.Exe != "" {
 		exe = o.Exe
 	}
-	cmd := exec.Command(exe, append(append([]string{}, pre...), args...)...)
-	cmd.Env = Environ(o.CleanEnv)
+	cmd := exec.Command(exe, append(append([]string{}, pre...), o.argv(l.Dir)...)...)
+	cmd.Env = o.environ(t, &l)
+	cmd.Dir = o.WorkDir
+	cmd.SysProcAttr = o.SysProcAttr
+	return cmd, l
+}
+
+// argv is Args, or Flags, the script (resolved against dir) and "--"
+// ScriptArgs.
+func (o Options) argv(dir string) []string {
+	if o.Args != nil {
+		return o.Args
+	}
+	script := o.Script
+	if script == "" && dir != "" {
+		script = "server.sh"
+	}
+	if script != "" && !filepath.IsAbs(script) && dir != "" {
+		script = filepath.Join(dir, script)
+	}
+	args := append(append([]string{}, o.Flags...), script)
+	if len(o.ScriptArgs) > 0 {
+		args = append(append(args, "--"), o.ScriptArgs...)
+	}
+	return args
+}
+
+// environ is the daemon's environment, filling in l's marker, TMPDIR and
+// log file; o.Env comes last, so it wins over what the harness set.
+func (o Options) environ(t testing.TB, l *Layout) []string {
+	env := Environ(o.CleanEnv)
 	if o.Shim {
-		cmd.Env = append(cmd.Env, "MCP_BASHD="+Binary, "SHIM="+RepoPath("scripts/mcpserver_core.sh"))
+		env = append(env, "MCP_BASHD="+Binary, "SHIM="+RepoPath("scripts/mcpserver_core.sh"))
 	}
 	if l.Mark = o.Marked; o.Mark != "" && l.Mark == "" {
 		l.Mark = fmt.Sprintf("%s-%d", Mark(t, o.Mark), seq.Add(1))
 	}
-	if l.Mark != "" {
-		cmd.Env = append(cmd.Env, MarkKey+"="+l.Mark)
-		t.Cleanup(func() { KillMarked(l.Mark) })
+	if mark := l.Mark; mark != "" {
+		env = append(env, MarkKey+"="+mark)
+		t.Cleanup(func() { KillMarked(mark) })
 	}
 	if l.Tmp = o.Tmp; o.TempDir && l.Tmp == "" {
 		l.Tmp = t.TempDir()
 	}
 	if l.Tmp != "" {
-		cmd.Env = append(cmd.Env, "TMPDIR="+l.Tmp)
+		env = append(env, "TMPDIR="+l.Tmp)
 	}
 	if o.DirEnv != "" {
-		cmd.Env = append(cmd.Env, o.DirEnv+"="+l.Dir)
+		env = append(env, o.DirEnv+"="+l.Dir)
 	}
 	if o.LogFile != "" {
 		l.Log = o.LogFile
-		cmd.Env = append(cmd.Env, "MCP_LOG_FILE="+l.Log)
 	} else if o.Log {
 		l.Log = filepath.Join(t.TempDir(), "daemon.log")
-		cmd.Env = append(cmd.Env, "MCP_LOG_FILE="+l.Log)
+		log := l.Log
 		t.Cleanup(func() {
 			if t.Failed() {
-				b, _ := os.ReadFile(l.Log)
-				t.Logf("daemon log %s:\n%s", l.Log, Tail(b, 40))
+				b, _ := os.ReadFile(log)
+				t.Logf("daemon log %s:\n%s", log, Tail(b, 40))
 			}
 		})
 	}
-	cmd.Env = append(cmd.Env, o.Env...)
-	cmd.Dir = o.WorkDir
-	cmd.SysProcAttr = o.SysProcAttr
-	return cmd, l
+	if l.Log != "" {
+		env = append(env, "MCP_LOG_FILE="+l.Log)
+	}
+	return append(env, o.Env...)
 }
 
 // Command is the exec.Cmd o describes, not started: for a client SDK's
