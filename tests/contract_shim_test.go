@@ -435,10 +435,7 @@ run_mcp_server
 		ctWantText(t, harness.Parse(t, s.RoundTrip(harness.CallLine(1, "who", `{}`))), false, want(script, script))
 	})
 	t.Run("relative ./server.sh", func(t *testing.T) {
-		cmd := exec.Command("./server.sh", args...)
-		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), env...)
-		s := harness.StartCmd(t, cmd)
+		s := harness.Start(t, harness.Options{Exe: "./server.sh", Args: append([]string{}, args...), WorkDir: dir, Env: env})
 		s.RoundTrip(harness.InitLine)
 		txt, isErr := harness.Parse(t, s.RoundTrip(harness.CallLine(1, "who", `{}`))).Text(t)
 		lines := strings.SplitN(txt, "\n", 3)

@@ -385,9 +385,7 @@ func rlRunUnpacked(t *testing.T, root string) {
 	mark := shMark(t)
 	env := []string{"PATH=" + filepath.Join(root, "usr/bin") + string(os.PathListSeparator) + os.Getenv("PATH"),
 		"TMPDIR=" + t.TempDir(), "MCP_LOG_FILE=/dev/null", harness.MarkKey + "=" + mark}
-	cmd := exec.Command(filepath.Join(dir, "server.sh"))
-	cmd.Env = append(os.Environ(), env...)
-	s := harness.StartCmd(t, cmd)
+	s := harness.Start(t, harness.Options{Exe: filepath.Join(dir, "server.sh"), Args: []string{}, Env: env})
 	if r := harness.Parse(t, s.RoundTrip(harness.InitLine)); r.Result == nil {
 		t.Fatal("initialize failed")
 	}

@@ -199,10 +199,8 @@ esac
 		t.Fatal(err)
 	}
 	ready := filepath.Join(t.TempDir(), "ready")
-	tmp := t.TempDir()
-	cmd := harness.Command(t, sdDaemon([]string{"--tools-dir", dir}, "READY="+ready))
-	cmd.Env = append(cmd.Env, "TMPDIR="+tmp)
-	s := harness.StartCmd(t, cmd)
+	s := harness.Start(t, sdDaemon([]string{"--tools-dir", dir}, "READY="+ready))
+	tmp := s.Tmp
 	s.RoundTrip(harness.InitLine)
 
 	list := s.RoundTrip(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
