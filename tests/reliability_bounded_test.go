@@ -189,7 +189,8 @@ func rbPingAfter(t *testing.T, s *harness.Daemon, callID string) rbMsg {
 func rbServer(t *testing.T, name, script string, tools []string, env ...string) (*harness.Daemon, string, rlMark) {
 	t.Helper()
 	m := rlNewMark(t, name)
-	s, tmp := rlServer(t, m, script, tools, nil, env...)
+	s := harness.Start(t, rlServe(m, script, tools, nil, env...))
+	tmp := s.Tmp
 	return s, tmp, m
 }
 

@@ -131,7 +131,7 @@ func TestBadRequestsThenPing(t *testing.T) {
 	m := rlNewMark(t, "ri15")
 	ctl := t.TempDir()
 	script := `tool_hold() { while [ ! -e "$RI_CTL/gate" ]; do sleep 0.01; done; printf 'held %s' "$1"; }`
-	s, _ := rlServer(t, m, script, []string{"hold"}, nil, "RI_CTL="+ctl)
+	s := harness.Start(t, rlServe(m, script, []string{"hold"}, nil, "RI_CTL="+ctl))
 	pid := s.Cmd.Process.Pid
 
 	var worst time.Duration
@@ -280,7 +280,7 @@ func TestOverlongLines(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			m := rlNewMark(t, "ri16")
 			logFile := filepath.Join(t.TempDir(), "daemon.log")
-			s, _ := rlServer(t, m, `tool_x() { :; }`, []string{"x"}, c.flags, "MCP_LOG_FILE="+logFile)
+			s := harness.Start(t, rlServe(m, `tool_x() { :; }`, []string{"x"}, c.flags, "MCP_LOG_FILE="+logFile))
 			pid := s.Cmd.Process.Pid
 			before := rlMustSample(t, pid)
 			sampler := rlStartSampler(pid)
@@ -339,7 +339,7 @@ func TestInvalidUTF8(t *testing.T) {
 tool_bad() { printf '\xff\xfe ok'; }
 tool_badfail() { printf 'x\xc3\x28y' >&2; return 3; }
 tool_mixed() { printf 'caf\xc3\xa9 \xe2\x82 \xed\xa0\x80 \xf0\x9f\x98\x80'; }`
-	s, _ := rlServer(t, m, script, []string{"echo", "bad", "badfail", "mixed"}, nil, "RI_CTL="+ctl, "MCP_LOG_FILE="+logFile)
+	s := harness.Start(t, rlServe(m, script, []string{"echo", "bad", "badfail", "mixed"}, nil, "RI_CTL="+ctl, "MCP_LOG_FILE="+logFile))
 
 	var lines [][]byte
 	recv := func() []byte {
@@ -460,7 +460,7 @@ tool_mixed() { printf 'caf\xc3\xa9 \xe2\x82 \xed\xa0\x80 \xf0\x9f\x98\x80'; }`
 func TestDeepNesting(t *testing.T) {
 	const depth = 100_000
 	m := rlNewMark(t, "ri18")
-	s, _ := rlServer(t, m, `tool_echo() { printf '%s' "$1"; }`, []string{"echo"}, nil)
+	s := harness.Start(t, rlServe(m, `tool_echo() { printf '%s' "$1"; }`, []string{"echo"}, nil))
 	pid := s.Cmd.Process.Pid
 	const invalidJSON = `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error: Invalid JSON"}}`
 	nest := func(open, closer string, n int, inner string) string {

@@ -159,7 +159,8 @@ func TestFileDescriptorSqueeze(t *testing.T) {
 	// The squeeze is on starting bash at the call: no process is started
 	// ahead of it (a warm one needs no new descriptor pair to be handed
 	// a call).
-	s, tmp := rlServer(t, m, `tool_work() { printf 'done %s' "$1"; }`, []string{"work"}, []string{"--warm", "0"}, "MCP_LOG_FILE="+logFile)
+	s := harness.Start(t, rlServe(m, `tool_work() { printf 'done %s' "$1"; }`, []string{"work"}, []string{"--warm", "0"}, "MCP_LOG_FILE="+logFile))
+	tmp := s.Tmp
 	pid := s.Cmd.Process.Pid
 	if got := s.RoundTrip(rlCall(`"warm"`, "work", `{}`)); !strings.Contains(got, `"text":"done {}"`) {
 		t.Fatalf("warm-up call: %s", got)
@@ -226,7 +227,8 @@ func TestForkBombIsContained(t *testing.T) {
     b ` + strconv.Itoa(depth) + ` &
     wait
 }`
-	s, tmp := rlServer(t, m, script, []string{"bomb"}, []string{"--grace", grace.String()})
+	s := harness.Start(t, rlServe(m, script, []string{"bomb"}, []string{"--grace", grace.String()}))
+	tmp := s.Tmp
 	pid := s.Cmd.Process.Pid
 
 	var lat []time.Duration

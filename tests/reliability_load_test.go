@@ -337,16 +337,11 @@ func rlCall(id, tool, args string) string {
 	return fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"method":"tools/call","params":{"name":%q,"arguments":%s}}`, id, tool, args)
 }
 
-// rlServer writes a server script with the given tool bodies and starts
-// the daemon on it with flags, a private TMPDIR and the marker.
-func rlServer(t *testing.T, m rlMark, script string, tools []string, flags []string, env ...string) (*harness.Daemon, string) {
-	t.Helper()
-	s := harness.Start(t, harness.Options{Files: map[string]string{"server.sh": script, "tools.json": harness.ToolsJSON(tools...)},
-		Flags: flags, TempDir: true, Marked: m.val, Env: env})
-	if got := s.RoundTrip(harness.InitLine); !strings.Contains(got, `"result"`) {
-		t.Fatalf("initialize: %s", got)
-	}
-	return s, s.Tmp
+// rlServe serves script and tools.json declaring tools, with flags,
+// marked with m, with a fresh TMPDIR (Daemon.Tmp), initialized.
+func rlServe(m rlMark, script string, tools []string, flags []string, env ...string) harness.Options {
+	return harness.Options{Files: map[string]string{"server.sh": script, "tools.json": harness.ToolsJSON(tools...)},
+		Flags: flags, TempDir: true, Marked: m.val, Env: env, Init: true}
 }
 
 // rlCallDirs lists per-call roots left under a TMPDIR.
@@ -429,8 +424,8 @@ func TestConcurrentRoundsBackToBaseline(t *testing.T) {
 	}
 	load := func(t *testing.T, name string, rounds int) run {
 		m := rlNewMark(t, name)
-		s, tmp := rlServer(t, m, `tool_quick() { printf 'ok %s' "$1"; }`, []string{"quick"},
-			append([]string{"--max-concurrency", strconv.Itoa(perRound)}, rlQuietFlags...), "GOTRACEBACK=all")
+		s := harness.Start(t, rlServe(m, `tool_quick() { printf 'ok %s' "$1"; }`, []string{"quick"}, append([]string{"--max-concurrency", strconv.Itoa(perRound)}, rlQuietFlags...), "GOTRACEBACK=all"))
+		tmp := s.Tmp
 		pid := s.Cmd.Process.Pid
 		round := func(r int) time.Duration {
 			start := time.Now()
@@ -548,7 +543,8 @@ func TestGigabyteOutputIsCapped(t *testing.T) {
     while [ ! -e "$RL_CTL/gate" ]; do sleep 0.01; done
 }
 tool_quick() { printf 'ok %s' "$1"; }`
-			s, tmp := rlServer(t, m, script, []string{"big", "quick"}, c.flags, "RL_CTL="+ctl)
+			s := harness.Start(t, rlServe(m, script, []string{"big", "quick"}, c.flags, "RL_CTL="+ctl))
+			tmp := s.Tmp
 			pid := s.Cmd.Process.Pid
 			before := rlMustSample(t, pid)
 			sampler := rlStartSampler(pid)
@@ -627,7 +623,8 @@ tool_child() { sleep 100 & echo started; }
 tool_stderr() { sleep 100 >/dev/null & echo started; }
 tool_nested() { ( (sleep 100 &) & ); { sleep 100 2>&1 & } ; echo started; }`
 	tools := []string{"subshell", "child", "stderr", "nested"}
-	s, tmp := rlServer(t, m, script, tools, nil)
+	s := harness.Start(t, rlServe(m, script, tools, nil))
+	tmp := s.Tmp
 	pid := s.Cmd.Process.Pid
 	for i, tool := range tools {
 		start := time.Now()

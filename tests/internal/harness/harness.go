@@ -163,7 +163,8 @@ type Options struct {
 	// (Daemon.Tmp names it).
 	TempDir bool
 	Tmp     string
-	// Init sends InitLine (2025-11-25) once started and reads its answer.
+	// Init sends InitLine (2025-11-25) once started and fails the test
+	// unless it is answered with a result.
 	Init bool
 	// Revision is the one the schema checks use until an initialize
 	// answer says otherwise (default 2024-11-05; 2026-07-28 negotiates

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os/exec"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -44,7 +45,9 @@ func Start(t *testing.T, o Options) *Daemon {
 		d.Revision = o.Revision
 	}
 	if o.Init {
-		d.RoundTrip(InitLine)
+		if got := d.RoundTrip(InitLine); !strings.Contains(got, `"result"`) {
+			t.Fatalf("initialize: %s", got)
+		}
 	}
 	return d
 }
