@@ -186,7 +186,7 @@ func (c *tkHTTP) call(t *testing.T, method, schemaMethod string, params map[stri
 // tkServer is the tasks server; its tools find their directory as $TK_DIR.
 var tkServer = harness.Options{Files: map[string]string{"server.sh": tkScript, "tools.json": tkTools}, DirEnv: "TK_DIR"}
 
-func tkStartStdio(t *testing.T, rev string) (*tkStdio, string) {
+func tkConnectStdio(t *testing.T, rev string) (*tkStdio, string) {
 	s := harness.Start(t, tkServer)
 	c := &tkStdio{s: s, rev: rev}
 	if rev != "2026-07-28" {
@@ -196,7 +196,7 @@ func tkStartStdio(t *testing.T, rev string) (*tkStdio, string) {
 	return c, s.Dir
 }
 
-func tkStartHTTP(t *testing.T, rev string) (*tkHTTP, string) {
+func tkConnectHTTP(t *testing.T, rev string) (*tkHTTP, string) {
 	d := harness.StartHTTP(t, tkServer)
 	c := &tkHTTP{url: d.URL, rev: rev}
 	if rev != "2026-07-28" {
@@ -460,12 +460,12 @@ func tkLast(t *testing.T) string {
 var lastTask atomic.Value
 
 func TestTasks2026Stdio(t *testing.T) {
-	c, dir := tkStartStdio(t, "2026-07-28")
+	c, dir := tkConnectStdio(t, "2026-07-28")
 	tkModern(t, &tkRecorder{c}, dir)
 }
 
 func TestTasks2026HTTP(t *testing.T) {
-	c, dir := tkStartHTTP(t, "2026-07-28")
+	c, dir := tkConnectHTTP(t, "2026-07-28")
 	tkModern(t, &tkRecorder{c}, dir)
 	// The tasks methods' Mcp-Name must match params.taskId.
 	cr := c.call(t, "tools/call", mcpschema.TaskAugmented, tkParams(true, "name", "quick", "arguments", map[string]any{"n": 3}))
@@ -566,12 +566,12 @@ func tkLegacy(t *testing.T, c tkClient, dir string) {
 }
 
 func TestTasks2025_11_25Stdio(t *testing.T) {
-	c, dir := tkStartStdio(t, "2025-11-25")
+	c, dir := tkConnectStdio(t, "2025-11-25")
 	tkLegacy(t, &tkRecorder{c}, dir)
 }
 
 func TestTasks2025_11_25HTTP(t *testing.T) {
-	c, dir := tkStartHTTP(t, "2025-11-25")
+	c, dir := tkConnectHTTP(t, "2025-11-25")
 	tkLegacy(t, &tkRecorder{c}, dir)
 }
 
@@ -579,7 +579,7 @@ func TestTasks2025_11_25HTTP(t *testing.T) {
 // tasks to that session: another session neither lists them nor reaches
 // one by its id.
 func TestTasks2025_11_25SessionsAreApart(t *testing.T) {
-	a, _ := tkStartHTTP(t, "2025-11-25")
+	a, _ := tkConnectHTTP(t, "2025-11-25")
 	b := &tkHTTP{url: a.url, rev: "2025-11-25"}
 	b.call(t, "initialize", "initialize", map[string]any{"protocolVersion": "2025-11-25", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "other", "version": "0"}})
 	if a.session == "" || b.session == "" || a.session == b.session {
