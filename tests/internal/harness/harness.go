@@ -148,7 +148,8 @@ type Options struct {
 	Env        []string // added to this process's environment
 	// CleanEnv drops the MCP_* variables (and PROJECT_ROOT) of this
 	// process's environment first, so a setting of the machine running the
-	// tests cannot leak in.
+	// tests cannot leak in. That drops MCP_BASHD_WARM too: scripts/test.sh's
+	// second run with warm processes off does not reach such a daemon.
 	CleanEnv bool
 	WorkDir  string // the daemon's working directory
 	// Mark, when set, tags the daemon and everything it starts with
