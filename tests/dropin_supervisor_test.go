@@ -561,7 +561,10 @@ func TestLogSentencesFiles(t *testing.T) {
 	logFile := filepath.Join(t.TempDir(), "daemon.log")
 	dir := harness.WriteFiles(t, map[string]string{"server.sh": rfLib, "tools.json": `{"tools":[]} {}`})
 	cfg := filepath.Join(dir, "absent.json")
-	d := harness.Start(t, rfIn(dir, "", []string{"--config", cfg}, "MCP_LOG_FILE="+logFile))
+	o := rfIn(dir, "", []string{"--config", cfg}, "MCP_LOG_FILE="+logFile)
+	o.Init = false
+	d := harness.Start(t, o)
+	d.RoundTrip(harness.InitLine) // answered with an error: the named config is absent
 	d.CloseAndWait()
 	d2sWantLog(t, logFile, "Not exactly one parseable JSON object: "+filepath.Join(dir, "tools.json"), map[string]any{"what": "tools list"})
 	d2sWantLog(t, logFile, "File not found: "+cfg, map[string]any{"path": cfg, "what": "server configuration"})
