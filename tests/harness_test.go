@@ -31,7 +31,9 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	binary = filepath.Join(dir, "mcp-bashd")
-	build := exec.Command("go", "build", "-o", binary, "../cmd/mcp-bashd")
+	// The daemon is built as this test binary was (buildtags_*_test.go):
+	// -tags portable tests the portable process logic end to end.
+	build := exec.Command("go", "build", "-tags="+buildTags, "-o", binary, "../cmd/mcp-bashd")
 	build.Env = append(os.Environ(), "CGO_ENABLED=0")
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
