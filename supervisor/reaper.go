@@ -35,6 +35,7 @@ type group struct {
 	closed   bool            // exited is closed
 	status   unix.WaitStatus // the leader's, kept while the sentinel pins the group
 	zombie   bool            // held, its leader exited and left unreaped (reaper_posix.go)
+	over     bool            // held, and its grace ended with a SIGKILL (reaper_posix.go)
 }
 
 // leaderGone closes exited once (held groups).

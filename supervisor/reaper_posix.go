@@ -86,7 +86,7 @@ func (r *reaper) exited(pid int) {
 	if !ok || g.zombie {
 		return
 	}
-	if g.held {
+	if g.held && !g.over {
 		// A cancellation's grace: the zombie pins the group while the
 		// rest of it lives on, until the SIGKILL that ends the grace.
 		g.zombie = true
@@ -99,10 +99,16 @@ func (r *reaper) exited(pid int) {
 	r.deliverLocked(pid, g)
 }
 
-// signalledLocked ends a held group's grace: after its SIGKILL, a group
-// whose leader is a zombie is reaped and delivered.
+// signalledLocked ends a held group's grace with its SIGKILL: a group
+// whose leader is a zombie is reaped and delivered now, one whose leader
+// still runs when that leader's exit comes, as any group.
 func (r *reaper) signalledLocked(pid int, sig unix.Signal) {
-	if g, ok := r.tracked[pid]; ok && g.zombie && sig == unix.SIGKILL {
+	g, ok := r.tracked[pid]
+	if !ok || !g.held || sig != unix.SIGKILL {
+		return
+	}
+	g.over = true
+	if g.zombie {
 		r.deliverLocked(pid, g)
 	}
 }
