@@ -25,6 +25,10 @@ import (
 // never run without it: Prepare fails the call saying which and why, and
 // `mcp-bashd check` and `mcp-bashd call` say the same beforehand.
 
+// RefusesUnenforceable: here a call that declares a limit with no
+// mechanism is refused, never run without it.
+const RefusesUnenforceable = true
+
 // Options configure a Manager.
 type Options struct {
 	Self     string // this binary: the exec helper
