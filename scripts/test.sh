@@ -40,6 +40,18 @@ names=$(grep -ho '^func Test[A-Za-z0-9_]*' tests/contract*_test.go tests/seeds*_
     tests/dropin*_test.go tests/core_test.go tests/rdwr_test.go | sed 's/^func //' | paste -sd'|')
 MCP_BASHD_WARM=0 go test -count=1 -timeout 20m -run "^($names)\$" ./tests/
 
+echo "== the contract and lifecycle tests with the portable process logic (-tags portable: macOS's, on Linux)"
+# No subreaper, group members without /proc, no warm processes, rlimit-only
+# sandbox (supervisor/*_posix.go, sandbox/sandbox_posix.go); the harness
+# builds the daemon with the same tags. Orphan reaping is Linux's alone.
+names=$(grep -ho '^func Test[A-Za-z0-9_]*' tests/contract*_test.go tests/seeds*_test.go tests/dropin*_test.go \
+    tests/core_test.go tests/rdwr_test.go tests/reliability_cancel_test.go tests/reliability_faults_test.go \
+    tests/reliability_bounded_test.go tests/reliability_input_test.go tests/reliability_limits_test.go \
+    tests/reliability_round2_test.go tests/reload_test.go tests/limits_refused_test.go |
+    sed 's/^func //' | grep -vx 'TestFaultDetachedToolsAreReaped' | paste -sd'|')
+go test -tags portable -count=1 -timeout 25m -run "^($names)\$" ./tests/
+go test -tags portable -count=1 ./supervisor/ ./sandbox/... ./tmpdir/
+
 echo "== fuzz (short)"
 # fuzz PKG TARGET: 15 s of one target. On a loaded machine the engine can
 # miss its own deadline stopping a worker ("context deadline exceeded")
