@@ -44,8 +44,8 @@ tool_capped() { ulimit -n; ulimit -t; }
 	script := filepath.Join(dir, "server.sh")
 	out, err := exec.Command(binary, "check", script).CombinedOutput()
 	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 ||
-		!strings.Contains(string(out), `tool "boxed": network false cannot be enforced on `+runtime.GOOS) ||
-		!strings.Contains(string(out), `tool "boxed": filesystem.read [/usr] cannot be enforced on `+runtime.GOOS) ||
+		!strings.Contains(string(out), `tool "boxed": network false: no network namespaces on `+runtime.GOOS+`, so its calls are refused`) ||
+		!strings.Contains(string(out), `tool "boxed": filesystem.read [/usr]: no Landlock on `+runtime.GOOS+`, so its calls are refused`) ||
 		strings.Contains(string(out), `"capped"`) {
 		t.Errorf("check: %v\n%s", err, out)
 	}

@@ -4,7 +4,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"runtime"
 	"strings"
 	"text/tabwriter"
 
@@ -83,8 +82,8 @@ func limitRefusals(toolsFile string) []catalog.Problem {
 	for _, t := range tools {
 		for _, l := range m.Describe(t.Sandbox) {
 			if l.Refused {
-				out = append(out, catalog.Problem{File: toolsFile, Line: t.Line, Msg: fmt.Sprintf("tool %q: %s %s cannot be enforced on %s (%s): its calls are refused",
-					t.Name, l.Key, l.Value, runtime.GOOS, strings.TrimPrefix(l.How, "refused: "))})
+				out = append(out, catalog.Problem{File: toolsFile, Line: t.Line, Msg: fmt.Sprintf("tool %q: %s %s: %s, so its calls are refused",
+					t.Name, l.Key, l.Value, strings.TrimPrefix(l.How, "refused: "))})
 			}
 		}
 	}
