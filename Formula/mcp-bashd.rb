@@ -1,8 +1,8 @@
-# Homebrew formula of mcp-bashd, built from source (this repository is its
-# own tap: Homebrew looks for formulae in Formula/):
-#   brew install --HEAD --formula ./Formula/mcp-bashd.rb        from a checkout
+# Homebrew formula of mcp-bashd, built from source. This repository is its
+# own tap (Homebrew looks for formulae in Formula/):
 #   brew tap mcp-bashd/mcp-bashd https://github.com/mcp-bashd/mcp-bashd
-#   brew install --HEAD mcp-bashd                               from the tap
+#   brew install --HEAD mcp-bashd
+# and so is a checkout: brew tap mcp-bashd/local "$PWD".
 # A release's own formula, which installs its prebuilt darwin archives by
 # URL and digest, is written by scripts/release as dist/mcp-bashd.rb.
 class McpBashd < Formula

@@ -44,12 +44,13 @@ func writeDarwin(root, work, out, version string, mtime time.Time) ([]string, er
 
 // releaseFormula is the Homebrew formula of a release's darwin archives:
 // the binary into bin, the shim into share/mcp-bashd (where the Linux
-// packages put it under /usr), bash as a dependency for --bash users is
-// left to them (macOS has /bin/bash 3.2; docs/hosts.md).
+// packages put it under /usr). No bash dependency: macOS has /bin/bash
+// 3.2, which the shim runs under (docs/hosts.md).
 func releaseFormula(version string, digests map[string]string) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, `# Homebrew formula of mcp-bashd %[1]s, written by scripts/release.
-#   brew install --formula ./mcp-bashd.rb
+	fmt.Fprintf(&b, `# Homebrew formula of mcp-bashd %[1]s, written by scripts/release: it
+# installs the release's darwin archives. Put it in a tap's Formula/ (or
+# brew install --formula ./mcp-bashd.rb where Homebrew takes a path).
 class McpBashd < Formula
   desc "%[2]s"
   homepage "%[3]s"
