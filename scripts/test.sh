@@ -47,8 +47,8 @@ echo "== the contract and lifecycle tests with the portable process logic (-tags
 names=$(grep -ho '^func Test[A-Za-z0-9_]*' tests/contract*_test.go tests/seeds*_test.go tests/dropin*_test.go \
     tests/core_test.go tests/rdwr_test.go tests/reliability_cancel_test.go tests/reliability_faults_test.go \
     tests/reliability_bounded_test.go tests/reliability_input_test.go tests/reliability_limits_test.go \
-    tests/reliability_round2_test.go tests/reload_test.go tests/limits_refused_test.go |
-    sed 's/^func //' | grep -vx 'TestFaultDetachedToolsAreReaped' | paste -sd'|')
+    tests/reliability_requests_test.go tests/reload_test.go tests/limits_refused_test.go |
+    sed 's/^func //' | grep -vx 'TestDetachedToolsAreReaped' | paste -sd'|')
 go test -tags portable -count=1 -timeout 25m -run "^($names)\$" ./tests/
 go test -tags portable -count=1 ./supervisor/ ./sandbox/... ./tmpdir/
 

@@ -12,6 +12,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/mcp-bashd/mcp-bashd/tests/internal/harness"
 	"github.com/mcp-bashd/mcp-bashd/tests/internal/proctest"
 )
 
@@ -44,7 +45,7 @@ func scPipeFull(t *testing.T, f *os.File) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	proctest.WaitUntil(t, deadline(t), "the daemon's stdout pipe to be full", func() (bool, string) {
+	proctest.WaitUntil(t, harness.Deadline(t), "the daemon's stdout pipe to be full", func() (bool, string) {
 		var size, queued int
 		var serr, qerr error
 		rc.Control(func(fd uintptr) {

@@ -1,6 +1,6 @@
 //go:build !portable
 
-package tests
+package harness
 
 // buildTags are the tags the daemon under test is built with: this test
 // binary's own.
