@@ -388,6 +388,16 @@ __mcpbashd_dump() {
     printf '}\nbuiltin cd -- %q 2>/dev/null\n' "$PWD"
 }
 
+# __mcpbashd_posix_off / __mcpbashd_posix_on — POSIX mode off for a
+# moment, and back on if it was on (__mcpbashd_px).
+__mcpbashd_posix_off() {
+    __mcpbashd_px=
+    case :${SHELLOPTS:-}: in *:posix:*) __mcpbashd_px=1 && set +o posix ;; esac
+}
+__mcpbashd_posix_on() {
+    [ -z "${__mcpbashd_px:-}" ] || set -o posix
+}
+
 # run_mcp_server — serves this shell's tools with mcp-bashd until the input
 # ends, then returns the daemon's status: statements after it run, as under
 # the SDK. When the daemon itself is loading the script (manifest mode or a
@@ -455,12 +465,18 @@ __mcpbashd_serve() {
     # unless told otherwise; the daemon must be as the host started this
     # shell. "--": the script's arguments are its own, never the daemon's
     # flags.
-    {
+    # The snapshot through a process substitution, which is a syntax error
+    # in POSIX mode before bash 5.1 (macOS's 3.2 too): parsed by eval, with
+    # posix off for that moment; the dump still sees the script's options.
+    __mcpbashd_posix_off
+    # shellcheck disable=SC2016 # expanded by the eval
+    eval '{
         trap - INT QUIT
         exec "$__b" ${__MCPBASHD_SERVE_FLAGS:+"$__MCPBASHD_SERVE_FLAGS"} --snapshot-fd 3 --server-pid "$$" \
             ${__me:+--shell-pid "$__me"} "$__script" -- ${1+"$@"}
-    } 3< <(__mcpbashd_dump) <&0 &
+    } 3< <(__mcpbashd_posix_on; __mcpbashd_dump) <&0 &'
     __mcpbashd_daemon=$!
+    __mcpbashd_posix_on
     [ -z "$__monitor" ] || set -m
     if [ -n "$__mcpbashd_signal" ] && kill -s "$__mcpbashd_signal" "$__mcpbashd_daemon" 2>/dev/null; then
         __mcpbashd_signal= # came before the daemon did
@@ -538,10 +554,17 @@ process_request() {
     __script=${BASH_SOURCE[${#BASH_SOURCE[@]} - 1]}
     # A one-shot run never runs the EXIT handler (it is the caller's).
     __mcpbashd_trap=
-    # Nested in a call, the server is the one serving that call.
-    MCP_TOOLS_LIST_FILE="${MCP_TOOLS_LIST_FILE:-tools.json}" \
+    # Nested in a call, the server is the one serving that call. (eval:
+    # see __mcpbashd_serve.)
+    local __st=0
+    __mcpbashd_posix_off
+    # shellcheck disable=SC2016 # expanded by the eval
+    eval 'MCP_TOOLS_LIST_FILE="${MCP_TOOLS_LIST_FILE:-tools.json}" \
         MCP_CONFIG_FILE="${MCP_CONFIG_FILE:-config.json}" \
-        "$__b" --oneshot --snapshot-fd 3 --server-pid "${MCP_BASHD_SERVER_PID:-$$}" "$__script" <<<"${1:-}" 3< <(__mcpbashd_dump)
+        "$__b" --oneshot --snapshot-fd 3 --server-pid "${MCP_BASHD_SERVER_PID:-$$}" "$__script" <<<"${1:-}" \
+        3< <(__mcpbashd_posix_on; __mcpbashd_dump)' || __st=$?
+    __mcpbashd_posix_on
+    return "$__st"
 }
 
 # handle_tools_call ID PARAMS_JSON (bash-mcp-sdk), or ID NAME [ARGS_JSON]

@@ -31,6 +31,10 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	binary = filepath.Join(dir, "mcp-bashd")
+	if err := useTestBash(dir); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
 	build := exec.Command("go", "build", "-o", binary, "../cmd/mcp-bashd")
 	build.Env = append(os.Environ(), "CGO_ENABLED=0")
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
@@ -41,6 +45,25 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
+}
+
+// useTestBash: with MCP_BASHD_TEST_BASH naming a bash (bash 3.2 in
+// bash32_test.go's run), that bash comes first on PATH for the whole run,
+// so it is the bash that runs the servers' scripts (#!/usr/bin/env bash)
+// and the daemon's default bash for tools.
+func useTestBash(dir string) error {
+	b := os.Getenv("MCP_BASHD_TEST_BASH")
+	if b == "" {
+		return nil
+	}
+	bin := filepath.Join(dir, "testbash")
+	if err := os.MkdirAll(bin, 0o755); err != nil {
+		return err
+	}
+	if err := os.Symlink(b, filepath.Join(bin, "bash")); err != nil {
+		return err
+	}
+	return os.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
 }
 
 // repoPath is a path relative to the repository root.
