@@ -464,7 +464,9 @@ __mcpbashd_serve() {
     # A background command ignores SIGINT and SIGQUIT and reads /dev/null
     # unless told otherwise; the daemon must be as the host started this
     # shell. "--": the script's arguments are its own, never the daemon's
-    # flags.
+    # flags. --bash: calls run under this bash, as the SDK's subshells did,
+    # and the bash that wrote the snapshot is the one that restores it (a
+    # bash 5 script's declare -A means nothing to a bash 3.2 on PATH).
     # The snapshot through a process substitution, which is a syntax error
     # in POSIX mode before bash 5.1 (macOS's 3.2 too): parsed by eval, with
     # posix off for that moment; the dump still sees the script's options.
@@ -472,7 +474,7 @@ __mcpbashd_serve() {
     # shellcheck disable=SC2016 # expanded by the eval
     eval '{
         trap - INT QUIT
-        exec "$__b" ${__MCPBASHD_SERVE_FLAGS:+"$__MCPBASHD_SERVE_FLAGS"} --snapshot-fd 3 --server-pid "$$" \
+        exec "$__b" ${__MCPBASHD_SERVE_FLAGS:+"$__MCPBASHD_SERVE_FLAGS"} ${BASH:+--bash "$BASH"} --snapshot-fd 3 --server-pid "$$" \
             ${__me:+--shell-pid "$__me"} "$__script" -- ${1+"$@"}
     } 3< <(__mcpbashd_posix_on; __mcpbashd_dump) <&0 &'
     __mcpbashd_daemon=$!
@@ -561,7 +563,7 @@ process_request() {
     # shellcheck disable=SC2016 # expanded by the eval
     eval 'MCP_TOOLS_LIST_FILE="${MCP_TOOLS_LIST_FILE:-tools.json}" \
         MCP_CONFIG_FILE="${MCP_CONFIG_FILE:-config.json}" \
-        "$__b" --oneshot --snapshot-fd 3 --server-pid "${MCP_BASHD_SERVER_PID:-$$}" "$__script" <<<"${1:-}" \
+        "$__b" --oneshot ${BASH:+--bash "$BASH"} --snapshot-fd 3 --server-pid "${MCP_BASHD_SERVER_PID:-$$}" "$__script" <<<"${1:-}" \
         3< <(__mcpbashd_posix_on; __mcpbashd_dump)' || __st=$?
     __mcpbashd_posix_on
     return "$__st"

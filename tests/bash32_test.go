@@ -18,6 +18,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -168,7 +169,7 @@ func serveExample(t *testing.T, name string, f b32Form, b string, modern bool) b
 	args := f.cmd(b, dir)
 	cmd := exec.Command(args[0], args[1:]...)
 	cmd.Dir = dir
-	env := append(os.Environ(), "MCP_BASHD="+binary, "NOTES_DIR="+filepath.Join(root, "notes"), "TMPDIR="+root, "MCP_BASHD_WARM=0")
+	env := append(os.Environ(), "MCP_BASHD="+binary, "NOTES_DIR="+filepath.Join(root, "notes"), "TMPDIR="+root)
 	if !modern {
 		env = append(env, bashFirst(t, b)...)
 	}
@@ -217,29 +218,46 @@ func (d *b32Driver) norm(line string) string {
 // every line up to the response.
 func (d *b32Driver) request(method string, params any) json.RawMessage {
 	d.t.Helper()
+	return d.exchange(method, params, "")
+}
+
+// exchange is request that, with await set, also reads on until a
+// notification of that method came (before or after the response). The
+// lines of one exchange are recorded sorted: the order in which a call's
+// notifications and its response cross the daemon is not bash's to set.
+func (d *b32Driver) exchange(method string, params any, await string) json.RawMessage {
+	d.t.Helper()
 	d.next++
 	id := d.next
 	p, _ := json.Marshal(params)
 	d.s.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":%q,"params":%s}`, id, method, p))
-	d.out = append(d.out, "> "+method)
-	for {
+	var got []string
+	var result json.RawMessage
+	answered := false
+	for !answered || await != "" {
 		line := d.s.recv()
 		d.raw.Write(line)
-		d.out = append(d.out, d.norm(string(line)))
+		d.raw.WriteByte('\n')
+		got = append(got, d.norm(string(line)))
 		var m struct {
 			ID     json.RawMessage `json:"id"`
 			Method string          `json:"method"`
 			Result json.RawMessage `json:"result"`
 		}
 		json.Unmarshal(line, &m)
-		if m.Method != "" && m.ID != nil {
+		switch {
+		case m.Method != "" && m.ID != nil:
 			d.answer(m.ID, m.Method)
-			continue
-		}
-		if m.Method == "" && string(m.ID) == fmt.Sprint(id) {
-			return m.Result
+		case m.Method != "" && m.Method == await:
+			await = ""
+		case m.Method == "" && string(m.ID) == fmt.Sprint(id):
+			result, answered = m.Result, true
 		}
 	}
+	sort.Strings(got)
+	d.out = append(d.out, "> "+method)
+	d.out = append(d.out, got...)
+	return result
 }
 
 // answer replies to a request the server sent.
