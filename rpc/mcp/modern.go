@@ -11,7 +11,8 @@ import (
 
 // handleModern answers one 2026-07-28 request. Check order follows the
 // spec's and the conformance suite's: _meta fields (-32602), headers
-// against the body (-32020, HTTP only), version (-32022), method (-32601).
+// against the body (-32020, HTTP only), version (-32022),
+// clientCapabilities (-32602), method (-32601).
 func (s *Server) handleModern(c *conn, req *transport.Request) {
 	id, m := req.Msg.ID, req.Meta
 	fail := func(e *wire.Error) { req.Out.Respond(transport.Response{ID: id, Err: e}) }
@@ -26,10 +27,25 @@ func (s *Server) handleModern(c *conn, req *transport.Request) {
 		}
 	}
 	cfg := s.src.Config()
-	if supported := cfg.ModernVersions(); !slices.Contains(supported, m.Version) {
+	// The version before clientCapabilities, as the 2026 SDK checks them
+	// (the spec orders neither); that SDK answers server/discover at any
+	// version, and never requires clientCapabilities: for a server in its
+	// dialect a missing one is {} (the spec requires it: -32602 for the
+	// others).
+	sdk2026 := cfg.DeclaresSupportedVersions()
+	supported := cfg.ModernVersions()
+	if !slices.Contains(supported, m.Version) && !(sdk2026 && req.Msg.Method == "server/discover") {
 		data := wire.Marshal(map[string]any{"requested": m.Version, "supported": supported})
 		fail(&wire.Error{Code: wire.CodeUnsupportedVersion, Message: "Unsupported protocol version: " + m.Version, Data: data})
 		return
+	}
+	if m.Caps == nil {
+		if !sdk2026 {
+			fail(wire.Errorf(wire.CodeInvalidParams, "Invalid params: _meta."+transport.MetaCaps+" is required and must be an object"))
+			return
+		}
+		req.Meta.Caps = json.RawMessage(`{}`)
+		m = req.Meta
 	}
 	if m.HasLogLevel && transport.LevelRank(m.LogLevel) < 0 {
 		fail(wire.Errorf(wire.CodeInvalidParams, "Invalid params: unknown log level "+m.LogLevel))
@@ -67,15 +83,14 @@ func (s *Server) handleModern(c *conn, req *transport.Request) {
 	}
 }
 
-// checkModernMeta checks the _meta fields every 2026 request must carry.
+// checkModernMeta checks the _meta fields every 2026 request must carry
+// (clientCapabilities after the version: handleModern).
 func checkModernMeta(m transport.Meta) *wire.Error {
 	switch {
 	case !m.Present:
 		return wire.Errorf(wire.CodeInvalidParams, "Invalid params: _meta is required in "+transport.ModernVersion+" requests")
 	case !m.HasVersion || !m.VersionIsStr:
 		return wire.Errorf(wire.CodeInvalidParams, "Invalid params: _meta."+transport.MetaVersion+" is required and must be a string")
-	case m.Caps == nil:
-		return wire.Errorf(wire.CodeInvalidParams, "Invalid params: _meta."+transport.MetaCaps+" is required and must be an object")
 	}
 	return nil
 }
