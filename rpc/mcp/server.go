@@ -283,6 +283,9 @@ func (s *Server) connections() []*conn {
 	return conns
 }
 
+// CallsRunning reports whether any call is running or waiting for a slot.
+func (s *Server) CallsRunning() bool { return s.pending.Load() > 0 }
+
 // logEOF says, in the SDK's sentence, that input ended while calls were
 // still running: they finish and are answered before the server exits.
 func (s *Server) logEOF(c *conn) {
