@@ -571,21 +571,59 @@ process_request() {
 
 # handle_tools_call ID PARAMS_JSON (bash-mcp-sdk), or ID NAME [ARGS_JSON]
 # (the 2026 SDK: a 2026-07-28 request, answered in that SDK's shape).
-handle_tools_call() {
-    local __b __req
+handle_tools_call() { __mcpbashd_direct __mcpbashd_call_req "$@"; }
+__mcpbashd_call_req() {
+    local __b
     __b=$(__mcpbashd_bin) || return $?
-    __req=$("$__b" json call-request "$@") || return $?
-    process_request "$__req"
+    "$__b" json call-request "$@"
 }
 
 # handle_initialize ID [PARAMS_JSON]
-handle_initialize() {
-    process_request "{\"jsonrpc\":\"2.0\",\"id\":${1:-null},\"method\":\"initialize\",\"params\":${2:-{\}}}"
+handle_initialize() { __mcpbashd_direct __mcpbashd_init_req "$@"; }
+__mcpbashd_init_req() {
+    printf '{"jsonrpc":"2.0","id":%s,"method":"initialize","params":%s}' "${1:-null}" "${2:-{\}}"
 }
 
 # handle_tools_list ID
-handle_tools_list() {
-    process_request "{\"jsonrpc\":\"2.0\",\"id\":${1:-null},\"method\":\"tools/list\"}"
+handle_tools_list() { __mcpbashd_direct __mcpbashd_list_req "$@"; }
+__mcpbashd_list_req() { printf '{"jsonrpc":"2.0","id":%s,"method":"tools/list"}' "${1:-null}"; }
+
+# __mcpbashd_direct MAKE ID [ARGS...] — process_request of the request
+# `MAKE ID ARGS...` prints. The SDK's direct handlers take ID as any JSON
+# literal and echo it (null, 1.5, true, {}): the id gate (a string or an
+# integer) is the stream's. Such an ID goes in as a string of this call's
+# own and is put back in the answer; one that is not JSON goes in as it is
+# (and is refused as before).
+__mcpbashd_direct() {
+    local __mk=$1 __id=${2:-null} __b __lit __tok __pre __out __st=0 __line __re='^-?(0|[1-9][0-9]*)$'
+    shift
+    [ "$#" -eq 0 ] || shift
+    case $__id in
+    \"*) ;;
+    *)
+        if ! [[ $__id =~ $__re ]] && __b=$(__mcpbashd_bin) && __lit=$("$__b" json response "$__id" '{}' 2>/dev/null); then
+            # The id compacted: {"jsonrpc":"2.0","id":ID,"result":{}}.
+            __lit=${__lit#'{"jsonrpc":"2.0","id":'}
+            __lit=${__lit%',"result":{}}'}
+            __tok="mcp-bashd-direct-$$-$RANDOM$RANDOM"
+        fi
+        ;;
+    esac
+    if [ -z "${__tok:-}" ]; then
+        process_request "$("$__mk" "$__id" "$@")"
+        return
+    fi
+    __out=$(process_request "$("$__mk" "\"$__tok\"" "$@")") || __st=$?
+    __pre="{\"jsonrpc\":\"2.0\",\"id\":\"$__tok\""
+    if [ -n "$__out" ]; then
+        while IFS= read -r __line; do
+            case $__line in
+            "$__pre"*) __line="{\"jsonrpc\":\"2.0\",\"id\":$__lit${__line#"$__pre"}" ;;
+            esac
+            printf '%s\n' "$__line"
+        done <<<"$__out"
+    fi
+    return "$__st"
 }
 
 # validate_tool_arguments NAME ARGS_JSON — prints why the arguments are
