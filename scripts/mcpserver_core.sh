@@ -474,7 +474,7 @@ __mcpbashd_serve() {
     # shellcheck disable=SC2016 # expanded by the eval
     eval '{
         trap - INT QUIT
-        exec "$__b" ${__MCPBASHD_SERVE_FLAGS:+"$__MCPBASHD_SERVE_FLAGS"} ${BASH:+--bash "$BASH"} --snapshot-fd 3 --server-pid "$$" \
+        exec "$__b" ${__MCPBASHD_SERVE_FLAGS:+"$__MCPBASHD_SERVE_FLAGS"} ${BASH:+--bash "$BASH"} ${__mcpbashd_trap:+--shell-exit-trap} --snapshot-fd 3 --server-pid "$$" \
             ${__me:+--shell-pid "$__me"} "$__script" -- ${1+"$@"}
     } 3< <(__mcpbashd_posix_on; __mcpbashd_dump) <&0 &'
     __mcpbashd_daemon=$!
@@ -494,16 +494,18 @@ __mcpbashd_serve() {
         __st=$__again
     done
     __mcpbashd_daemon=
-    trap - INT TERM HUP
-    eval "$__traps"
-    # Exit 0 or death by a signal: the daemon's teardown ran, and with it
-    # the EXIT handler captured above, once, as the SDK's teardown does;
-    # this shell must not run it again at its exit. Any other status: the
-    # daemon stopped before serving (it said why); the handler is still
-    # this shell's.
+    # Exit 0 or death by a signal: the daemon's teardown ran, and the EXIT
+    # handler captured above (--shell-exit-trap left it to this shell)
+    # runs now, once, as the last step of the SDK's teardown; this shell
+    # must not run it again at its exit. Any other status: the daemon
+    # stopped before serving (it said why); the handler is still this
+    # shell's.
     if [ -n "$__mcpbashd_trap" ] && { [ "$__st" = 0 ] || [ "$__st" -gt 128 ]; }; then
         trap - EXIT
+        __mcpbashd_exit_handler
     fi
+    trap - INT TERM HUP
+    eval "$__traps"
     if [ "$__st" -gt 128 ]; then
         __sig=$((__st - 128))
     elif [ -n "$__mcpbashd_signal" ]; then
@@ -519,11 +521,66 @@ __mcpbashd_serve() {
     return "$__st"
 }
 
+# __mcpbashd_exit_handler — the EXIT handler run_mcp_server captured, run
+# in a subshell of this shell once the daemon has ended, as the SDK's
+# teardown ran it: $$ is the server's pid (`kill -TERM $$` ends the
+# server by SIGTERM, and what follows run_mcp_server does not run), the
+# state is the script's own, stdin is /dev/null and stdout goes to stderr
+# (the protocol is over), errexit off. In a process group of its own
+# (set -m), killed with it after 2 s (the daemon's hook budget,
+# supervisor.DefaultHookBudget); a signal that comes meanwhile is kept by
+# __mcpbashd_pass and ends the shell once the handler is done.
+__mcpbashd_exit_handler() {
+    __mcpbashd_inexit=1
+    {
+        trap - INT QUIT
+        set +e +o pipefail
+        {
+            set -m
+            (
+                set +m
+                exec </dev/null >&2
+                eval "$__mcpbashd_trap"
+            ) &
+            __mcpbashd_h=$!
+            set +m
+            printf '%s\n' "$__mcpbashd_h"
+            wait "$__mcpbashd_h"
+            printf '%s\n' "$?"
+        } | __mcpbashd_exit_watch
+    } &
+    __mcpbashd_h=$!
+    # A trap that runs makes wait return early: wait again.
+    __mcpbashd_trapped=1
+    while [ -n "$__mcpbashd_trapped" ]; do
+        __mcpbashd_trapped=
+        wait "$__mcpbashd_h" 2>/dev/null || :
+    done
+    __mcpbashd_inexit=
+}
+
+# __mcpbashd_exit_watch — reads the handler's pid, then its status within
+# the budget, and logs the SDK's sentences.
+__mcpbashd_exit_watch() {
+    local __pid='' __st=''
+    IFS= read -r __pid || return 0
+    if IFS= read -r -t 2 __st; then
+        [ "$__st" = 0 ] || log "WARN" "Chained caller EXIT trap failed with status $__st"
+    elif [ "$?" -gt 128 ]; then
+        kill -s KILL -- "-$__pid" 2>/dev/null
+        log "WARN" "Chained caller EXIT trap did not finish within 2s; killed"
+    fi
+    return 0
+}
+
 # __mcpbashd_pass SIG — a signal for the server goes to the daemon; one
 # that finds no daemon (not started yet, or gone) is kept for
 # __mcpbashd_serve.
 __mcpbashd_pass() {
     __mcpbashd_trapped=1
+    if [ -n "${__mcpbashd_inexit:-}" ] && [ -z "$__mcpbashd_signal" ]; then
+        log "INFO" "signal received while shutting down; exiting by it after the teardown (signal $1)"
+    fi
     if [ -z "$__mcpbashd_daemon" ] || ! kill -s "$1" "$__mcpbashd_daemon" 2>/dev/null; then
         __mcpbashd_signal=$1
     fi

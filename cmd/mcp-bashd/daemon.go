@@ -187,7 +187,7 @@ func (d *daemon) teardown(o options) {
 		d.stdio.Flush(time.Second)
 	}
 	d.stopWatch()
-	if !o.oneshot {
+	if !o.oneshot && !o.shellExitTrap {
 		d.sup.RunExitTrap(nil)
 	}
 	if err := d.sup.Close(); err != nil {
