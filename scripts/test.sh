@@ -47,7 +47,8 @@ echo "== the contract and drop-in tests again under bash 3.2 (macOS's /bin/bash)
 bash32=$(./scripts/bash32.sh)
 echo "   $("$bash32" --version | head -n 1)"
 names=$(grep -ho '^func Test[A-Za-z0-9_]*' tests/contract*_test.go tests/seeds*_test.go \
-    tests/dropin*_test.go tests/core_test.go tests/rdwr_test.go | sed 's/^func //' |
+    tests/dropin*_test.go tests/core_test.go tests/rdwr_test.go tests/exit_handler*_test.go \
+    tests/direct_handler*_test.go tests/eof_partial*_test.go tests/sdk2026_version*_test.go | sed 's/^func //' |
     grep -vxE 'TestCt(TopLevelState|ResultShaping|HookKilledBySignal|ProcessesShowScriptAndArguments)|TestCfg(SettingsFromTheEnvironment|SequentialAnswersInArrivalOrder|SequentialOverHTTP)|TestRgSdk2026ToolResults|TestD2Sup(GraceCoversTheWholeGroup|GraceSurvivorKilledAndLogged|LogSentences|LogSentencesOutsideContract)' |
     paste -sd'|')
 MCP_BASHD_TEST_BASH=$bash32 go test -count=1 -timeout 20m -run "^($names)\$" ./tests/

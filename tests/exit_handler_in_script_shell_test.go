@@ -7,6 +7,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/mcp-bashd/mcp-bashd/tests/internal/proctest"
 )
 
 // In the drop-in form the EXIT handler runs in a subshell of the script's
@@ -51,4 +53,53 @@ echo "after run_mcp_server" >>"$MARKS/after"
 	if strings.Contains(string(log), "Chained caller EXIT trap failed") {
 		t.Errorf("the handler failed:\n%s", log)
 	}
+}
+
+// The handler run in the script's shell keeps the daemon's budget: one
+// that does not finish is killed with everything in its process group
+// after 2 s, logged with the SDK's sentence, and the server still returns
+// from run_mcp_server with 0.
+func TestExitHandlerInTheScriptsShellHasABudget(t *testing.T) {
+	marks := t.TempDir()
+	dir := writeServer(t, map[string]string{
+		"tools.json": toolsJSON("noop"),
+		"server.sh": `#!/usr/bin/env bash
+source "$SHIM"
+trap 'sleep 1000 & echo $! >"$MARKS/child"; wait' EXIT
+tool_noop() { :; }
+run_mcp_server
+echo "after run_mcp_server $?" >>"$MARKS/after"
+`,
+	})
+	log := filepath.Join(marks, "log")
+	s := startServerCmd(t, filepath.Join(dir, "server.sh"), []string{"MCP_BASHD=" + binary, "SHIM=" + repoPath("scripts/mcpserver_core.sh"),
+		"MARKS=" + marks, "MCP_LOG_FILE=" + log})
+	s.roundTrip(initLine)
+	if ee := s.closeAndWait(); ee != nil {
+		t.Errorf("exit: %v\n%s", ee, s.stderr.String())
+	}
+	if b, _ := os.ReadFile(filepath.Join(marks, "after")); string(b) != "after run_mcp_server 0\n" {
+		t.Errorf("after run_mcp_server: %q", b)
+	}
+	b, _ := os.ReadFile(log)
+	if !strings.Contains(string(b), "[WARN] Chained caller EXIT trap did not finish within 2s; killed") {
+		t.Errorf("no budget line in the log:\n%s", b)
+	}
+	c, _ := os.ReadFile(filepath.Join(marks, "child"))
+	child, err := strconv.Atoi(strings.TrimSpace(string(c)))
+	if err != nil {
+		t.Fatalf("child pid %q", c)
+	}
+	proctest.WaitUntil(t, deadline(t), "the handler's child to be gone", func() (bool, string) {
+		ps, err := proctest.Scan()
+		if err != nil {
+			return false, err.Error()
+		}
+		for _, p := range proctest.Alive(ps) {
+			if p.PID == child {
+				return false, p.String()
+			}
+		}
+		return true, ""
+	})
 }
