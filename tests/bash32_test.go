@@ -436,3 +436,25 @@ func TestBash32ScaffoldWorks(t *testing.T) {
 		t.Errorf("server exit: %v\n%s", ee, s.stderr.String())
 	}
 }
+
+// The 2026 SDK's HTTP entry point under bash 3.2: weatherserver.sh
+// handle-connection, started by bash 3.2, answers one HTTP request on its
+// stdin as under a modern bash.
+func TestBash32WeatherOverHTTPConnection(t *testing.T) {
+	old := bash32(t)
+	dir := filepath.Join(t.TempDir(), "weather")
+	copyTree(t, repoPath("examples/weather"), dir)
+	call := `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"get_weather","arguments":{"location":"London"},` + sdMeta + `}}`
+	want := `{"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":` + string(sdJSONString(sdLondon)) + `}],"resultType":"complete",` + sdWeatherMeta + `}}`
+	cmd := exec.Command(old, "./weatherserver.sh", "handle-connection")
+	cmd.Dir = dir
+	cmd.Env = append(sdEnv("MCP_BASHD="+binary, "TMPDIR="+t.TempDir(), sdMark(t)), bashFirst(t, old)...)
+	var out strings.Builder
+	cmd.Stdin, cmd.Stdout = strings.NewReader(dr2Post("127.0.0.1:3000", "tools/call", "get_weather", call)), &out
+	dr2Run(t, cmd)()
+	resp, got := dr2Response(t, []byte(out.String()))
+	if resp.StatusCode != 200 {
+		t.Errorf("status %d: %s", resp.StatusCode, got)
+	}
+	sdWantLine(t, "tools/call under bash 3.2", got, want)
+}
