@@ -14,6 +14,21 @@
 # shellcheck disable=SC2034
 MCP_BASHD_SHIM_VERSION=2
 
+# Bash 3.2 (macOS's /bin/bash) or later: another shell (dash as sh, zsh)
+# or an older bash is told so here, in words any POSIX shell parses,
+# before a construct it lacks is a syntax error.
+case ${BASH_VERSION:-} in
+'' | [12].* | 3.[01].*)
+    if [ -n "${BASH_VERSION:-}" ]; then
+        printf 'mcpserver_core.sh: this is bash %s; the mcp-bashd shim needs bash 3.2 or later\n' "$BASH_VERSION" >&2
+    else
+        printf 'mcpserver_core.sh: not running under bash (BASH_VERSION is unset); source it from a bash 3.2 or later script\n' >&2
+    fi
+    # shellcheck disable=SC2317 # exit: when it was run, not sourced
+    return 1 2>/dev/null || exit 1
+    ;;
+esac
+
 # Where the daemon is: MCP_BASHD (a path) or mcp-bashd on PATH.
 __mcpbashd_bin() {
     if [ -n "${MCP_BASHD:-}" ] && [ -f "${MCP_BASHD}" ] && [ -x "${MCP_BASHD}" ]; then

@@ -229,3 +229,26 @@ func TestBash32DropInToolsRunUnderTheScriptsBash(t *testing.T) {
 		s.closeAndWait()
 	}
 }
+
+// A shell that is not bash 3.2 or later (dash as sh here; zsh; an older
+// bash) sourcing the shim is told so, by name, and the source fails with
+// status 1 — not a syntax error at whatever construct it lacks.
+func TestShimRefusesAShellOlderThanBash32(t *testing.T) {
+	shim := repoPath("scripts/mcpserver_core.sh")
+	run := func(sh string, pre string) (string, error) {
+		cmd := exec.Command(sh, "-c", pre+`. "$SHIM"; echo "status $?"`)
+		cmd.Env = append(os.Environ(), "SHIM="+shim, "MCP_BASHD="+binary)
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	if v := bashVersion("/bin/sh"); v == "" {
+		out, _ := run("/bin/sh", "")
+		if !strings.Contains(out, "mcpserver_core.sh: not running under bash (BASH_VERSION is unset)") || !strings.Contains(out, "status 1") || strings.Contains(strings.ToLower(out), "syntax error") {
+			t.Errorf("/bin/sh sourcing the shim:\n%s", out)
+		}
+	}
+	out, _ := run("bash", "BASH_VERSION=3.1.17; ")
+	if !strings.Contains(out, "mcpserver_core.sh: this is bash 3.1.17; the mcp-bashd shim needs bash 3.2 or later") || !strings.Contains(out, "status 1") {
+		t.Errorf("bash 3.1 sourcing the shim:\n%s", out)
+	}
+}
