@@ -580,12 +580,22 @@ __mcpbashd_exit_watch() {
     local __pid='' __st=''
     IFS= read -r __pid || return 0
     if IFS= read -r -t 2 __st; then
-        [ "$__st" = 0 ] || log "WARN" "Chained caller EXIT trap failed with status $__st"
+        [ "$__st" = 0 ] || __mcpbashd_warn "Chained caller EXIT trap failed with status $__st"
     elif kill -s KILL -- "-$__pid" 2>/dev/null; then
         # The budget passed (bash 3.2's read -t says 1, as at EOF, not 142).
-        log "WARN" "Chained caller EXIT trap did not finish within 2s; killed"
+        __mcpbashd_warn "Chained caller EXIT trap did not finish within 2s; killed"
     fi
     return 0
+}
+
+# __mcpbashd_warn MESSAGE — a warning where the daemon's would go: the log
+# file, and stderr unless MCP_LOG_STDERR=0 (with 1, log put it there).
+__mcpbashd_warn() {
+    log "WARN" "$1"
+    case ${MCP_LOG_STDERR:-} in
+    0 | 1) ;;
+    *) printf 'mcp-bashd: WARN %s\n' "$1" >&2 ;;
+    esac
 }
 
 # __mcpbashd_pass SIG — a signal for the server goes to the daemon; one

@@ -85,6 +85,9 @@ echo "after run_mcp_server $?" >>"$MARKS/after"
 	if !strings.Contains(string(b), "[WARN] Chained caller EXIT trap did not finish within 2s; killed") {
 		t.Errorf("no budget line in the log:\n%s", b)
 	}
+	if !strings.Contains(s.stderr.String(), "mcp-bashd: WARN Chained caller EXIT trap did not finish within 2s; killed") {
+		t.Errorf("no budget line on stderr:\n%s", s.stderr.String())
+	}
 	c, _ := os.ReadFile(filepath.Join(marks, "child"))
 	child, err := strconv.Atoi(strings.TrimSpace(string(c)))
 	if err != nil {
