@@ -39,7 +39,7 @@ names=$(grep -ho '^func Test[A-Za-z0-9_]*' tests/contract*_test.go tests/seeds*_
     tests/dropin*_test.go tests/core_test.go tests/rdwr_test.go | sed 's/^func //' | paste -sd'|')
 MCP_BASHD_WARM=0 go test -count=1 -timeout 20m -run "^($names)\$" ./tests/
 
-echo "== the contract and drop-in tests again under bash 3.2 (macOS's /bin/bash), first on PATH"
+echo "== the contract, drop-in, sandbox, warm, resources and CLI tests again under bash 3.2 (macOS's /bin/bash), first on PATH"
 # scripts/bash32.sh builds it once from ../shared/tools/bash-3.2 into a
 # cache outside the repository; the TestBash32 tests (examples, helpers,
 # scaffold) already ran it above. Left out: tests whose own fixture
@@ -50,7 +50,9 @@ if bash32=$(./scripts/bash32.sh); then
     echo "   $("$bash32" --version | head -n 1)"
     names=$(grep -ho '^func Test[A-Za-z0-9_]*' tests/contract*_test.go tests/seeds*_test.go \
         tests/dropin*_test.go tests/core_test.go tests/rdwr_test.go tests/exit_handler*_test.go \
-        tests/direct_handler*_test.go tests/eof_partial*_test.go tests/sdk2026_version*_test.go | sed 's/^func //' |
+        tests/direct_handler*_test.go tests/eof_partial*_test.go tests/sdk2026_version*_test.go \
+        tests/sandbox_test.go tests/warm_test.go tests/subscriptions_test.go tests/resources_test.go \
+        tests/batch_test.go tests/reload_test.go tests/cli_test.go | sed 's/^func //' |
         grep -vxE 'TestCt(TopLevelState|ResultShaping|HookKilledBySignal|ProcessesShowScriptAndArguments)|TestCfg(SettingsFromTheEnvironment|SequentialAnswersInArrivalOrder|SequentialOverHTTP)|TestRgSdk2026ToolResults|TestD2Sup(GraceCoversTheWholeGroup|GraceSurvivorKilledAndLogged|LogSentences|LogSentencesOutsideContract)' |
         paste -sd'|')
     MCP_BASHD_TEST_BASH=$bash32 go test -count=1 -timeout 20m -run "^($names)\$" ./tests/
