@@ -403,6 +403,13 @@ __mcpbashd_dump() {
     printf '}\nbuiltin cd -- %q 2>/dev/null\n' "$PWD"
 }
 
+# __mcpbashd_bashflag — sets __mcpbashd_bash, the bash the daemon runs
+# calls with: this one, unless MCP_BASHD_FLAGS names another (--bash).
+__mcpbashd_bashflag() {
+    __mcpbashd_bash=${BASH:-}
+    case " ${MCP_BASHD_FLAGS:-} " in *" --bash"* | *" -bash"*) __mcpbashd_bash= ;; esac
+}
+
 # __mcpbashd_posix_off / __mcpbashd_posix_on — POSIX mode off for a
 # moment, and back on if it was on (__mcpbashd_px).
 __mcpbashd_posix_off() {
@@ -485,11 +492,12 @@ __mcpbashd_serve() {
     # The snapshot through a process substitution, which is a syntax error
     # in POSIX mode before bash 5.1 (macOS's 3.2 too): parsed by eval, with
     # posix off for that moment; the dump still sees the script's options.
+    __mcpbashd_bashflag
     __mcpbashd_posix_off
     # shellcheck disable=SC2016 # expanded by the eval
     eval '{
         trap - INT QUIT
-        exec "$__b" ${__MCPBASHD_SERVE_FLAGS:+"$__MCPBASHD_SERVE_FLAGS"} ${BASH:+--bash "$BASH"} ${__mcpbashd_trap:+--shell-exit-trap} --snapshot-fd 3 --server-pid "$$" \
+        exec "$__b" ${__MCPBASHD_SERVE_FLAGS:+"$__MCPBASHD_SERVE_FLAGS"} ${__mcpbashd_bash:+--bash "$__mcpbashd_bash"} ${__mcpbashd_trap:+--shell-exit-trap} --snapshot-fd 3 --server-pid "$$" \
             ${__me:+--shell-pid "$__me"} "$__script" -- ${1+"$@"}
     } 3< <(__mcpbashd_posix_on; __mcpbashd_dump) <&0 &'
     __mcpbashd_daemon=$!
@@ -641,11 +649,12 @@ process_request() {
     # Nested in a call, the server is the one serving that call. (eval:
     # see __mcpbashd_serve.)
     local __st=0
+    __mcpbashd_bashflag
     __mcpbashd_posix_off
     # shellcheck disable=SC2016 # expanded by the eval
     eval 'MCP_TOOLS_LIST_FILE="${MCP_TOOLS_LIST_FILE:-tools.json}" \
         MCP_CONFIG_FILE="${MCP_CONFIG_FILE:-config.json}" \
-        "$__b" --oneshot ${BASH:+--bash "$BASH"} --snapshot-fd 3 --server-pid "${MCP_BASHD_SERVER_PID:-$$}" "$__script" <<<"${1:-}" \
+        "$__b" --oneshot ${__mcpbashd_bash:+--bash "$__mcpbashd_bash"} --snapshot-fd 3 --server-pid "${MCP_BASHD_SERVER_PID:-$$}" "$__script" <<<"${1:-}" \
         3< <(__mcpbashd_posix_on; __mcpbashd_dump)' || __st=$?
     __mcpbashd_posix_on
     return "$__st"

@@ -211,15 +211,23 @@ func TestBash32DropInToolsRunUnderTheScriptsBash(t *testing.T) {
 		old:    "source \"$SHIM\"\ntool_which() { printf '%s\\n' \"${BASH_VERSINFO[0]}.${BASH_VERSINFO[1]}\"; }\nrun_mcp_server\n",
 		modern: "source \"$SHIM\"\ndeclare -A MAP=([k]=v)\ntool_which() { printf '%s %s\\n' \"${BASH_VERSINFO[0]}\" \"${MAP[k]}\"; }\nrun_mcp_server\n",
 	}
-	for _, c := range []struct{ runner, onPath, want string }{
-		{old, modern, `"text":"3.2"}`}, {modern, old, `"text":"5 v"}`},
+	for _, c := range []struct{ runner, onPath, flags, want string }{
+		{old, modern, "", `"text":"3.2"}`}, {modern, old, "", `"text":"5 v"}`},
+		// MCP_BASHD_FLAGS naming a bash still wins.
+		{modern, modern, "--bash " + old, `"text":"3.2"}`},
 	} {
 		body := scripts[c.runner]
+		if c.flags != "" {
+			body = scripts[old]
+		}
 		dir := writeServer(t, map[string]string{"server.sh": body, "tools.json": toolsJSON("which")})
 		cmd := exec.Command(c.runner, filepath.Join(dir, "server.sh"))
 		cmd.Dir = dir
 		cmd.Env = append(os.Environ(), "MCP_BASHD="+binary, "SHIM="+repoPath("scripts/mcpserver_core.sh"))
 		cmd.Env = append(cmd.Env, bashFirst(t, c.onPath)...)
+		if c.flags != "" {
+			cmd.Env = append(cmd.Env, "MCP_BASHD_FLAGS="+c.flags)
+		}
 		s := startPrepared(t, cmd)
 		s.roundTrip(initLine)
 		got := s.roundTrip(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"which","arguments":{}}}`)
