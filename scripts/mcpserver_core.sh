@@ -178,7 +178,7 @@ mcp_roots() { __mcpbashd_ask mcp_roots one roots/list ""; }
 # "0", a newline and the result; "1", a newline and a message; or "2", a
 # newline, a message, a newline and the result (a refused elicitation).
 __mcpbashd_ask() {
-    local __who=$1 __n=0 __rec __f __reply=
+    local __who=$1 __n=0 __rec __f __reply='' __gone=0
     shift
     if [ -z "${MCP_BASHD_EVENTS:-}" ]; then
         printf '%s: not inside a tool call\n' "$__who" >&2
@@ -186,8 +186,15 @@ __mcpbashd_ask() {
     fi
     until mkfifo -m 600 "$MCP_BASHD_EVENTS.$__n" 2>/dev/null; do
         if [ ! -e "$MCP_BASHD_EVENTS.$__n" ] && [ ! -L "$MCP_BASHD_EVENTS.$__n" ]; then
-            printf '%s: cannot make a reply FIFO (mkfifo) in the call directory\n' "$__who" >&2
-            return 1
+            # Gone since mkfifo found it (another helper's question was
+            # answered and its FIFO removed): that name again. Twice more
+            # and mkfifo cannot make FIFOs here at all.
+            __gone=$((__gone + 1))
+            if [ "$__gone" -gt 2 ]; then
+                printf '%s: cannot make a reply FIFO (mkfifo) in the call directory\n' "$__who" >&2
+                return 1
+            fi
+            continue
         fi
         __n=$((__n + 1))
     done
