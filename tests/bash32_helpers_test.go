@@ -1,6 +1,8 @@
 package tests
 
 import (
+	"github.com/mcp-bashd/mcp-bashd/tests/internal/harness"
+
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -89,25 +91,25 @@ const b32HelpersPrompts = `{"prompts":[{"name":"greet","description":"d"}]}`
 func b32Helpers(t *testing.T, b string, dropIn, modern bool) (b32Run, string) {
 	t.Helper()
 	root := t.TempDir()
-	dir := writeServer(t, map[string]string{"server.sh": b32HelpersScript, "tools.json": b32HelpersTools,
+	dir := harness.WriteFiles(t, map[string]string{"server.sh": b32HelpersScript, "tools.json": b32HelpersTools,
 		"resources.json": b32HelpersResources, "prompts.json": b32HelpersPrompts})
 	marks := filepath.Join(root, "marks")
 	os.MkdirAll(marks, 0o755)
-	args := []string{binary, "--bash", b, filepath.Join(dir, "server.sh")}
+	args := []string{harness.Binary, "--bash", b, filepath.Join(dir, "server.sh")}
 	if dropIn {
 		args = []string{b, filepath.Join(dir, "server.sh")}
 	}
 	cmd := exec.Command(args[0], args[1:]...)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "MCP_BASHD="+binary, "SHIM="+repoPath("scripts/mcpserver_core.sh"), "MARKS="+marks, "TMPDIR="+root)
+	cmd.Env = append(os.Environ(), "MCP_BASHD="+harness.Binary, "SHIM="+harness.RepoPath("scripts/mcpserver_core.sh"), "MARKS="+marks, "TMPDIR="+root)
 	if !modern {
 		cmd.Env = append(cmd.Env, bashFirst(t, b)...)
 	}
-	s := startPrepared(t, cmd)
+	s := harness.StartCmd(t, cmd)
 	d := &b32Driver{s: s, t: t, root: root, bash: b}
 	d.request("initialize", map[string]any{"protocolVersion": "2025-11-25", "clientInfo": map[string]string{"name": "b32", "version": "0"},
 		"capabilities": map[string]any{"elicitation": map[string]any{}, "sampling": map[string]any{}, "roots": map[string]any{}}})
-	s.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	s.Send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 	d.request("logging/setLevel", map[string]string{"level": "debug"})
 	d.request("resources/subscribe", map[string]string{"uri": "mem://watched"})
 	for _, name := range []string{"rich", "structured", "whole", "asks", "nested", "killed", "refused", "hookkill"} {
@@ -121,14 +123,14 @@ func b32Helpers(t *testing.T, b string, dropIn, modern bool) (b32Run, string) {
 
 	// The cancel hook: the call is cancelled once it runs, and its
 	// tool_block_cancel runs.
-	s.send(`{"jsonrpc":"2.0","id":"blk","method":"tools/call","params":{"name":"block","arguments":{}}}`)
+	s.Send(`{"jsonrpc":"2.0","id":"blk","method":"tools/call","params":{"name":"block","arguments":{}}}`)
 	waitFile(t, filepath.Join(marks, "block.started"))
-	s.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"blk","reason":"test"}}`)
+	s.Send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"blk","reason":"test"}}`)
 	waitFile(t, filepath.Join(marks, "block.cancelled"))
 	d.request("ping", map[string]any{})
 
-	ee := s.closeAndWait()
-	r := b32Run{lines: d.out, raw: d.raw.String(), stderr: s.stderr.String(), exit: "0"}
+	ee := s.CloseAndWait()
+	r := b32Run{lines: d.out, raw: d.raw.String(), stderr: s.Stderr.String(), exit: "0"}
 	if ee != nil {
 		r.exit = ee.String()
 	}
@@ -138,7 +140,7 @@ func b32Helpers(t *testing.T, b string, dropIn, modern bool) (b32Run, string) {
 
 func waitFile(t *testing.T, p string) {
 	t.Helper()
-	proctest.WaitUntil(t, deadline(t), "file "+filepath.Base(p), func() (bool, string) {
+	proctest.WaitUntil(t, harness.Deadline(t), "file "+filepath.Base(p), func() (bool, string) {
 		_, err := os.Stat(p)
 		return err == nil, ""
 	})
@@ -220,21 +222,21 @@ func TestBash32DropInToolsRunUnderTheScriptsBash(t *testing.T) {
 		if c.flags != "" {
 			body = scripts[old]
 		}
-		dir := writeServer(t, map[string]string{"server.sh": body, "tools.json": toolsJSON("which")})
+		dir := harness.WriteFiles(t, map[string]string{"server.sh": body, "tools.json": harness.ToolsJSON("which")})
 		cmd := exec.Command(c.runner, filepath.Join(dir, "server.sh"))
 		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), "MCP_BASHD="+binary, "SHIM="+repoPath("scripts/mcpserver_core.sh"))
+		cmd.Env = append(os.Environ(), "MCP_BASHD="+harness.Binary, "SHIM="+harness.RepoPath("scripts/mcpserver_core.sh"))
 		cmd.Env = append(cmd.Env, bashFirst(t, c.onPath)...)
 		if c.flags != "" {
 			cmd.Env = append(cmd.Env, "MCP_BASHD_FLAGS="+c.flags)
 		}
-		s := startPrepared(t, cmd)
-		s.roundTrip(initLine)
-		got := s.roundTrip(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"which","arguments":{}}}`)
+		s := harness.StartCmd(t, cmd)
+		s.RoundTrip(harness.InitLine)
+		got := s.RoundTrip(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"which","arguments":{}}}`)
 		if !strings.Contains(got, c.want) {
 			t.Errorf("script run by %s, %s first on PATH: %s", bashVersion(c.runner), bashVersion(c.onPath), got)
 		}
-		s.closeAndWait()
+		s.CloseAndWait()
 	}
 }
 
@@ -242,10 +244,10 @@ func TestBash32DropInToolsRunUnderTheScriptsBash(t *testing.T) {
 // bash) sourcing the shim is told so, by name, and the source fails with
 // status 1 — not a syntax error at whatever construct it lacks.
 func TestShimRefusesAShellOlderThanBash32(t *testing.T) {
-	shim := repoPath("scripts/mcpserver_core.sh")
+	shim := harness.RepoPath("scripts/mcpserver_core.sh")
 	run := func(sh string, pre string) (string, error) {
 		cmd := exec.Command(sh, "-c", pre+`. "$SHIM"; echo "status $?"`)
-		cmd.Env = append(os.Environ(), "SHIM="+shim, "MCP_BASHD="+binary)
+		cmd.Env = append(os.Environ(), "SHIM="+shim, "MCP_BASHD="+harness.Binary)
 		out, err := cmd.CombinedOutput()
 		return string(out), err
 	}

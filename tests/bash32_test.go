@@ -11,6 +11,8 @@ package tests
 // (MCP_BASHD_TEST_BASH, harness_test.go).
 
 import (
+	"github.com/mcp-bashd/mcp-bashd/tests/internal/harness"
+
 	"encoding/json"
 	"fmt"
 	"io/fs"
@@ -41,7 +43,7 @@ func bash32(t *testing.T) string {
 			bash32Bin = b
 			return
 		}
-		cmd := exec.Command("bash", repoPath("scripts/bash32.sh"))
+		cmd := exec.Command("bash", harness.RepoPath("scripts/bash32.sh"))
 		var stderr strings.Builder
 		cmd.Stderr = &stderr
 		out, err := cmd.Output()
@@ -139,7 +141,7 @@ func b32DropIn(script string) b32Form {
 // b32Manifest runs mcp-bashd --bash b ARGS (DIR/ replaced).
 func b32Manifest(args ...string) b32Form {
 	return b32Form{"manifest", func(b, dir string) []string {
-		out := []string{binary, "--bash", b}
+		out := []string{harness.Binary, "--bash", b}
 		for _, a := range args {
 			out = append(out, strings.ReplaceAll(a, "DIR/", dir+"/"))
 		}
@@ -165,20 +167,20 @@ func serveExample(t *testing.T, name string, f b32Form, b string, modern bool) b
 	t.Helper()
 	root := t.TempDir()
 	dir := filepath.Join(root, "ex")
-	copyTree(t, repoPath("examples/"+name), dir)
+	copyTree(t, harness.RepoPath("examples/"+name), dir)
 	args := f.cmd(b, dir)
 	cmd := exec.Command(args[0], args[1:]...)
 	cmd.Dir = dir
-	env := append(os.Environ(), "MCP_BASHD="+binary, "NOTES_DIR="+filepath.Join(root, "notes"), "TMPDIR="+root)
+	env := append(os.Environ(), "MCP_BASHD="+harness.Binary, "NOTES_DIR="+filepath.Join(root, "notes"), "TMPDIR="+root)
 	if !modern {
 		env = append(env, bashFirst(t, b)...)
 	}
 	cmd.Env = env
-	s := startPrepared(t, cmd)
+	s := harness.StartCmd(t, cmd)
 	d := &b32Driver{s: s, t: t, root: root, bash: b}
 	d.walk()
-	ee := s.closeAndWait()
-	r := b32Run{lines: d.out, raw: d.raw.String(), stderr: s.stderr.String(), exit: "0"}
+	ee := s.CloseAndWait()
+	r := b32Run{lines: d.out, raw: d.raw.String(), stderr: s.Stderr.String(), exit: "0"}
 	if ee != nil {
 		r.exit = ee.String()
 	}
@@ -187,7 +189,7 @@ func serveExample(t *testing.T, name string, f b32Form, b string, modern bool) b
 
 // b32Driver is the client side of serveExample.
 type b32Driver struct {
-	s    *server
+	s    *harness.Daemon
 	t    *testing.T
 	root string
 	bash string
@@ -230,12 +232,12 @@ func (d *b32Driver) exchange(method string, params any, await string) json.RawMe
 	d.next++
 	id := d.next
 	p, _ := json.Marshal(params)
-	d.s.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":%q,"params":%s}`, id, method, p))
+	d.s.Send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":%q,"params":%s}`, id, method, p))
 	var got []string
 	var result json.RawMessage
 	answered := false
 	for !answered || await != "" {
-		line := d.s.recv()
+		line := d.s.Recv()
 		d.raw.Write(line)
 		d.raw.WriteByte('\n')
 		got = append(got, d.norm(string(line)))
@@ -271,13 +273,13 @@ func (d *b32Driver) answer(id json.RawMessage, method string) {
 	case "roots/list":
 		result = `{"roots":[{"uri":"file:///r","name":"r"}]}`
 	}
-	d.s.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":%s}`, id, result))
+	d.s.Send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":%s}`, id, result))
 }
 
 func (d *b32Driver) walk() {
 	d.request("initialize", map[string]any{"protocolVersion": "2025-11-25", "clientInfo": map[string]string{"name": "b32", "version": "0"},
 		"capabilities": map[string]any{"elicitation": map[string]any{}, "sampling": map[string]any{}, "roots": map[string]any{}}})
-	d.s.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	d.s.Send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 	d.request("logging/setLevel", map[string]string{"level": "debug"})
 	var tools struct {
 		Tools []struct {
@@ -412,11 +414,11 @@ func TestBash32ExamplesAnswerAsUnderModernBash(t *testing.T) {
 func TestBash32ScaffoldWorks(t *testing.T) {
 	old := bash32(t)
 	dir := filepath.Join(t.TempDir(), "srv")
-	if out, err := exec.Command(binary, "new", dir).CombinedOutput(); err != nil {
+	if out, err := exec.Command(harness.Binary, "new", dir).CombinedOutput(); err != nil {
 		t.Fatalf("mcp-bashd new: %v\n%s", err, out)
 	}
 	env := append(os.Environ(), bashFirst(t, old)...)
-	env[len(env)-1] = env[len(env)-1] + string(os.PathListSeparator) + filepath.Dir(binary)
+	env[len(env)-1] = env[len(env)-1] + string(os.PathListSeparator) + filepath.Dir(harness.Binary)
 	// The scaffold's test.sh runs under bash 3.2 and finds mcp-bashd on PATH.
 	cmd := exec.Command(old, filepath.Join(dir, "test.sh"))
 	cmd.Env = env
@@ -426,14 +428,14 @@ func TestBash32ScaffoldWorks(t *testing.T) {
 	}
 	cmd = exec.Command(old, filepath.Join(dir, "server.sh"))
 	cmd.Env = env
-	s := startPrepared(t, cmd)
-	s.roundTrip(initLine)
-	got := s.roundTrip(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"hello","arguments":{"name":"Ada"}}}`)
+	s := harness.StartCmd(t, cmd)
+	s.RoundTrip(harness.InitLine)
+	got := s.RoundTrip(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"hello","arguments":{"name":"Ada"}}}`)
 	if want := `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"Hello, Ada!"}],"isError":false}}`; got != want {
 		t.Errorf("hello under bash 3.2:\n got %s\nwant %s", got, want)
 	}
-	if ee := s.closeAndWait(); ee != nil {
-		t.Errorf("server exit: %v\n%s", ee, s.stderr.String())
+	if ee := s.CloseAndWait(); ee != nil {
+		t.Errorf("server exit: %v\n%s", ee, s.Stderr.String())
 	}
 }
 
@@ -443,12 +445,12 @@ func TestBash32ScaffoldWorks(t *testing.T) {
 func TestBash32WeatherOverHTTPConnection(t *testing.T) {
 	old := bash32(t)
 	dir := filepath.Join(t.TempDir(), "weather")
-	copyTree(t, repoPath("examples/weather"), dir)
+	copyTree(t, harness.RepoPath("examples/weather"), dir)
 	call := `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"get_weather","arguments":{"location":"London"},` + sdMeta + `}}`
 	want := `{"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":` + string(sdJSONString(sdLondon)) + `}],"resultType":"complete",` + sdWeatherMeta + `}}`
 	cmd := exec.Command(old, "./weatherserver.sh", "handle-connection")
 	cmd.Dir = dir
-	cmd.Env = append(sdEnv("MCP_BASHD="+binary, "TMPDIR="+t.TempDir(), sdMark(t)), bashFirst(t, old)...)
+	cmd.Env = append(sdEnv("MCP_BASHD="+harness.Binary, "TMPDIR="+t.TempDir(), sdMark(t)), bashFirst(t, old)...)
 	var out strings.Builder
 	cmd.Stdin, cmd.Stdout = strings.NewReader(dr2Post("127.0.0.1:3000", "tools/call", "get_weather", call)), &out
 	dr2Run(t, cmd)()

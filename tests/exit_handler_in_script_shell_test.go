@@ -1,6 +1,8 @@
 package tests
 
 import (
+	"github.com/mcp-bashd/mcp-bashd/tests/internal/harness"
+
 	"os"
 	"path/filepath"
 	"strconv"
@@ -20,8 +22,8 @@ import (
 func TestExitHandlerRunsInTheScriptsShell(t *testing.T) {
 	marks := t.TempDir()
 	tmp := t.TempDir()
-	dir := writeServer(t, map[string]string{
-		"tools.json": toolsJSON("noop"),
+	dir := harness.WriteFiles(t, map[string]string{
+		"tools.json": harness.ToolsJSON("noop"),
 		"server.sh": `#!/usr/bin/env bash
 source "$SHIM"
 : >"$TMPDIR/x.$$"
@@ -31,13 +33,13 @@ run_mcp_server
 echo "after run_mcp_server" >>"$MARKS/after"
 `,
 	})
-	s := startServerCmd(t, filepath.Join(dir, "server.sh"), []string{"MCP_BASHD=" + binary, "SHIM=" + repoPath("scripts/mcpserver_core.sh"),
+	s := harness.Exec(t, filepath.Join(dir, "server.sh"), nil, []string{"MCP_BASHD=" + harness.Binary, "SHIM=" + harness.RepoPath("scripts/mcpserver_core.sh"),
 		"MARKS=" + marks, "TMPDIR=" + tmp, "MCP_LOG_FILE=" + filepath.Join(marks, "log")})
-	s.roundTrip(initLine)
-	shell := strconv.Itoa(s.cmd.Process.Pid)
-	ee := s.closeAndWait()
+	s.RoundTrip(harness.InitLine)
+	shell := strconv.Itoa(s.Cmd.Process.Pid)
+	ee := s.CloseAndWait()
 	if ee == nil || !ee.Sys().(syscall.WaitStatus).Signaled() || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGTERM {
-		t.Errorf("the server ended with %v, want death by SIGTERM; stderr:\n%s", ee, s.stderr.String())
+		t.Errorf("the server ended with %v, want death by SIGTERM; stderr:\n%s", ee, s.Stderr.String())
 	}
 	h, _ := os.ReadFile(filepath.Join(marks, "handler"))
 	if !strings.HasPrefix(string(h), "handler "+shell+" ") || !strings.HasSuffix(string(h), "handler went on\n") || strings.Count(string(h), "\n") != 2 || strings.Contains(string(h), "m") {
@@ -61,8 +63,8 @@ echo "after run_mcp_server" >>"$MARKS/after"
 // from run_mcp_server with 0.
 func TestExitHandlerInTheScriptsShellHasABudget(t *testing.T) {
 	marks := t.TempDir()
-	dir := writeServer(t, map[string]string{
-		"tools.json": toolsJSON("noop"),
+	dir := harness.WriteFiles(t, map[string]string{
+		"tools.json": harness.ToolsJSON("noop"),
 		"server.sh": `#!/usr/bin/env bash
 source "$SHIM"
 trap 'sleep 1000 & echo $! >"$MARKS/child"; wait' EXIT
@@ -72,11 +74,11 @@ echo "after run_mcp_server $?" >>"$MARKS/after"
 `,
 	})
 	log := filepath.Join(marks, "log")
-	s := startServerCmd(t, filepath.Join(dir, "server.sh"), []string{"MCP_BASHD=" + binary, "SHIM=" + repoPath("scripts/mcpserver_core.sh"),
+	s := harness.Exec(t, filepath.Join(dir, "server.sh"), nil, []string{"MCP_BASHD=" + harness.Binary, "SHIM=" + harness.RepoPath("scripts/mcpserver_core.sh"),
 		"MARKS=" + marks, "MCP_LOG_FILE=" + log})
-	s.roundTrip(initLine)
-	if ee := s.closeAndWait(); ee != nil {
-		t.Errorf("exit: %v\n%s", ee, s.stderr.String())
+	s.RoundTrip(harness.InitLine)
+	if ee := s.CloseAndWait(); ee != nil {
+		t.Errorf("exit: %v\n%s", ee, s.Stderr.String())
 	}
 	if b, _ := os.ReadFile(filepath.Join(marks, "after")); string(b) != "after run_mcp_server 0\n" {
 		t.Errorf("after run_mcp_server: %q", b)
@@ -85,15 +87,15 @@ echo "after run_mcp_server $?" >>"$MARKS/after"
 	if !strings.Contains(string(b), "[WARN] Chained caller EXIT trap did not finish within 2s; killed") {
 		t.Errorf("no budget line in the log:\n%s", b)
 	}
-	if !strings.Contains(s.stderr.String(), "mcp-bashd: WARN Chained caller EXIT trap did not finish within 2s; killed") {
-		t.Errorf("no budget line on stderr:\n%s", s.stderr.String())
+	if !strings.Contains(s.Stderr.String(), "mcp-bashd: WARN Chained caller EXIT trap did not finish within 2s; killed") {
+		t.Errorf("no budget line on stderr:\n%s", s.Stderr.String())
 	}
 	c, _ := os.ReadFile(filepath.Join(marks, "child"))
 	child, err := strconv.Atoi(strings.TrimSpace(string(c)))
 	if err != nil {
 		t.Fatalf("child pid %q", c)
 	}
-	proctest.WaitUntil(t, deadline(t), "the handler's child to be gone", func() (bool, string) {
+	proctest.WaitUntil(t, harness.Deadline(t), "the handler's child to be gone", func() (bool, string) {
 		ps, err := proctest.Scan()
 		if err != nil {
 			return false, err.Error()
