@@ -53,7 +53,7 @@ if bash32=$(./scripts/bash32.sh); then
         tests/direct_handler*_test.go tests/eof_partial*_test.go tests/sdk2026_version*_test.go \
         tests/sandbox_test.go tests/warm_test.go tests/subscriptions_test.go tests/resources_test.go \
         tests/batch_test.go tests/reload_test.go tests/cli_test.go | sed 's/^func //' |
-        grep -vxE 'TestCt(TopLevelState|ResultShaping|HookKilledBySignal|ProcessesShowScriptAndArguments)|TestCfg(SettingsFromTheEnvironment|SequentialAnswersInArrivalOrder|SequentialOverHTTP)|TestRgSdk2026ToolResults|TestD2Sup(GraceCoversTheWholeGroup|GraceSurvivorKilledAndLogged|LogSentences|LogSentencesOutsideContract)' |
+        grep -vxE 'TestTopLevelStateReachesEveryCall|TestResultShaping|TestHookKilledBySignal|TestProcessesShowScriptAndArguments|TestSettingsFromTheEnvironment|TestSequentialAnswersInArrivalOrder|TestSequentialOverHTTP|TestSDK2026ToolResults|TestGraceCoversTheWholeGroup|TestGraceSurvivorKilledAndLogged|TestLogSentences|TestLogSentencesOutsideContract' |
         paste -sd'|')
     MCP_BASHD_TEST_BASH=$bash32 go test -count=1 -timeout 20m -run "^($names)\$" ./tests/
 elif [ -n "${CI:-}" ]; then
