@@ -147,7 +147,7 @@ func (d *daemon) listen(o options) error {
 		fmt.Fprintf(os.Stderr, "mcp-bashd: serving %s as MCP on stdin/stdout (JSON-RPC, one message per line; Ctrl-D ends).\n"+
 			"  To try its tools by hand: mcp-bashd tools %s, mcp-bashd call %s TOOL key=value\n", d.name, d.name, d.name)
 	}
-	conn := stdio.New(os.Stdin, os.Stdout, stdio.Options{MaxLine: o.maxLine, ModernEnabled: d.srv.ModernEnabled, SkipBlank: d.srv.SDK2026Dialect, Log: d.log.Named("stdio")})
+	conn := stdio.New(os.Stdin, os.Stdout, stdio.Options{MaxLine: o.maxLine, ModernEnabled: d.srv.ModernEnabled, SkipBlank: d.srv.SDK2026Dialect, Busy: d.srv.CallsRunning, Log: d.log.Named("stdio")})
 	d.outDead = conn.OutputDead()
 	d.stdio = conn
 	go func() { d.served <- d.srv.Serve(conn) }()
@@ -187,7 +187,7 @@ func (d *daemon) teardown(o options) {
 		d.stdio.Flush(time.Second)
 	}
 	d.stopWatch()
-	if !o.oneshot {
+	if !o.oneshot && !o.shellExitTrap {
 		d.sup.RunExitTrap(nil)
 	}
 	if err := d.sup.Close(); err != nil {
