@@ -31,6 +31,9 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	binary = filepath.Join(dir, "mcp-bashd")
+	// A root daemon's sandboxed calls run as nobody and reach the binary
+	// through $MCP_BASHD, as they would in /usr/local/bin.
+	os.Chmod(dir, 0o755)
 	build := exec.Command("go", "build", "-o", binary, "../cmd/mcp-bashd")
 	build.Env = append(os.Environ(), "CGO_ENABLED=0")
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr

@@ -41,7 +41,27 @@ func sbToolsJSON(tools ...sbTool) string {
 func sbStart(t *testing.T, body string, tools ...sbTool) *rfDaemon {
 	t.Helper()
 	dir := writeServer(t, map[string]string{"server.sh": rfLib + body, "tools.json": sbToolsJSON(tools...)})
-	return rfStartIn(t, dir, t.TempDir(), nil)
+	tmp := t.TempDir()
+	sbShare(t, dir, tmp)
+	return rfStartIn(t, dir, tmp, nil)
+}
+
+// sbShare lets a root daemon's sandboxed calls, which run as nobody
+// (docs/security.md), reach the test's directories as they would /tmp: the
+// tools write their notes into the server's directory ($RF_DIR), and the
+// call roots are in TMPDIR. t.TempDir makes them 0700.
+func sbShare(t *testing.T, dirs ...string) {
+	t.Helper()
+	for _, d := range dirs {
+		for _, c := range []struct {
+			path string
+			mode os.FileMode
+		}{{filepath.Dir(d), 0o711}, {d, 0o777}} {
+			if err := os.Chmod(c.path, c.mode); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
 }
 
 // sbCall calls tool and returns its result's text and isError.
@@ -135,6 +155,7 @@ func TestSandboxCPULimitStopsSpin(t *testing.T) {
 // read while bash, its libraries and the call's own files still can.
 func TestSandboxFilesystemRules(t *testing.T) {
 	allowed, outside := t.TempDir(), t.TempDir()
+	sbShare(t, allowed, outside) // refused by Landlock, not by their modes
 	if err := os.WriteFile(filepath.Join(outside, "secret"), []byte("s3cret\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -306,6 +327,7 @@ func TestSandboxCheckAndCallShowLimits(t *testing.T) {
 		t.Fatalf("check: %v\n%s", err, out)
 	}
 	tmp := t.TempDir()
+	sbShare(t, tmp)
 	cmd := exec.Command(binary, "call", script, "bad")
 	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
 	out, _ = cmd.Output()

@@ -1,0 +1,68 @@
+package tests
+
+// Issue 23, security 1: a sandboxed call of a root daemon cannot undo its
+// sandbox. The tool reads its own capabilities from /proc/self/status,
+// tries to enter the daemon's network namespace to reach a loopback
+// listener the test holds, and tries to move itself into the root pids
+// and memory cgroups — what an attacker's tool would do first.
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+func TestSandboxRootDaemonCallCannotUndoItsSandbox(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("the daemon must be root for this attack")
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	body := fmt.Sprintf(`
+tool_escape() {
+    grep -E '^(Uid|Gid|CapInh|CapPrm|CapEff|CapBnd|CapAmb|NoNewPrivs):' /proc/self/status | tr '\t' ' '
+    if nsenter -t "$PPID" -n bash -c 'exec 3<>/dev/tcp/127.0.0.1/%d' 2>/dev/null; then echo "netns: entered"; else echo "netns: refused"; fi
+    for c in pids memory; do
+        if (echo "$BASHPID" >/sys/fs/cgroup/$c/cgroup.procs) 2>/dev/null; then echo "$c: moved"; else echo "$c: refused"; fi
+    done
+}
+`, ln.Addr().(*net.TCPAddr).Port)
+	d := sbStart(t, body, sbTool{"escape", `{"network":false,"limits":{"processes":64,"memory":"256MiB"}}`})
+	text, isErr := d.sbCall(t, 1, "escape", `{}`)
+	d.sbRequire(t, "cgroup limits")
+	want := strings.Join([]string{
+		"Uid: 65534 65534 65534 65534",
+		"Gid: 65534 65534 65534 65534",
+		"CapInh: 0000000000000000",
+		"CapPrm: 0000000000000000",
+		"CapEff: 0000000000000000",
+		"CapBnd: 0000000000000000",
+		"CapAmb: 0000000000000000",
+		"NoNewPrivs: 1",
+		"netns: refused",
+		"pids: refused",
+		"memory: refused",
+	}, "\n")
+	if isErr || text != want {
+		t.Fatalf("isError %v; the tool saw\n%s\nwant\n%s", isErr, text, want)
+	}
+	// The call has answered, so a connection it made is in the backlog:
+	// a non-blocking accept finds it or there is none.
+	f, err := ln.(*net.TCPListener).File()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	fd := int(f.Fd()) // Fd makes it blocking: once, before SetNonblock
+	syscall.SetNonblock(fd, true)
+	if nfd, _, err := syscall.Accept(fd); err != syscall.EAGAIN {
+		syscall.Close(nfd)
+		t.Fatalf("the listener in the daemon's network namespace was reached (accept: %v)", err)
+	}
+}
