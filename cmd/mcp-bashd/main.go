@@ -24,6 +24,8 @@ import (
 	_ "github.com/mcp-bashd/mcp-bashd/sandbox/exechelper"
 	"github.com/mcp-bashd/mcp-bashd/scripts"
 	"github.com/mcp-bashd/mcp-bashd/supervisor"
+
+	"github.com/mcp-bashd/mcp-bashd/internal/fds"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -112,6 +114,8 @@ func main() {
 }
 
 func run(args []string) int {
+	// Before anything is started: nothing inherited reaches a tool.
+	fds.CloseOnExecInherited()
 	if len(args) > 0 {
 		if code, ok := subcommand(args[0], args[1:]); ok {
 			return code
