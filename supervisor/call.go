@@ -180,6 +180,11 @@ func (s *Supervisor) call(ctx context.Context, req Request, log *zap.Logger) Out
 	}
 	defer s.removeRoot(root, log)
 	out, err := openAppendFD(root.Out())
+	if err == nil {
+		if err = s.reserveOut(out); err != nil {
+			closeFD(&out)
+		}
+	}
 	if err != nil {
 		return Outcome{SetupErr: &rootError{path: s.base, err: fmt.Errorf("create output file: %w", err)}, SetupDir: true}
 	}

@@ -128,6 +128,9 @@ func (s *Supervisor) handOver(ctx context.Context, w *warmProc, req Request) (ca
 	if err := s.tmpFull(); err != nil {
 		return "", err
 	}
+	if err := s.reserveOutPath(callRoot(w.pre).Out()); err != nil {
+		return "", err
+	}
 	sentinel := w.sentinel
 	if err := s.locateField(w, sentinel); err != nil {
 		return "", err
@@ -271,6 +274,38 @@ func (s *Supervisor) tmpFull() error {
 		return errTmpFull
 	}
 	return nil
+}
+
+// outReserve is the room a call's out file is given before the call
+// starts (at most the output cap): a TMPDIR with less free than that (and
+// the arguments) is full for a call — its tool could not write its first
+// line — and the call gets the call-directory error, warm or cold, rather
+// than "Error executing TOOL: " with its output lost.
+const outReserve = 64 << 10
+
+// reserveOut allocates the room for fd's first output without changing
+// its size (FALLOC_FL_KEEP_SIZE; the daemon reads a file by its size).
+// errTmpFull when there is not that much; nothing where the filesystem
+// cannot reserve.
+func (s *Supervisor) reserveOut(fd int) error {
+	n := int64(outReserve)
+	if s.cfg.OutputCap > 0 {
+		n = min(n, s.cfg.OutputCap)
+	}
+	err := unix.Fallocate(fd, unix.FALLOC_FL_KEEP_SIZE, 0, n)
+	if errors.Is(err, unix.ENOSPC) || errors.Is(err, unix.EDQUOT) {
+		return fmt.Errorf("%w: no room for the call's output", errTmpFull)
+	}
+	return nil
+}
+
+func (s *Supervisor) reserveOutPath(path string) error {
+	fd, err := openRaw(path, unix.O_WRONLY, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	return s.reserveOut(fd)
 }
 
 // renameIntoBase moves a warm root to TMPDIR as mcp-call.N, never over
