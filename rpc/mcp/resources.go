@@ -174,24 +174,47 @@ func membersOf(obj json.RawMessage) []byte {
 	return obj[1 : len(obj)-1]
 }
 
+// The bounds of a session's subscriptions: what one client can make the
+// daemon keep for the session's life (docs/operations.md).
+const (
+	MaxSubscribeURI     = 4096 // bytes of one subscribed URI
+	MaxSubscriptionsPer = 256  // URIs one session may be subscribed to
+)
+
 // subscribe answers resources/subscribe and resources/unsubscribe (the
 // session eras): the connection keeps the URIs its client subscribed to,
-// and mcp_resource_updated URI notifies it (listen.go).
+// and mcp_resource_updated URI notifies it (listen.go). A URI need not
+// name a declared resource (the schema leaves its meaning to the server:
+// a prefix such as notes://dir/ subscribes to what is under it, and a
+// tool may announce URIs it never declared), so what bounds the memory is
+// the URI's length and the number per session.
 func (s *Server) subscribe(c *conn, req *transport.Request, on bool) {
 	uri, perr := uriParam(req.Msg.Params)
+	if perr == nil && on && len(uri) > MaxSubscribeURI {
+		perr = wire.Errorf(wire.CodeInvalidParams, fmt.Sprintf("Invalid params: uri longer than %d bytes", MaxSubscribeURI))
+	}
 	if perr != nil {
 		req.Out.Respond(transport.Response{ID: req.Msg.ID, Err: perr})
 		return
 	}
+	full := false
 	c.update(func(st *connState) {
 		if st.subs == nil {
 			st.subs = map[string]bool{}
 		}
-		if on {
-			st.subs[uri] = true
-		} else {
+		switch {
+		case !on:
 			delete(st.subs, uri)
+		case !st.subs[uri] && len(st.subs) >= MaxSubscriptionsPer:
+			full = true
+		default:
+			st.subs[uri] = true
 		}
 	})
+	if full {
+		req.Out.Respond(transport.Response{ID: req.Msg.ID, Err: wire.Errorf(wire.CodeInvalidParams,
+			fmt.Sprintf("Invalid params: this session is already subscribed to %d URIs, the most it may be; unsubscribe from one first", MaxSubscriptionsPer))})
+		return
+	}
 	req.Out.Respond(transport.Response{ID: req.Msg.ID, Result: json.RawMessage(`{}`)})
 }
