@@ -43,7 +43,11 @@ type Options struct {
 	// StateKey is the secret that signs 2026 requestState (StateKeyEnv);
 	// empty: a random key of this daemon's own.
 	StateKey string
-	Log      *zap.Logger
+	// TaskStoreMax and TaskStoreBytes bound the tasks held (taskbound.go);
+	// 0: DefaultTaskStoreMax, DefaultTaskStoreBytes.
+	TaskStoreMax   int
+	TaskStoreBytes int64
+	Log            *zap.Logger
 }
 
 // Server answers MCP requests on any number of connections.
@@ -103,6 +107,7 @@ func New(opt Options) *Server {
 		conns:   map[*conn]bool{},
 		stopped: make(chan struct{}),
 		states:  newStateSigner(opt.StateKey),
+		tasks:   taskStore{max: opt.TaskStoreMax, maxB: opt.TaskStoreBytes},
 	}
 }
 

@@ -121,6 +121,11 @@ func addExtension(caps json.RawMessage, ext string) json.RawMessage {
 type taskStore struct {
 	mu sync.Mutex
 	m  map[string]*task
+	// The bounds (taskbound.go): 0 is the default.
+	max     int
+	maxB    int64
+	bytes   int64 // held by finished tasks' results
+	evicted int64
 }
 
 // task is one task; its mutable fields change under taskStore.mu.
@@ -143,6 +148,8 @@ type task struct {
 	result  json.RawMessage // a CallToolResult (completed)
 	err     *wire.Error     // failed
 	inputs  []*taskInput    // what the tool waits for (input_required)
+	size    int64           // bytes of result and error, once ended
+	ended   time.Time       // zero while running
 }
 
 // taskInput is one request a task's tool waits to have answered.
@@ -152,13 +159,19 @@ type taskInput struct {
 	answer  chan json.RawMessage
 }
 
-func (st *taskStore) add(tk *task) {
+// add holds tk, making room by the store's rule; false: it is full of
+// running tasks.
+func (st *taskStore) add(tk *task) bool {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	if st.m == nil {
 		st.m = map[string]*task{}
 	}
+	if !st.room() {
+		return false
+	}
 	st.m[tk.id] = tk
+	return true
 }
 
 func (st *taskStore) get(id string) *task {
@@ -170,7 +183,7 @@ func (st *taskStore) get(id string) *task {
 func (st *taskStore) drop(id string) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	delete(st.m, id)
+	st.removeLocked(id)
 }
 
 // taskRequested decides whether a tools/call runs as a task: see the top of
@@ -262,7 +275,11 @@ func (s *Server) startTask(tc toolCall, cfg *catalog.Config, t *catalog.Tool, sn
 		cancel(nil)
 		return nil, errClosing()
 	}
-	s.tasks.add(tk)
+	if !s.tasks.add(tk) {
+		cancel(nil)
+		s.calls.Done()
+		return nil, errTaskStoreFull(s.tasks.maxCount())
+	}
 	s.log.Info("task created", zap.String("task", tk.id), zap.String("tool", t.Name), zap.Duration("ttl", ttl))
 	own := toolCall{req: tc.req, params: tc.params, conn: tc.conn, events: s.taskEvents(tk), ask: s.taskAsk(tk, tc)}
 	go func() {
@@ -328,6 +345,11 @@ func (s *Server) finishTask(tk *task, res *Result, oc supervisor.Outcome, cfg *c
 	}
 	tk.inputs = nil
 	tk.updated = now
+	if !s.tasks.keep(tk) {
+		tk.status, tk.err = taskFailed, tooLargeToKeep(tk.tool, len(tk.result), s.tasks.maxBytes())
+		tk.result = nil
+		s.tasks.keep(tk)
+	}
 	keep := tk.created.Add(tk.ttl).Sub(now)
 	if keep <= 0 {
 		keep = tk.ttl
@@ -336,9 +358,10 @@ func (s *Server) finishTask(tk *task, res *Result, oc supervisor.Outcome, cfg *c
 	s.tasks.mu.Unlock()
 	close(tk.done)
 	s.log.Info("task ended", zap.String("task", tk.id), zap.String("tool", tk.tool), zap.String("status", status), zap.Duration("kept_for", keep))
+	id := tk.id // not tk: the timer must not keep an evicted task's result
 	time.AfterFunc(keep, func() {
-		s.tasks.drop(tk.id)
-		s.log.Info("task expired", zap.String("task", tk.id))
+		s.tasks.drop(id)
+		s.log.Info("task expired", zap.String("task", id))
 	})
 }
 
