@@ -61,7 +61,7 @@ func (s *Server) serveTasks(c *conn, req *transport.Request) bool {
 		return true
 	}
 	tk := s.tasks.get(*p.TaskID)
-	if tk == nil || tk.modern != modern || tk.session != req.Session {
+	if tk == nil || tk.modern != modern || !sameTaskOwner(tk.session, req.Session) {
 		fail(wire.Errorf(wire.CodeInvalidParams, "Invalid params: unknown task "+*p.TaskID))
 		return true
 	}
@@ -159,6 +159,17 @@ func withMeta(result, meta json.RawMessage) (json.RawMessage, error) {
 		}
 	}
 	return wire.Object(append(ms, wire.Member{Key: "_meta", Val: meta})...), nil
+}
+
+// sameTaskOwner reports whether a request of session b may reach a task
+// of session a: its own session's, or — for a client that keeps no
+// session (each of its HTTP requests stands alone) — any task created
+// without one, by its id alone. The 2025-11-25 spec binds a task to the
+// requestor's context; without a session the 128-bit random id is that
+// context (as the reference SDK does for stateless servers), and
+// tasks/list, which has no id to go by, never shows such a task.
+func sameTaskOwner(a, b *transport.Session) bool {
+	return a == b || (a.Standalone() && b.Standalone())
 }
 
 // taskList is 2025-11-25's tasks/list: the session's tasks kept, oldest first.
