@@ -31,6 +31,11 @@ tool_escape() {
     for c in pids memory; do
         if (echo "$BASHPID" >/sys/fs/cgroup/$c/cgroup.procs) 2>/dev/null; then echo "$c: moved"; else echo "$c: refused"; fi
     done
+    # Beyond the issue's routes: a new user namespace (full capabilities
+    # inside it) to move out of the cgroup; signalling or reading the daemon.
+    if unshare -r bash -c 'echo $$ >/sys/fs/cgroup/pids/cgroup.procs' 2>/dev/null; then echo "userns pids: moved"; else echo "userns pids: refused"; fi
+    if kill -0 "$PPID" 2>/dev/null; then echo "signal daemon: allowed"; else echo "signal daemon: refused"; fi
+    if cat /proc/$PPID/environ >/dev/null 2>&1; then echo "daemon environ: read"; else echo "daemon environ: refused"; fi
 }
 `, ln.Addr().(*net.TCPAddr).Port)
 	d := sbStart(t, body, sbTool{"escape", `{"network":false,"limits":{"processes":64,"memory":"256MiB"}}`})
@@ -48,6 +53,9 @@ tool_escape() {
 		"netns: refused",
 		"pids: refused",
 		"memory: refused",
+		"userns pids: refused",
+		"signal daemon: refused",
+		"daemon environ: refused",
 	}, "\n")
 	if isErr || text != want {
 		t.Fatalf("isError %v; the tool saw\n%s\nwant\n%s", isErr, text, want)
