@@ -101,4 +101,3 @@ func TestShutdownAnswersEveryCallOverHTTP(t *testing.T) {
 		t.Fatalf("the POST of the call shutdown ended: %q", body)
 	}
 }
-
