@@ -110,7 +110,7 @@ func (s *Supervisor) startServerCode(mode string, req Request, root callRoot, st
 		return 0, nil, errors.New("no server snapshot loaded")
 	}
 	zero := s.cfg.Script
-	if req.Exe != "" {
+	if req.Kind == ToolExe {
 		zero = req.Exe
 	}
 	env := append(root.env(s.cfg.OutputCap),
@@ -134,7 +134,7 @@ func (s *Supervisor) sandboxPaths(req Request, root callRoot) sandbox.Paths {
 		files = append(files, req.Snapshot.Path)
 		shared = append(shared, req.Snapshot.Path)
 	}
-	if req.Exe != "" {
+	if req.Kind == ToolExe {
 		files = append(files, req.Exe)
 	}
 	own := []string{string(root), root.Tmp(), root.Args(), root.Out(), root.Stderr()}
