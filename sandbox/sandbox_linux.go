@@ -336,6 +336,12 @@ func (c *Call) Apply(path string, env []string, files []uintptr, sys *syscall.Sy
 		if c.clone&unix.CLONE_NEWUSER != 0 {
 			sys.UidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getuid(), HostID: os.Getuid(), Size: 1}}
 			sys.GidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getgid(), HostID: os.Getgid(), Size: 1}}
+			// The new namespace's capabilities would be lost at the
+			// helper's execve (its uid there is not 0): these two, of that
+			// namespace only, go through it as ambient ones, so the helper
+			// can make the cgroup namespace and empty the bounding set —
+			// then it drops them with every other.
+			sys.AmbientCaps = []uintptr{unix.CAP_SETPCAP, unix.CAP_SYS_ADMIN}
 		}
 	}
 	return c.m.opt.Self, append(env, exechelper.EnvPlan+"="+c.plan), files

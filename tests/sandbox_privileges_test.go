@@ -74,3 +74,37 @@ tool_escape() {
 		t.Fatalf("the listener in the daemon's network namespace was reached (accept: %v)", err)
 	}
 }
+
+// A non-root daemon (here nobody, when the tests run as root): its
+// sandboxed call keeps the daemon's uid, and has no capability either —
+// with network: false it is in a user namespace, where it would otherwise
+// hold every capability of that namespace, so the bounding set is emptied
+// there too — and no_new_privs.
+func TestSandboxNonRootDaemonCallHasNoCapabilities(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("the tests drop to nobody for the daemon, which needs root")
+	}
+	s := ctStart(t, ctOpt{
+		script:       `tool_caps() { grep -E '^(Uid|CapInh|CapPrm|CapEff|CapBnd|CapAmb|NoNewPrivs):' /proc/self/status | tr '\t' ' '; }`,
+		tools:        sbToolsJSON(sbTool{"caps", `{"network":false}`}),
+		unprivileged: true,
+	})
+	s.roundTrip(initLine)
+	r := s.call(1, "caps", `{}`)
+	text, isErr := r.text(t)
+	if strings.Contains(text, "network namespace") {
+		t.Skipf("this kernel does not let nobody create a user namespace: %s", text)
+	}
+	want := strings.Join([]string{
+		"Uid: 65534 65534 65534 65534",
+		"CapInh: 0000000000000000",
+		"CapPrm: 0000000000000000",
+		"CapEff: 0000000000000000",
+		"CapBnd: 0000000000000000",
+		"CapAmb: 0000000000000000",
+		"NoNewPrivs: 1",
+	}, "\n")
+	if isErr || text != want {
+		t.Fatalf("isError %v; the tool saw\n%s\nwant\n%s", isErr, text, want)
+	}
+}
