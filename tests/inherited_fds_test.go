@@ -18,7 +18,10 @@ import (
 func TestInheritedDescriptorsNeverReachTools(t *testing.T) {
 	dir := writeServer(t, map[string]string{"server.sh": rfLib + `
 probe() {
-    ls /proc/$$/fd | sort -n | tr '\n' ' '; echo
+    # The shell's own descriptors, read while it runs nothing but ls: a
+    # pipeline would show its pipes, which the shell holds as it forks.
+    ls /proc/$$/fd >"$MCP_CALL_TMPDIR/fds"
+    sort -n "$MCP_CALL_TMPDIR/fds" | tr '\n' ' '; echo
     if (echo leaked >&7) 2>/dev/null; then echo "fd 7: written"; else echo "fd 7: not open"; fi
 }
 tool_boxed() { probe; }
