@@ -9,6 +9,7 @@ package tests
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/mcp-bashd/mcp-bashd/tests/internal/harness"
 	"os"
 	"path/filepath"
 	"strings"
@@ -20,11 +21,11 @@ import (
 
 // askRequests reads the daemon's lines until the response to id, and
 // counts the requests it sent the client meanwhile.
-func askRequests(t *testing.T, d *rfDaemon, id string) (int, rfResp) {
+func askRequests(t *testing.T, d *harness.Daemon, id string) (int, harness.Response) {
 	t.Helper()
 	n := 0
 	for {
-		line := d.recv()
+		line := d.Recv()
 		var m struct {
 			ID     json.RawMessage `json:"id"`
 			Method string          `json:"method"`
@@ -35,7 +36,7 @@ func askRequests(t *testing.T, d *rfDaemon, id string) (int, rfResp) {
 			continue
 		}
 		if string(m.ID) == id {
-			return n, rfDecode(t, line)
+			return n, harness.Parse(t, string(line))
 		}
 	}
 }
@@ -45,23 +46,23 @@ func askRequests(t *testing.T, d *rfDaemon, id string) (int, rfResp) {
 // tool's own mcp_ask after them is refused with the bound in its message.
 // Then, with the call still running, the daemon's goroutines are counted.
 func TestAskFloodIsRefusedBeforeAnythingStarts(t *testing.T) {
-	d := rfStart(t, `
+	d := harness.Start(t, rfServer(`
 tool_flood() {
     mkfifo "$MCP_BASHD_EVENTS.0"
     local i rec=$'ask\tevents.0\tone\tping\t'
     for ((i = 0; i < 20000; i++)); do printf '%s\n' "$rec"; done >>"$MCP_BASHD_EVENTS"
-    mcp_ask ping 2>"$RF_DIR/refused.tmp"; mv "$RF_DIR/refused.tmp" "$RF_DIR/refused"
+    mcp_ask ping 2>"$RF_DIR/refused.Tmp"; mv "$RF_DIR/refused.Tmp" "$RF_DIR/refused"
     rf_gate release
 }
-`, []string{"flood"}, nil)
-	pid := d.cmd.Process.Pid
+`, []string{"flood"}, nil))
+	pid := d.Cmd.Process.Pid
 	before := vmRSSKiB(t, pid)
-	d.send(rfCall(`"f"`, "flood", `{}`))
-	proctest.WaitUntil(t, deadline(t), "the tool's own mcp_ask to be refused", func() (bool, string) {
-		_, err := os.Stat(filepath.Join(d.dir, "refused"))
+	d.Send(rfCall(`"f"`, "flood", `{}`))
+	proctest.WaitUntil(t, harness.Deadline(t), "the tool's own mcp_ask to be refused", func() (bool, string) {
+		_, err := os.Stat(filepath.Join(d.Dir, "refused"))
 		return err == nil, ""
 	})
-	b, _ := os.ReadFile(filepath.Join(d.dir, "refused"))
+	b, _ := os.ReadFile(filepath.Join(d.Dir, "refused"))
 	if want := "mcp_ask: this call already has 16 questions waiting for the client\n"; string(b) != want {
 		t.Errorf("the helper after the flood printed %q, want %q", b, want)
 	}
@@ -70,18 +71,18 @@ tool_flood() {
 	asked := 0
 	for done := false; !done; {
 		select {
-		case line := <-d.lines:
+		case line := <-d.Lines:
 			if strings.Contains(string(line), `"method":"ping"`) {
 				asked++
 			}
 		case <-time.After(100 * time.Millisecond):
 			done = asked >= 16
-			if !time.Now().Before(deadline(t)) {
+			if !time.Now().Before(harness.Deadline(t)) {
 				done = true
 			}
 		}
 	}
-	total, byFunc := rlGoroutines(t, d.server)
+	total, byFunc := rlGoroutines(t, d)
 	t.Logf("daemon VmRSS %d → %d KiB; %d goroutines of the daemon's code with the flood's call running; %d requests reached the client", before, after, total, asked)
 	if asked != 16 {
 		t.Errorf("%d ping requests reached the client, want 16", asked)
@@ -103,16 +104,16 @@ func TestAskAllUnitIsBounded(t *testing.T) {
 		fmt.Fprintf(&unit, `"k%d":{"method":"ping"}`, i)
 	}
 	unit.WriteString("}")
-	d := rfStart(t, `
+	d := harness.Start(t, rfServer(`
 tool_all() { mcp_ask_all "$(<"$RF_DIR/unit")" 2>&1; echo "status $?"; }
-`, []string{"all"}, nil)
-	if err := os.WriteFile(filepath.Join(d.dir, "unit"), []byte(unit.String()), 0o644); err != nil {
+`, []string{"all"}, nil))
+	if err := os.WriteFile(filepath.Join(d.Dir, "unit"), []byte(unit.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	d.send(rfCall(`"a"`, "all", `{}`))
+	d.Send(rfCall(`"a"`, "all", `{}`))
 	n, r := askRequests(t, d, `"a"`)
-	if want := "mcp_ask_all: at most 16 requests can wait for the client at once, and this asks 3000\nstatus 1"; n != 0 || r.text() != want {
-		t.Fatalf("%d requests reached the client; the tool printed %q, want 0 and %q", n, r.text(), want)
+	if want := "mcp_ask_all: at most 16 requests can wait for the client at once, and this asks 3000\nstatus 1"; n != 0 || r.First() != want {
+		t.Fatalf("%d requests reached the client; the tool printed %q, want 0 and %q", n, r.First(), want)
 	}
 }
 

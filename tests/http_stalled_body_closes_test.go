@@ -11,6 +11,7 @@ package tests
 import (
 	"bufio"
 	"fmt"
+	"github.com/mcp-bashd/mcp-bashd/tests/internal/harness"
 	"io"
 	"net"
 	"net/http"
@@ -33,7 +34,7 @@ func stalledPost(host string) string {
 // connection's end; it fails if either does not come by the deadline.
 func read408ThenEOF(t *testing.T, c net.Conn) {
 	t.Helper()
-	c.SetReadDeadline(deadline(t))
+	c.SetReadDeadline(harness.Deadline(t))
 	br := bufio.NewReader(c)
 	resp, err := http.ReadResponse(br, nil)
 	if err != nil {
@@ -51,9 +52,9 @@ func read408ThenEOF(t *testing.T, c net.Conn) {
 
 func TestHTTPStalledBodyClosesConnection(t *testing.T) {
 	t.Run("one connection", func(t *testing.T) {
-		dir := writeServer(t, map[string]string{"server.sh": "tool_x() { :; }\n", "tools.json": toolsJSON("x")})
+		dir := harness.WriteFiles(t, map[string]string{"server.sh": "tool_x() { :; }\n", "tools.json": harness.ToolsJSON("x")})
 		child, conn := dr2SocketPair(t)
-		cmd := exec.Command(binary, "--http-connection", filepath.Join(dir, "server.sh"))
+		cmd := exec.Command(harness.Binary, "--http-connection", filepath.Join(dir, "server.sh"))
 		cmd.Env = append(os.Environ(), "TMPDIR="+t.TempDir())
 		cmd.Stdin, cmd.Stdout = child, child
 		var stderr strings.Builder
@@ -69,7 +70,7 @@ func TestHTTPStalledBodyClosesConnection(t *testing.T) {
 			t.Fatal(err)
 		}
 		read408ThenEOF(t, conn)
-		proctest.WaitUntil(t, deadline(t), "the one-connection process to exit", func() (bool, string) {
+		proctest.WaitUntil(t, harness.Deadline(t), "the one-connection process to exit", func() (bool, string) {
 			select {
 			case err := <-done:
 				done <- err
@@ -80,19 +81,19 @@ func TestHTTPStalledBodyClosesConnection(t *testing.T) {
 		})
 	})
 	t.Run("listener", func(t *testing.T) {
-		h := scStartHTTP(t, "tool_x() { :; }\n", []string{"x"})
-		pid := h.cmd.Process.Pid
+		h := harness.StartHTTP(t, scServer("tool_x() { :; }\n", []string{"x"}))
+		pid := h.Cmd.Process.Pid
 		before := socketFDs(t, pid)
-		conn, err := net.Dial("tcp", h.host)
+		conn, err := net.Dial("tcp", scHost(h))
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer conn.Close()
-		if _, err := io.WriteString(conn, stalledPost(h.host)); err != nil {
+		if _, err := io.WriteString(conn, stalledPost(scHost(h))); err != nil {
 			t.Fatal(err)
 		}
 		read408ThenEOF(t, conn)
-		proctest.WaitUntil(t, deadline(t), "the daemon to let go of the connection's descriptor", func() (bool, string) {
+		proctest.WaitUntil(t, harness.Deadline(t), "the daemon to let go of the connection's descriptor", func() (bool, string) {
 			n := socketFDs(t, pid)
 			return n <= before, fmt.Sprintf("%d sockets, %d before the client", n, before)
 		})

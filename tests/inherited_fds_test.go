@@ -8,6 +8,7 @@ package tests
 
 import (
 	"fmt"
+	"github.com/mcp-bashd/mcp-bashd/tests/internal/harness"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,7 +17,7 @@ import (
 )
 
 func TestInheritedDescriptorsNeverReachTools(t *testing.T) {
-	dir := writeServer(t, map[string]string{"server.sh": rfLib + `
+	dir := harness.WriteFiles(t, map[string]string{"server.sh": rfLib + `
 probe() {
     # The shell's own descriptors, read while it runs nothing but ls: a
     # pipeline would show its pipes, which the shell holds as it forks.
@@ -36,14 +37,14 @@ tool_plain() { probe; }
 	}
 	defer f.Close()
 	mark := fmt.Sprintf("%s-%d", t.Name(), os.Getpid())
-	cmd := exec.Command(binary, filepath.Join(dir, "server.sh"))
-	cmd.Env = append(os.Environ(), rfMarkKey+"="+mark, "RF_DIR="+dir, "TMPDIR="+tmp)
+	cmd := exec.Command(harness.Binary, filepath.Join(dir, "server.sh"))
+	cmd.Env = append(os.Environ(), harness.MarkKey+"="+mark, "RF_DIR="+dir, "TMPDIR="+tmp)
 	cmd.ExtraFiles = []*os.File{nil, nil, nil, nil, f} // fd 7
-	s := startPrepared(t, cmd)
-	s.roundTrip(initLine)
-	d := &rfDaemon{server: s, dir: dir, tmp: tmp, mark: mark}
+	s := harness.StartCmd(t, cmd)
+	s.RoundTrip(harness.InitLine)
+	d := s
 	for i, tool := range []string{"boxed", "plain"} {
-		text, isErr := d.sbCall(t, i+1, tool, `{}`)
+		text, isErr := sbCall(t, d, i+1, tool, `{}`)
 		if want := "0 1 2 \nfd 7: not open"; isErr || text != want {
 			t.Errorf("%s: isError %v, the tool saw %q, want %q", tool, isErr, text, want)
 		}
@@ -51,7 +52,7 @@ tool_plain() { probe; }
 	if b, err := os.ReadFile(outside); err != nil || len(b) != 0 {
 		t.Fatalf("the file outside the call's directory: %q %v", b, err)
 	}
-	if strings.Contains(s.stderr.String(), "panic") {
-		t.Fatal(s.stderr.String())
+	if strings.Contains(s.Stderr.String(), "panic") {
+		t.Fatal(s.Stderr.String())
 	}
 }

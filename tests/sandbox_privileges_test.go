@@ -8,6 +8,7 @@ package tests
 
 import (
 	"fmt"
+	"github.com/mcp-bashd/mcp-bashd/tests/internal/harness"
 	"net"
 	"os"
 	"strings"
@@ -38,9 +39,9 @@ tool_escape() {
     if cat /proc/$PPID/environ >/dev/null 2>&1; then echo "daemon environ: read"; else echo "daemon environ: refused"; fi
 }
 `, ln.Addr().(*net.TCPAddr).Port)
-	d := sbStart(t, body, sbTool{"escape", `{"network":false,"limits":{"processes":64,"memory":"256MiB"}}`})
-	text, isErr := d.sbCall(t, 1, "escape", `{}`)
-	d.sbRequire(t, "cgroup limits")
+	d := harness.Start(t, sbServe(t, body, sbTool{"escape", `{"network":false,"limits":{"processes":64,"memory":"256MiB"}}`}))
+	text, isErr := sbCall(t, d, 1, "escape", `{}`)
+	sbRequire(t, d, "cgroup limits")
 	want := strings.Join([]string{
 		"Uid: 65534 65534 65534 65534",
 		"Gid: 65534 65534 65534 65534",
@@ -84,14 +85,14 @@ func TestSandboxNonRootDaemonCallHasNoCapabilities(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("the tests drop to nobody for the daemon, which needs root")
 	}
-	s := ctStart(t, ctOpt{
+	s := harness.Start(t, ctServer(t, ctOpt{
 		script:       `tool_caps() { grep -E '^(Uid|CapInh|CapPrm|CapEff|CapBnd|CapAmb|NoNewPrivs):' /proc/self/status | tr '\t' ' '; }`,
 		tools:        sbToolsJSON(sbTool{"caps", `{"network":false}`}),
 		unprivileged: true,
-	})
-	s.roundTrip(initLine)
-	r := s.call(1, "caps", `{}`)
-	text, isErr := r.text(t)
+	}))
+	s.RoundTrip(harness.InitLine)
+	r := s.Call(1, "caps", `{}`)
+	text, isErr := r.Text(t)
 	if strings.Contains(text, "network namespace") {
 		t.Skipf("this kernel does not let nobody create a user namespace: %s", text)
 	}

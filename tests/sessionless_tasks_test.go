@@ -12,7 +12,7 @@ import (
 )
 
 func TestSessionlessTaskIsReachableByID(t *testing.T) {
-	c, _ := tkStartHTTP(t, "2025-11-25")
+	c, _ := tkConnectHTTP(t, "2025-11-25")
 	c.session = "" // this client keeps no session
 	g := c.call(t, "tools/call", "", map[string]any{"name": "greet", "arguments": map[string]any{"name": "S"}, "task": map[string]any{}})
 	id, _ := dig(g.Result, "task", "taskId").(string)

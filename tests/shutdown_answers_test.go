@@ -9,6 +9,7 @@ package tests
 
 import (
 	"encoding/json"
+	"github.com/mcp-bashd/mcp-bashd/tests/internal/harness"
 	"io"
 	"net/http"
 	"os"
@@ -27,20 +28,20 @@ tool_late() { rf_note late.started; rf_gate late.go; echo finished; }
 `
 
 func TestShutdownAnswersEveryCall(t *testing.T) {
-	d := rfStart(t, shutdownBody, []string{"stuck", "late"}, []string{"--drain", "3s"})
-	d.send(rfCall(`"stuck"`, "stuck", `{}`))
-	d.send(rfCall(`"late"`, "late", `{}`))
+	d := harness.Start(t, rfServer(shutdownBody, []string{"stuck", "late"}, []string{"--drain", "3s"}))
+	d.Send(rfCall(`"stuck"`, "stuck", `{}`))
+	d.Send(rfCall(`"late"`, "late", `{}`))
 	for _, f := range []string{"stuck.started", "late.started"} {
-		proctest.WaitUntil(t, deadline(t), f, func() (bool, string) {
-			_, err := os.Stat(filepath.Join(d.dir, f))
+		proctest.WaitUntil(t, harness.Deadline(t), f, func() (bool, string) {
+			_, err := os.Stat(filepath.Join(d.Dir, f))
 			return err == nil, ""
 		})
 	}
-	d.cmd.Process.Signal(syscall.SIGTERM)
+	d.Cmd.Process.Signal(syscall.SIGTERM)
 	// Within the drain, one call finishes.
-	os.WriteFile(filepath.Join(d.dir, "late.go"), nil, 0o644)
+	os.WriteFile(filepath.Join(d.Dir, "late.go"), nil, 0o644)
 	answers := map[string][]string{}
-	for _, line := range d.drain(t) {
+	for _, line := range d.Drain(t) {
 		var m struct {
 			ID json.RawMessage `json:"id"`
 		}
@@ -54,25 +55,21 @@ func TestShutdownAnswersEveryCall(t *testing.T) {
 	if got := answers[`"stuck"`]; len(got) != 1 || got[0] != want {
 		t.Errorf("the call shutdown ended: %q, want one %s", got, want)
 	}
-	logs, _ := filepath.Glob(filepath.Join(d.dir, "daemon-*.log"))
-	var log string
-	for _, l := range logs {
-		b, _ := os.ReadFile(l)
-		log += string(b)
-	}
+	b, _ := os.ReadFile(d.Log)
+	log := string(b)
 	if !strings.Contains(log, `"level":"warn"`) || !strings.Contains(log, "a request still running was ended") || !strings.Contains(log, `"call_id":"\"stuck\""`) {
 		t.Errorf("no WARN naming the ended call:\n%s", log)
 	}
 }
 
 func TestShutdownAnswersEveryCallOverHTTP(t *testing.T) {
-	h := scStartHTTP(t, shutdownBody, []string{"stuck", "late"}, "--drain", "1s")
-	init := h.post(t, &http.Client{}, "application/json, text/event-stream", initLine)
+	h := harness.StartHTTP(t, scServer(shutdownBody, []string{"stuck", "late"}, "--drain", "1s"))
+	init := h.Post(t, &http.Client{}, "application/json, text/event-stream", harness.InitLine)
 	init.Body.Close()
 	session := init.Header.Get("Mcp-Session-Id")
 	got := make(chan string, 1)
 	go func() {
-		req, _ := http.NewRequest(http.MethodPost, h.url, strings.NewReader(rfCall(`"stuck"`, "stuck", `{}`)))
+		req, _ := http.NewRequest(http.MethodPost, h.URL, strings.NewReader(rfCall(`"stuck"`, "stuck", `{}`)))
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Accept", "application/json, text/event-stream")
 		req.Header.Set("Mcp-Session-Id", session)
@@ -86,15 +83,15 @@ func TestShutdownAnswersEveryCallOverHTTP(t *testing.T) {
 		resp.Body.Close()
 		got <- string(b)
 	}()
-	proctest.WaitUntil(t, deadline(t), "the call to start", func() (bool, string) {
-		_, err := os.Stat(filepath.Join(h.dir, "stuck.started"))
+	proctest.WaitUntil(t, harness.Deadline(t), "the call to start", func() (bool, string) {
+		_, err := os.Stat(filepath.Join(h.Dir, "stuck.started"))
 		return err == nil, ""
 	})
-	h.cmd.Process.Signal(syscall.SIGTERM)
+	h.Cmd.Process.Signal(syscall.SIGTERM)
 	var body string
 	select {
 	case body = <-got:
-	case <-time.After(time.Until(deadline(t))):
+	case <-time.After(time.Until(harness.Deadline(t))):
 		t.Fatal("no end of the POST")
 	}
 	if !strings.Contains(body, `{"jsonrpc":"2.0","id":"stuck","error":{"code":-32004,"message":"Server is shutting down"}}`) {

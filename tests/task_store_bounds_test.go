@@ -7,6 +7,7 @@ package tests
 // tasks running a new one is refused saying so.
 
 import (
+	"github.com/mcp-bashd/mcp-bashd/tests/internal/harness"
 	"os"
 	"path/filepath"
 	"strings"
@@ -21,8 +22,8 @@ const tsTools = `{"tools":[{"name":"big","description":"3 MiB","inputSchema":{"t
 
 func tsStart(t *testing.T, flags ...string) (*tkStdio, string) {
 	t.Helper()
-	dir := writeServer(t, map[string]string{"server.sh": tsScript, "tools.json": tsTools})
-	s := startServer(t, serverOpt{args: append(flags, filepath.Join(dir, "server.sh")), env: []string{"TK_DIR=" + dir}})
+	dir := harness.WriteFiles(t, map[string]string{"server.sh": tsScript, "tools.json": tsTools})
+	s := harness.Start(t, harness.Options{Dir: dir, Flags: flags, Env: []string{"TK_DIR=" + dir}})
 	c := &tkStdio{s: s, rev: "2025-11-25"}
 	c.call(t, "initialize", "", map[string]any{"protocolVersion": "2025-11-25", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "ts", "version": "0"}})
 	return c, dir
@@ -37,7 +38,7 @@ func tsTask(t *testing.T, c *tkStdio, tool string) (string, tkResp) {
 
 func TestTaskStoreBoundedByBytes(t *testing.T) {
 	c, _ := tsStart(t)
-	pid := c.s.cmd.Process.Pid
+	pid := c.s.Cmd.Process.Pid
 	var ids []string
 	for i := 0; i < 40; i++ {
 		id, r := tsTask(t, c, "big")

@@ -8,6 +8,7 @@ package tests
 
 import (
 	"fmt"
+	"github.com/mcp-bashd/mcp-bashd/tests/internal/harness"
 	"strconv"
 	"strings"
 	"syscall"
@@ -17,9 +18,9 @@ import (
 )
 
 // signalWarm sends sig to the group of every idle warm process.
-func (d *rfDaemon) signalWarm(t *testing.T, sig syscall.Signal) map[int]proctest.Proc {
+func signalWarm(t *testing.T, d *harness.Daemon, sig syscall.Signal) map[int]proctest.Proc {
 	t.Helper()
-	warm := d.waitWarm(t)
+	warm := waitWarm(t, d)
 	for pid := range warm {
 		syscall.Kill(-pid, sig)
 	}
@@ -27,25 +28,25 @@ func (d *rfDaemon) signalWarm(t *testing.T, sig syscall.Signal) map[int]proctest
 }
 
 func TestWarmStoppedProcessIsNotHandedACall(t *testing.T) {
-	d := rfStart(t, warmBody, []string{"who", "nap", "ps"}, nil)
-	stopped := d.signalWarm(t, syscall.SIGSTOP)
+	d := harness.Start(t, rfServer(warmBody, []string{"who", "nap", "ps"}, nil))
+	stopped := signalWarm(t, d, syscall.SIGSTOP)
 	defer func() {
 		for pid := range stopped {
 			syscall.Kill(-pid, syscall.SIGCONT)
 		}
 	}()
 	for pid := range stopped {
-		proctest.WaitUntil(t, deadline(t), fmt.Sprintf("warm pid %d to be stopped", pid), func() (bool, string) {
+		proctest.WaitUntil(t, harness.Deadline(t), fmt.Sprintf("warm pid %d to be stopped", pid), func() (bool, string) {
 			p, ok := rfProc(t, pid)
 			return ok && p.State == 'T', p.String()
 		})
 	}
-	d.send(rfCall("1", "who", `{"i":"1"}`))
-	r := rfDecode(t, d.recv())
-	if !strings.HasPrefix(r.text(), "pid=") || !strings.HasSuffix(r.text(), " __MCPBASHD_MODE=call") {
-		t.Fatalf("the call after the warm processes were stopped: %q, want a cold process's answer", r.text())
+	d.Send(rfCall("1", "who", `{"i":"1"}`))
+	r := harness.Parse(t, string(d.Recv()))
+	if !strings.HasPrefix(r.First(), "pid=") || !strings.HasSuffix(r.First(), " __MCPBASHD_MODE=call") {
+		t.Fatalf("the call after the warm processes were stopped: %q, want a cold process's answer", r.First())
 	}
-	if pid := rfInt(t, d.dir, "who.1"); stopped[pid].PID != 0 {
+	if pid := rfInt(t, d.Dir, "who.1"); stopped[pid].PID != 0 {
 		t.Fatalf("the call ran in stopped warm process %d", pid)
 	}
 }
@@ -53,13 +54,13 @@ func TestWarmStoppedProcessIsNotHandedACall(t *testing.T) {
 // Twenty rounds: the warm processes are SIGKILLed and a call is sent at
 // once, before the daemon can have reaped them.
 func TestWarmKilledProcessCallGetsAnAnswer(t *testing.T) {
-	d := rfStart(t, warmBody, []string{"who", "nap", "ps"}, nil)
+	d := harness.Start(t, rfServer(warmBody, []string{"who", "nap", "ps"}, nil))
 	for i := 0; i < 20; i++ {
-		d.signalWarm(t, syscall.SIGKILL)
-		d.send(rfCall(strconv.Itoa(i), "who", fmt.Sprintf(`{"i":"%d"}`, i)))
-		r := rfDecode(t, d.recv())
-		if !strings.HasPrefix(r.text(), "pid=") {
-			t.Fatalf("round %d: the call after its warm process was killed: isError %v, %q", i, r.Result != nil && r.Result.IsError, r.text())
+		signalWarm(t, d, syscall.SIGKILL)
+		d.Send(rfCall(strconv.Itoa(i), "who", fmt.Sprintf(`{"i":"%d"}`, i)))
+		r := harness.Parse(t, string(d.Recv()))
+		if !strings.HasPrefix(r.First(), "pid=") {
+			t.Fatalf("round %d: the call after its warm process was killed: isError %v, %q", i, r.Result != nil && r.Result.IsError, r.First())
 		}
 	}
 }
