@@ -24,6 +24,9 @@ import (
 	_ "github.com/mcp-bashd/mcp-bashd/sandbox/exechelper"
 	"github.com/mcp-bashd/mcp-bashd/scripts"
 	"github.com/mcp-bashd/mcp-bashd/supervisor"
+
+	"github.com/mcp-bashd/mcp-bashd/internal/fds"
+	"github.com/mcp-bashd/mcp-bashd/rpc/mcp"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -84,6 +87,8 @@ type options struct {
 	tools, config, bash string
 	resources, prompts  string
 	maxConcurrent       int
+	taskStoreMax        int
+	taskStoreBytes      int64
 	warm                int
 	warmIdle            time.Duration
 	maxLine             int
@@ -113,6 +118,8 @@ func main() {
 }
 
 func run(args []string) int {
+	// Before anything is started: nothing inherited reaches a tool.
+	fds.CloseOnExecInherited()
 	if len(args) > 0 {
 		if code, ok := subcommand(args[0], args[1:]); ok {
 			return code
@@ -208,6 +215,8 @@ func daemonFlags(o *options) *flag.FlagSet {
 	fs.StringVar(&o.prompts, "prompts", "", "prompts list `file` (overrides MCP_PROMPTS_FILE)")
 	fs.StringVar(&o.bash, "bash", "", "`path` of the bash that runs tools (default: bash on PATH)")
 	fs.IntVar(&o.maxConcurrent, "max-concurrency", 16, "tool calls running at once")
+	fs.IntVar(&o.taskStoreMax, "task-store-max", mcp.DefaultTaskStoreMax, "tasks held at once, running or finished (finished ones are dropped oldest first)")
+	fs.Int64Var(&o.taskStoreBytes, "task-store-bytes", mcp.DefaultTaskStoreBytes, "bytes of finished tasks' results held at once")
 	fs.IntVar(&o.warm, "warm", supervisor.DefaultWarm, "keep up to `N` call processes started ahead of their calls, as many as calls run\n(bash function tools without limits; none kept once --warm-idle passes without a call; 0: every call starts its own)")
 	fs.DurationVar(&o.warmIdle, "warm-idle", supervisor.DefaultWarmIdle, "how long warm call processes are kept after the last call")
 	fs.IntVar(&o.maxLine, "max-line", 16<<20, "longest request line in `bytes`")

@@ -258,7 +258,7 @@ func (h *Handler) serveMessage(w http.ResponseWriter, r *http.Request, msg *wire
 			st.sessionID = sc.id
 			req.Session = sc.session
 		} else {
-			req.Session = transport.NewSession() // a client that keeps no session
+			req.Session = transport.NewStandaloneSession() // a client that keeps no session
 		}
 	}
 	if sc == nil || !sc.deliver(req, st, r.Context().Done()) {
