@@ -53,22 +53,22 @@ type callFlags struct {
 	limits    *limitFlags
 }
 
-func callCommand(args []string, stdout io.Writer) int {
+func callCommand(args []string, std streams) int {
 	var cf callFlags
 	// --url needs no script; with --tools-dir, a first argument that names
 	// no file is TOOL.
 	f, rest, code := cliFlags("call", callUsage, args, cf.define, func(first string) bool {
 		return cf.url != "" || (cf.toolsDir != "" && !isFile(scriptOf(first)))
-	})
+	}, std)
 	if code >= 0 {
 		return code
 	}
 	if len(rest) < 1 {
-		fmt.Fprintln(os.Stderr, "mcp-bashd call: missing TOOL (see mcp-bashd call --help)")
+		fmt.Fprintln(std.err, "mcp-bashd call: missing TOOL (see mcp-bashd call --help)")
 		return 2
 	}
 	if _, err := cf.limits.spec(); err != nil {
-		fmt.Fprintln(os.Stderr, "mcp-bashd call:", err)
+		fmt.Fprintln(std.err, "mcp-bashd call:", err)
 		return 2
 	}
 	tool := rest[0]
@@ -91,22 +91,22 @@ func callCommand(args []string, stdout io.Writer) int {
 	if cf.url == "" {
 		// Loaded first: the script may name its tools list, which types
 		// the arguments.
-		if local, err = startLocal(ctx, f, cf); err != nil {
+		if local, err = startLocal(ctx, f, cf, std.err); err != nil {
 			if interrupted != nil {
-				fmt.Fprintf(os.Stderr, "mcp-bashd call: interrupted (%v)\n", interrupted)
+				fmt.Fprintf(std.err, "mcp-bashd call: interrupted (%v)\n", interrupted)
 				return 128 + int(interrupted.(syscall.Signal))
 			}
-			fmt.Fprintln(os.Stderr, "mcp-bashd call:", err)
+			fmt.Fprintln(std.err, "mcp-bashd call:", err)
 			return 1
 		}
 		defer local.close()
 	}
 	arguments, err := catalog.Arguments(f.tools, tool, rest[1:])
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "mcp-bashd call:", err)
+		fmt.Fprintln(std.err, "mcp-bashd call:", err)
 		return 2
 	}
-	show := newProgress(os.Stderr)
+	show := newProgress(std.err)
 	var body json.RawMessage
 	var rerr *wire.Error
 	if cf.url != "" {
@@ -117,23 +117,23 @@ func callCommand(args []string, stdout io.Writer) int {
 	show.done()
 	switch {
 	case ctx.Err() != nil && interrupted != nil:
-		fmt.Fprintf(os.Stderr, "mcp-bashd call: interrupted (%v); the call was cancelled\n", interrupted)
+		fmt.Fprintf(std.err, "mcp-bashd call: interrupted (%v); the call was cancelled\n", interrupted)
 		return 128 + int(interrupted.(syscall.Signal))
 	case err != nil:
-		fmt.Fprintln(os.Stderr, "mcp-bashd call:", err)
+		fmt.Fprintln(std.err, "mcp-bashd call:", err)
 		return 1
 	case rerr != nil:
-		fmt.Fprintf(os.Stderr, "mcp-bashd call: error %d: %s\n", rerr.Code, rerr.Message)
+		fmt.Fprintf(std.err, "mcp-bashd call: error %d: %s\n", rerr.Code, rerr.Message)
 		return 1
 	case cf.asJSON:
-		return printCallJSON(body, stdout)
+		return printCallJSON(body, std.out)
 	}
-	return printCallResult(body, stdout)
+	return printCallResult(body, std)
 }
 
 // define declares call's own flags.
 func (cf *callFlags) define(fs *flag.FlagSet) {
-	fs.DurationVar(&cf.timeout, "timeout", 0, "stop the call after this long (0: the tool's own x-mcp-bashd.timeout, or none)")
+	durationVar(fs, &cf.timeout, "timeout", 0, "stop the call after this long (0: the tool's own x-mcp-bashd.timeout, or none)")
 	fs.StringVar(&cf.toolsDir, "tools-dir", "", "also look for TOOL among `DIR`'s executables (EXE list); SERVER.sh may then be left out")
 	fs.BoolVar(&cf.asJSON, "json", false, "print the CallToolResult as JSON instead of its text")
 	fs.StringVar(&cf.url, "url", "", "call the tool on the Streamable HTTP server at `URL` (no SERVER.sh)")
@@ -166,11 +166,12 @@ type localServer struct {
 	src      *catalog.Source
 	srv      *mcp.Server
 	closeLog func()
+	stderr   io.Writer // the command's
 }
 
 // startLocal loads the script (when there is one) and picks the files it
 // names (f.adopt).
-func startLocal(ctx context.Context, f *cliFiles, cf callFlags) (*localServer, error) {
+func startLocal(ctx context.Context, f *cliFiles, cf callFlags, stderr io.Writer) (*localServer, error) {
 	log, closeLog, err := newLogger()
 	if err != nil {
 		return nil, err
@@ -194,7 +195,7 @@ func startLocal(ctx context.Context, f *cliFiles, cf callFlags) (*localServer, e
 	if f.script != "" {
 		f.adopt(sup.Current())
 	}
-	l := &localServer{sup: sup, closeLog: closeLog}
+	l := &localServer{sup: sup, closeLog: closeLog, stderr: stderr}
 	l.src = catalog.NewSource(catalog.Options{ToolsFile: f.tools, ConfigFile: f.config, ConfigRequired: f.configNamed,
 		ToolsDir: absPath(cf.toolsDir), Lister: sup, Log: log.Named("catalog")})
 	l.srv = mcp.New(mcp.Options{
@@ -206,7 +207,7 @@ func startLocal(ctx context.Context, f *cliFiles, cf callFlags) (*localServer, e
 // call runs the tool once.
 func (l *localServer) call(ctx context.Context, tool string, args json.RawMessage, show *progress) (json.RawMessage, *wire.Error, error) {
 	if t, found, _ := l.src.Current().Lookup(tool); found && t.SandboxErr == nil {
-		printLimits(os.Stderr, tool, l.sup.Sandbox().Describe(t.Sandbox))
+		printLimits(l.stderr, tool, l.sup.Sandbox().Describe(t.Sandbox))
 	}
 	res, rerr := l.srv.Call(ctx, tool, args, show)
 	if res == nil {
@@ -231,8 +232,9 @@ type progress struct {
 	drew bool
 }
 
-func newProgress(w *os.File) *progress {
-	return &progress{w: w, tty: isTerminal(w)}
+func newProgress(w io.Writer) *progress {
+	f, ok := w.(*os.File)
+	return &progress{w: w, tty: ok && isTerminal(f)}
 }
 
 func (p *progress) Notify(method string, params json.RawMessage) {

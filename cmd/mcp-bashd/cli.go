@@ -55,7 +55,7 @@ func (f *cliFiles) bashPath() (string, error) {
 // an exit status >= 0 when the command is done (help, usage error).
 // scriptless, asked once the flags are parsed with the first argument (""
 // for none), says when the command runs without a script.
-func cliFlags(name, usage string, args []string, extra func(*flag.FlagSet), scriptless func(first string) bool) (*cliFiles, []string, int) {
+func cliFlags(name, usage string, args []string, extra func(*flag.FlagSet), scriptless func(first string) bool, std streams) (*cliFiles, []string, int) {
 	fs := flag.NewFlagSet("mcp-bashd "+name, flag.ContinueOnError)
 	f := &cliFiles{}
 	fs.StringVar(&f.tools, "tools", "", "tools list `file` (default: MCP_TOOLS_LIST_FILE as SERVER's top level leaves it, or tools.json beside SERVER)")
@@ -66,9 +66,9 @@ func cliFlags(name, usage string, args []string, extra func(*flag.FlagSet), scri
 	if extra != nil {
 		extra(fs)
 	}
-	positional, rest, err := parseArgs(fs, args, func(w io.Writer) { usageOf(w, fs, usage, "") })
+	positional, rest, err := parseArgs(fs, args, func(w io.Writer) { usageOf(w, fs, usage, "") }, std)
 	if err != nil {
-		return nil, nil, parseFailed(err, name)
+		return nil, nil, parseFailed(err, name, std)
 	}
 	first := ""
 	if len(positional) > 0 {
@@ -79,7 +79,7 @@ func cliFlags(name, usage string, args []string, extra func(*flag.FlagSet), scri
 		return f, append(positional, rest...), -1
 	}
 	if len(positional) < 1 {
-		fmt.Fprintf(os.Stderr, "mcp-bashd %s: missing SERVER.sh (see mcp-bashd %s --help)\n", name, name)
+		fmt.Fprintf(std.err, "mcp-bashd %s: missing SERVER.sh (see mcp-bashd %s --help)\n", name, name)
 		return nil, nil, 2
 	}
 	abs, err := filepath.Abs(scriptOf(positional[0]))
@@ -87,7 +87,7 @@ func cliFlags(name, usage string, args []string, extra func(*flag.FlagSet), scri
 		_, err = os.Stat(abs)
 	}
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "mcp-bashd %s: server script %s: %v\n", name, positional[0], err)
+		fmt.Fprintf(std.err, "mcp-bashd %s: server script %s: %v\n", name, positional[0], err)
 		return nil, nil, 1
 	}
 	f.script = abs
@@ -126,11 +126,12 @@ Example:
 Flags:
 `
 
-func toolsCommand(args []string, stdout io.Writer) int {
+func toolsCommand(args []string, std streams) int {
+	stdout := std.out
 	var asJSON bool
 	f, _, code := cliFlags("tools", toolsUsage, args, func(fs *flag.FlagSet) {
 		fs.BoolVar(&asJSON, "json", false, "print the tools/list result (JSON) instead of a table")
-	}, nil)
+	}, nil, std)
 	if code >= 0 {
 		return code
 	}
@@ -138,7 +139,7 @@ func toolsCommand(args []string, stdout io.Writer) int {
 		// The script may name its tools list itself (MCP_TOOLS_LIST_FILE
 		// at its top level): load it to know.
 		if sn, err := loadScript(f); err != nil {
-			fmt.Fprintf(os.Stderr, "mcp-bashd tools: the server script did not load, so the tools list it may name is not known; reading %s (%v)\n", f.tools, err)
+			fmt.Fprintf(std.err, "mcp-bashd tools: the server script did not load, so the tools list it may name is not known; reading %s (%v)\n", f.tools, err)
 		} else {
 			f.adopt(sn)
 		}
@@ -146,7 +147,7 @@ func toolsCommand(args []string, stdout io.Writer) int {
 	if asJSON {
 		tf := catalog.LoadTools(f.tools)
 		if tf.Err != nil {
-			fmt.Fprintf(os.Stderr, "mcp-bashd tools: %s: %v\n", f.tools, tf.Err)
+			fmt.Fprintf(std.err, "mcp-bashd tools: %s: %v\n", f.tools, tf.Err)
 			return 1
 		}
 		var out bytes.Buffer
@@ -157,7 +158,7 @@ func toolsCommand(args []string, stdout io.Writer) int {
 	}
 	tools, err := catalog.InspectTools(f.tools)
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "mcp-bashd tools: %s: %v\n", f.tools, err)
+		fmt.Fprintf(std.err, "mcp-bashd tools: %s: %v\n", f.tools, err)
 		return 1
 	}
 	w := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
@@ -177,7 +178,7 @@ func toolsCommand(args []string, stdout io.Writer) int {
 		fmt.Fprintf(w, "%s\t%s\t%s\n", oneLine(t.Name, 40), oneLine(t.Description, 60), strings.Join(as, " "))
 	}
 	w.Flush()
-	return declarationsTable(f, stdout)
+	return declarationsTable(f, std)
 }
 
 // oneLine fits text in one table cell: whitespace runs (newlines, tabs)
@@ -190,7 +191,8 @@ func oneLine(text string, max int) string {
 	return text
 }
 
-func printCallResult(body []byte, stdout io.Writer) int {
+func printCallResult(body []byte, std streams) int {
+	stdout := std.out
 	var res struct {
 		Content []struct {
 			Type     string          `json:"type"`
@@ -203,7 +205,7 @@ func printCallResult(body []byte, stdout io.Writer) int {
 		IsError    bool            `json:"isError"`
 	}
 	if err := json.Unmarshal(body, &res); err != nil {
-		fmt.Fprintf(os.Stderr, "mcp-bashd call: unexpected result %q\n", body)
+		fmt.Fprintf(std.err, "mcp-bashd call: unexpected result %q\n", body)
 		return 1
 	}
 	for _, c := range res.Content {
@@ -246,8 +248,9 @@ Example:
 Flags:
 `
 
-func checkCommand(args []string, stdout io.Writer) int {
-	f, _, code := cliFlags("check", checkUsage, args, nil, nil)
+func checkCommand(args []string, std streams) int {
+	stdout := std.out
+	f, _, code := cliFlags("check", checkUsage, args, nil, nil, std)
 	if code >= 0 {
 		return code
 	}

@@ -97,15 +97,16 @@ got=$(mcp-bashd call server.sh hello name=Ada)
 echo ok
 `
 
-func newCommand(args []string, stdout io.Writer) int {
+func newCommand(args []string, std streams) int {
+	stdout := std.out
 	fs := flag.NewFlagSet("mcp-bashd new", flag.ContinueOnError)
 	plain := fs.Bool("plain", false, "server.sh holds only tool functions (no shim)")
-	positional, _, err := parseArgs(fs, args, func(w io.Writer) { usageOf(w, fs, newUsage, "") })
+	positional, _, err := parseArgs(fs, args, func(w io.Writer) { usageOf(w, fs, newUsage, "") }, std)
 	if err != nil {
-		return parseFailed(err, "new")
+		return parseFailed(err, "new", std)
 	}
 	if len(positional) != 1 {
-		fmt.Fprintln(os.Stderr, "mcp-bashd new: give one DIR (see mcp-bashd new --help)")
+		fmt.Fprintln(std.err, "mcp-bashd new: give one DIR (see mcp-bashd new --help)")
 		return 2
 	}
 	dir, err := filepath.Abs(positional[0])
@@ -113,7 +114,7 @@ func newCommand(args []string, stdout io.Writer) int {
 		err = emptyOrMissing(dir)
 	}
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "mcp-bashd new:", err)
+		fmt.Fprintln(std.err, "mcp-bashd new:", err)
 		return 1
 	}
 	files, err := newFiles(filepath.Base(dir), dir, *plain)
@@ -121,7 +122,7 @@ func newCommand(args []string, stdout io.Writer) int {
 		err = writeFiles(dir, files)
 	}
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "mcp-bashd new:", err)
+		fmt.Fprintln(std.err, "mcp-bashd new:", err)
 		return 1
 	}
 	fmt.Fprintf(stdout, "created %s: server.sh, tools.json, config.json, mcp.json, test.sh", dir)
