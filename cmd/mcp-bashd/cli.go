@@ -129,11 +129,23 @@ Flags:
 func toolsCommand(args []string, std streams) int {
 	stdout := std.out
 	var asJSON bool
-	f, _, code := cliFlags("tools", toolsUsage, args, func(fs *flag.FlagSet) {
+	var rf remoteFlags
+	f, rest, code := cliFlags("tools", toolsUsage, args, func(fs *flag.FlagSet) {
 		fs.BoolVar(&asJSON, "json", false, "print the tools/list result (JSON) instead of a table")
-	}, nil, std)
+		fs.StringVar(&rf.url, "url", "", "list the tools of the Streamable HTTP server at `URL` (no SERVER.sh)")
+		fs.StringVar(&rf.tokenFile, "auth-token-file", "", "with --url: send `file`'s content as a bearer token")
+		fs.StringVar(&rf.cacert, "cacert", "", "with --url: trust the CA certificate(s) in this PEM `file`, besides the system's")
+		fs.BoolVar(&rf.insecure, "insecure", false, "with --url: do not verify the server's TLS certificate")
+	}, func(string) bool { return rf.url != "" }, std)
 	if code >= 0 {
 		return code
+	}
+	if len(rest) > 0 {
+		fmt.Fprintf(std.err, "mcp-bashd tools: one SERVER.sh, not also %q (see mcp-bashd tools --help)\n", strings.Join(rest, " "))
+		return 2
+	}
+	if rf.url != "" {
+		return remoteTools(rf, asJSON, std)
 	}
 	if f.toolsFlag == "" {
 		// The script may name its tools list itself (MCP_TOOLS_LIST_FILE
@@ -161,6 +173,12 @@ func toolsCommand(args []string, std streams) int {
 		fmt.Fprintf(std.err, "mcp-bashd tools: %s: %v\n", f.tools, err)
 		return 1
 	}
+	toolsTable(tools, stdout)
+	return declarationsTable(f, std)
+}
+
+// toolsTable prints one line per tool: name, description, arguments.
+func toolsTable(tools []catalog.ToolInfo, stdout io.Writer) {
 	w := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(w, "NAME\tDESCRIPTION\tARGUMENTS")
 	for _, t := range tools {
@@ -178,7 +196,6 @@ func toolsCommand(args []string, std streams) int {
 		fmt.Fprintf(w, "%s\t%s\t%s\n", oneLine(t.Name, 40), oneLine(t.Description, 60), strings.Join(as, " "))
 	}
 	w.Flush()
-	return declarationsTable(f, std)
 }
 
 // oneLine fits text in one table cell: whitespace runs (newlines, tabs)
@@ -250,9 +267,13 @@ Flags:
 
 func checkCommand(args []string, std streams) int {
 	stdout := std.out
-	f, _, code := cliFlags("check", checkUsage, args, nil, nil, std)
+	f, rest, code := cliFlags("check", checkUsage, args, nil, nil, std)
 	if code >= 0 {
 		return code
+	}
+	if len(rest) > 0 {
+		fmt.Fprintf(std.err, "mcp-bashd check: one SERVER.sh at a time, not also %q\n", strings.Join(rest, " "))
+		return 2
 	}
 	sn, err := loadScript(f)
 	if err == nil {
@@ -267,6 +288,9 @@ func checkCommand(args []string, std streams) int {
 	problems, n := catalog.Lint(in)
 	decl, counts := catalog.LintDeclarations(catalog.DeclInput{ResourcesFile: f.resources, PromptsFile: f.prompts, Script: f.script, Functions: in.Functions})
 	problems = append(problems, decl...)
+	if sn != nil {
+		problems = append(problems, cwdWarnings(f, sn)...)
+	}
 	failed, warnings := 0, 0
 	for _, p := range problems {
 		fmt.Fprintln(stdout, p)
@@ -294,14 +318,18 @@ func plural(n int, word string) string {
 	return word + "s"
 }
 
-// loadScript loads the script once.
-func loadScript(f *cliFiles) (*supervisor.Snapshot, error) {
+// loadScript loads the script once, from our directory.
+func loadScript(f *cliFiles) (*supervisor.Snapshot, error) { return loadScriptIn(f, "") }
+
+// loadScriptIn loads the script once, its top level started in dir ("":
+// ours).
+func loadScriptIn(f *cliFiles, dir string) (*supervisor.Snapshot, error) {
 	bash, err := f.bashPath()
 	if err != nil {
 		return nil, errors.New("bash not found on PATH (use --bash PATH): cannot load the script")
 	}
 	self, _ := os.Executable()
-	sup, err := supervisor.New(supervisor.Config{Bash: bash, Script: f.script, Self: self, Log: zap.NewNop(), Warm: -1})
+	sup, err := supervisor.New(supervisor.Config{Bash: bash, Script: f.script, Self: self, Log: zap.NewNop(), Warm: -1, LoadDir: dir})
 	if err != nil {
 		return nil, err
 	}

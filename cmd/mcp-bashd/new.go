@@ -32,24 +32,25 @@ Flags:
 // The files of a new server. %[1]s is the server's name.
 const newServerShim = `#!/usr/bin/env bash
 # %[1]s: an MCP server whose tools are bash functions. Run it as
-# ./server.sh (it speaks MCP on stdin/stdout) or as mcp-bashd server.sh.
+# ./server.sh (MCP on stdin/stdout), ./server.sh --http (Streamable HTTP;
+# every flag of mcp-bashd --help works here), or mcp-bashd server.sh.
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+# Its files by absolute name: a host starts it from a directory of its
+# own, where a bare "tools.json" would not be found.
+MCP_TOOLS_LIST_FILE="${HERE}/tools.json"
+MCP_CONFIG_FILE="${HERE}/config.json"
 
 # shellcheck disable=SC1091 # the drop-in shim: mcp-bashd shim > mcpserver_core.sh
 source "${HERE}/mcpserver_core.sh"
 
-# tool_<name> ARGS_JSON prints the result; a non-zero status makes it an
-# error result. tools.json declares each tool and its arguments, which are
-# checked against the inputSchema before the function runs.
-tool_hello() {
-    local re='"name"[[:space:]]*:[[:space:]]*"([^"]*)"'
-    local name=World
-    [[ $1 =~ $re ]] && name=${BASH_REMATCH[1]}
-    printf 'Hello, %%s!\n' "$name"
-}
-
+` + newToolHello + `
+# This script's own flags are mcp-bashd's (--http, --http-port 3005, ...);
+# one it does not know stops it with an error.
+if [ "$#" -gt 0 ]; then
+    export MCP_BASHD_FLAGS="${MCP_BASHD_FLAGS:+$MCP_BASHD_FLAGS }$*"
+fi
 run_mcp_server
 `
 
@@ -58,13 +59,21 @@ const newServerPlain = `#!/usr/bin/env bash
 #   mcp-bashd server.sh
 # tools.json beside this file declares each tool and its arguments.
 
-# tool_<name> ARGS_JSON prints the result; a non-zero status makes it an
-# error result.
+` + newToolHello
+
+// newToolHello reads its argument exactly (quotes, backslashes, newlines)
+// without jq: the regex takes the JSON string, escapes and all, and
+// printf %%b undoes the escapes once \" and \/ are plain.
+const newToolHello = `# tool_<name> ARGS_JSON prints the result; a non-zero status makes it an
+# error result. tools.json declares each tool and its arguments, which are
+# checked against the inputSchema before the function runs.
 tool_hello() {
-    local re='"name"[[:space:]]*:[[:space:]]*"([^"]*)"'
-    local name=World
-    [[ $1 =~ $re ]] && name=${BASH_REMATCH[1]}
-    printf 'Hello, %%s!\n' "$name"
+    local re='"name"[[:space:]]*:[[:space:]]*"(([^"\\]|\\.)*)"' name
+    [[ $1 =~ $re ]] || { echo "no name given" >&2; return 1; }
+    name=${BASH_REMATCH[1]}
+    name=${name//\\\"/\"}
+    name=${name//\\\//\/}
+    printf 'Hello, %%b!\n' "$name"
 }
 `
 
@@ -76,7 +85,7 @@ const newTools = `{
       "inputSchema": {
         "type": "object",
         "properties": {
-          "name": {"type": "string", "description": "who to greet", "pattern": "^[A-Za-z ]{1,40}$"}
+          "name": {"type": "string", "description": "who to greet", "minLength": 1, "maxLength": 200}
         },
         "required": ["name"],
         "additionalProperties": false
@@ -86,14 +95,17 @@ const newTools = `{
 }
 `
 
+// newTest runs from / on purpose: a host starts the server from a
+// directory of its own, and so does this test.
 const newTest = `#!/usr/bin/env bash
 # Calls each tool the way a client would (validation, its own process
 # group, the before-tool hook) and checks the answer.
 set -euo pipefail
-cd "$(dirname "$0")"
-mcp-bashd check server.sh
-got=$(mcp-bashd call server.sh hello name=Ada)
-[ "$got" = "Hello, Ada!" ] || { echo "hello: got '$got'" >&2; exit 1; }
+HERE="$(cd "$(dirname "$0")" && pwd)"
+cd /
+mcp-bashd check "$HERE/server.sh"
+got=$(mcp-bashd call "$HERE/server.sh" hello name='Ada "the Countess"')
+[ "$got" = 'Hello, Ada "the Countess"!' ] || { echo "hello: got '$got'" >&2; exit 1; }
 echo ok
 `
 

@@ -156,6 +156,14 @@ func (s *Server) startInFlight(c *conn, req *transport.Request, run inFlightRun)
 // record as notifications. A nil Result and nil error mean the call was
 // cancelled.
 func (s *Server) Call(ctx context.Context, name string, args json.RawMessage, out transport.Stream) (*Result, *wire.Error) {
+	return s.CallAsking(ctx, name, args, out, nil)
+}
+
+// CallAsking is Call with the tool's questions (mcp_elicit, mcp_ask…)
+// answered by ask — the command line's person at the terminal — instead
+// of refused for want of a client (ask nil: Call).
+func (s *Server) CallAsking(ctx context.Context, name string, args json.RawMessage, out transport.Stream,
+	ask func(context.Context, []supervisor.AskItem) ([]json.RawMessage, error)) (*Result, *wire.Error) {
 	params := object(field{"name", wire.Quote(name)}, field{"arguments", args})
 	msg := &wire.Message{ID: json.RawMessage("1"), HasID: true, Method: "tools/call", Params: params}
 	req := &transport.Request{Msg: msg, Out: out}
@@ -164,7 +172,7 @@ func (s *Server) Call(ctx context.Context, name string, args json.RawMessage, ou
 		req.Session = transport.NewSession()
 		req.Session.SetLevel(0)
 	}
-	res, err := s.runCall(ctx, toolCall{req: req, params: params})
+	res, err := s.runCall(ctx, toolCall{req: req, params: params, ask: ask})
 	if res != nil {
 		res.Body, res.doc = res.JSON(), nil
 	}
