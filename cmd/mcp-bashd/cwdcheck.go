@@ -36,7 +36,10 @@ func cwdWarnings(f *cliFiles, sn *supervisor.Snapshot) []catalog.Problem {
 		switch {
 		case set && v != "" && !filepath.IsAbs(v) && v != os.DevNull:
 			found = append(found, rel{p.key, v})
-		case (!set || v == "") && dropIn && p.dropInDefault != "" && os.Getenv(p.key) == "":
+		case (!set || v == "") && dropIn && p.dropInDefault != "" && os.Getenv(p.key) == "" &&
+			isFile(filepath.Join(filepath.Dir(f.script), p.dropInDefault)):
+			// The file is beside the script, but the shim's default looks
+			// in the working directory.
 			found = append(found, rel{p.key, ""})
 		}
 	}
@@ -53,13 +56,14 @@ func cwdWarnings(f *cliFiles, sn *supervisor.Snapshot) []catalog.Problem {
 	}
 	var ps []catalog.Problem
 	for _, r := range found {
-		what := fmt.Sprintf("%s is %q, a relative path", r.key, r.value)
+		name := pick(r.value, defaultOf(r.key))
+		how := fmt.Sprintf("%s=%q is relative", r.key, r.value)
 		if r.value == "" {
-			what = fmt.Sprintf("%s is not set, and the drop-in shim's default is %q", r.key, defaultOf(r.key))
+			how = fmt.Sprintf("%s is not set (the shim's default: %q)", r.key, name)
 		}
-		ps = append(ps, catalog.Problem{File: f.script, Warning: true, Msg: what + ": it is looked up in the directory the server is started from, " +
-			"and a host starts it from one of its own; name it by the script's directory, e.g. " +
-			r.key + "=\"$HERE/" + filepath.Base(pick(r.value, defaultOf(r.key))) + "\" with HERE=\"$(cd \"$(dirname \"${BASH_SOURCE[0]}\")\" && pwd)\""})
+		ps = append(ps, catalog.Problem{File: f.script, Warning: true, Msg: fmt.Sprintf(
+			"%s is looked up in the directory the server starts in, and a host starts it in one of its own: %s; set %s=\"$HERE/%s\" (HERE: the script's directory, as mcp-bashd new writes it)",
+			name, how, r.key, filepath.Base(name))})
 	}
 	return ps
 }
