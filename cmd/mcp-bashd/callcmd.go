@@ -206,6 +206,7 @@ type localServer struct {
 	srv      *mcp.Server
 	closeLog func()
 	stderr   io.Writer // the command's
+	script   string
 }
 
 // startLocal loads the script (when there is one) and picks the files it
@@ -234,7 +235,7 @@ func startLocal(ctx context.Context, f *cliFiles, cf callFlags, stderr io.Writer
 	if f.script != "" {
 		f.adopt(sup.Current())
 	}
-	l := &localServer{sup: sup, closeLog: closeLog, stderr: stderr}
+	l := &localServer{sup: sup, closeLog: closeLog, stderr: stderr, script: f.script}
 	l.src = catalog.NewSource(catalog.Options{ToolsFile: f.tools, ConfigFile: f.config, ConfigRequired: f.configNamed,
 		ToolsDir: absPath(cf.toolsDir), Lister: sup, Log: log.Named("catalog")})
 	l.srv = mcp.New(mcp.Options{

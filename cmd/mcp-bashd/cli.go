@@ -56,8 +56,18 @@ func (f *cliFiles) bashPath() (string, error) {
 // scriptless, asked once the flags are parsed with the first argument (""
 // for none), says when the command runs without a script.
 func cliFlags(name, usage string, args []string, extra func(*flag.FlagSet), scriptless func(first string) bool, std streams) (*cliFiles, []string, int) {
-	fs := flag.NewFlagSet("mcp-bashd "+name, flag.ContinueOnError)
 	f := &cliFiles{}
+	fs := cliFlagSet(name, f, extra)
+	positional, rest, err := parseArgs(fs, args, func(w io.Writer) { usageOf(w, fs, usage, "") }, std)
+	if err != nil {
+		return nil, nil, parseFailed(err, name, std)
+	}
+	return f.resolve(name, positional, rest, scriptless, std)
+}
+
+// cliFlagSet is the flags of the command name: the files', then extra.
+func cliFlagSet(name string, f *cliFiles, extra func(*flag.FlagSet)) *flag.FlagSet {
+	fs := flag.NewFlagSet("mcp-bashd "+name, flag.ContinueOnError)
 	fs.StringVar(&f.tools, "tools", "", "tools list `file` (default: MCP_TOOLS_LIST_FILE as SERVER's top level leaves it, or tools.json beside SERVER)")
 	fs.StringVar(&f.config, "config", "", "configuration `file` (default: MCP_CONFIG_FILE as SERVER's top level leaves it, or config.json beside SERVER)")
 	fs.StringVar(&f.bash, "bash", "", "`path` of the bash that runs the script and its tools (default: bash on PATH)")
@@ -66,10 +76,12 @@ func cliFlags(name, usage string, args []string, extra func(*flag.FlagSet), scri
 	if extra != nil {
 		extra(fs)
 	}
-	positional, rest, err := parseArgs(fs, args, func(w io.Writer) { usageOf(w, fs, usage, "") }, std)
-	if err != nil {
-		return nil, nil, parseFailed(err, name, std)
-	}
+	return fs
+}
+
+// resolve finds SERVER.sh (or a directory holding server.sh) and its
+// files, as cliFlags says.
+func (f *cliFiles) resolve(name string, positional, rest []string, scriptless func(first string) bool, std streams) (*cliFiles, []string, int) {
 	first := ""
 	if len(positional) > 0 {
 		first = positional[0]
@@ -128,15 +140,9 @@ Flags:
 
 func toolsCommand(args []string, std streams) int {
 	stdout := std.out
-	var asJSON bool
-	var rf remoteFlags
-	f, rest, code := cliFlags("tools", toolsUsage, args, func(fs *flag.FlagSet) {
-		fs.BoolVar(&asJSON, "json", false, "print the tools/list result (JSON) instead of a table")
-		fs.StringVar(&rf.url, "url", "", "list the tools of the Streamable HTTP server at `URL` (no SERVER.sh)")
-		fs.StringVar(&rf.tokenFile, "auth-token-file", "", "with --url: send `file`'s content as a bearer token")
-		fs.StringVar(&rf.cacert, "cacert", "", "with --url: trust the CA certificate(s) in this PEM `file`, besides the system's")
-		fs.BoolVar(&rf.insecure, "insecure", false, "with --url: do not verify the server's TLS certificate")
-	}, func(string) bool { return rf.url != "" }, std)
+	var tf toolsFlags
+	asJSON, rf := &tf.asJSON, &tf.remote
+	f, rest, code := cliFlags("tools", toolsUsage, args, tf.define, func(string) bool { return rf.url != "" }, std)
 	if code >= 0 {
 		return code
 	}
@@ -145,7 +151,7 @@ func toolsCommand(args []string, std streams) int {
 		return 2
 	}
 	if rf.url != "" {
-		return remoteTools(rf, asJSON, std)
+		return remoteTools(*rf, *asJSON, std)
 	}
 	if f.toolsFlag == "" {
 		// The script may name its tools list itself (MCP_TOOLS_LIST_FILE
@@ -156,7 +162,7 @@ func toolsCommand(args []string, std streams) int {
 			f.adopt(sn)
 		}
 	}
-	if asJSON {
+	if *asJSON {
 		tf := catalog.LoadTools(f.tools)
 		if tf.Err != nil {
 			fmt.Fprintf(std.err, "mcp-bashd tools: %s: %v\n", f.tools, tf.Err)
@@ -196,6 +202,20 @@ func toolsTable(tools []catalog.ToolInfo, stdout io.Writer) {
 		fmt.Fprintf(w, "%s\t%s\t%s\n", oneLine(t.Name, 40), oneLine(t.Description, 60), strings.Join(as, " "))
 	}
 	w.Flush()
+}
+
+// toolsFlags are tools' own flags.
+type toolsFlags struct {
+	asJSON bool
+	remote remoteFlags
+}
+
+func (tf *toolsFlags) define(fs *flag.FlagSet) {
+	fs.BoolVar(&tf.asJSON, "json", false, "print the tools/list result (JSON) instead of a table")
+	fs.StringVar(&tf.remote.url, "url", "", "list the tools of the Streamable HTTP server at `URL` (no SERVER.sh)")
+	fs.StringVar(&tf.remote.tokenFile, "auth-token-file", "", "with --url: send `file`'s content as a bearer token")
+	fs.StringVar(&tf.remote.cacert, "cacert", "", "with --url: trust the CA certificate(s) in this PEM `file`, besides the system's")
+	fs.BoolVar(&tf.remote.insecure, "insecure", false, "with --url: do not verify the server's TLS certificate")
 }
 
 // oneLine fits text in one table cell: whitespace runs (newlines, tabs)

@@ -41,6 +41,7 @@ Usage:
   mcp-bashd check SERVER.sh               lint a server without serving it
   mcp-bashd shim                          print the drop-in mcpserver_core.sh
   mcp-bashd new DIR                       start a new server in DIR
+  mcp-bashd completion bash|zsh|fish      print the shell completion script
   mcp-bashd version                       print the version
   mcp-bashd help [COMMAND]                this text, or a command's
 Each subcommand takes --help. Flags may stand anywhere before a "--";
@@ -200,6 +201,8 @@ func subcommand(name string, args []string, std streams) (int, bool) {
 		return checkCommand(args, std), true
 	case "new":
 		return newCommand(args, std), true
+	case "completion":
+		return completionCommand(args, std), true
 	}
 	return 0, false
 }

@@ -111,8 +111,7 @@ echo ok
 
 func newCommand(args []string, std streams) int {
 	stdout := std.out
-	fs := flag.NewFlagSet("mcp-bashd new", flag.ContinueOnError)
-	plain := fs.Bool("plain", false, "server.sh holds only tool functions (no shim)")
+	fs, plain := newFlagSet()
 	positional, _, err := parseArgs(fs, args, func(w io.Writer) { usageOf(w, fs, newUsage, "") }, std)
 	if err != nil {
 		return parseFailed(err, "new", std)
@@ -218,4 +217,9 @@ func scriptOf(path string) string {
 		return filepath.Join(path, "server.sh")
 	}
 	return strings.TrimSuffix(path, "/")
+}
+
+func newFlagSet() (*flag.FlagSet, *bool) {
+	fs := flag.NewFlagSet("mcp-bashd new", flag.ContinueOnError)
+	return fs, fs.Bool("plain", false, "server.sh holds only tool functions (no shim)")
 }

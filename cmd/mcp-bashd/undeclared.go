@@ -53,7 +53,7 @@ func (l *localServer) whyNotFound(tool string, rerr *wire.Error) string {
 	}
 	for _, name := range missingFunctions(l.src.Current(), l.sup.Current()) {
 		if name == tool {
-			return fmt.Sprintf(" (it is declared in %s, but %s defines no tool_%s function)", filepath.Base(l.src.Current().Tools.Path), filepath.Base(l.sup.Current().Path), tool)
+			return fmt.Sprintf(" (it is declared in %s, but %s defines no tool_%s function)", filepath.Base(l.src.Current().Tools.Path), filepath.Base(l.script), tool)
 		}
 	}
 	return ""

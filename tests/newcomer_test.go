@@ -1,0 +1,191 @@
+package tests
+
+import (
+	"bytes"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/json"
+	"encoding/pem"
+	"errors"
+	"math/big"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// A newcomer's path (issue 24), end to end, as the README's quick start
+// tells it: `mcp-bashd new`, its test.sh, the manifest it writes started
+// the way a host starts it (another working directory, the manifest's
+// command and args, a clean environment) under the Inspector CLI, a call
+// from the terminal with a quoted argument, then the same over HTTPS with
+// a token, `call --url … --cacert`.
+func TestNewcomerPathFromNewToAHost(t *testing.T) {
+	cmNodeModules(t)
+	mark := clMarker(t)
+	t.Cleanup(func() { clKillMarked(mark) })
+	// What a host gives a server: PATH (where mcp-bashd was installed)
+	// and HOME, nothing of the shell the newcomer typed in.
+	clean := []string{"PATH=" + filepath.Dir(binary) + ":/usr/local/bin:/usr/bin:/bin", "HOME=" + t.TempDir(), clMarkKey + "=" + mark}
+	work, elsewhere := t.TempDir(), t.TempDir()
+
+	out := ncRun(t, work, clean, 0, binary, "new", "myserver")
+	dir := filepath.Join(work, "myserver")
+	if !strings.Contains(out, "try it: "+dir+"/test.sh") {
+		t.Errorf("new printed %q", out)
+	}
+	if out := ncRun(t, work, clean, 0, filepath.Join(dir, "test.sh")); !strings.HasSuffix(out, "ok\n") {
+		t.Errorf("test.sh printed %q", out)
+	}
+
+	// The manifest as a host reads it.
+	var manifest struct {
+		McpServers map[string]struct {
+			Command string
+			Args    []string
+		}
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "mcp.json"))
+	if err == nil {
+		err = json.Unmarshal(b, &manifest)
+	}
+	entry, ok := manifest.McpServers["myserver"]
+	if err != nil || !ok || entry.Command == "" {
+		t.Fatalf("mcp.json %s: %v", b, err)
+	}
+	inspector := []string{repoPath("tests/clients/node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js"),
+		"--cli", "--format", "json", "-e", clMarkKey + "=" + mark, entry.Command}
+	inspector = append(inspector, entry.Args...)
+	var list struct {
+		Result struct {
+			Tools []struct{ Name string }
+		}
+	}
+	b = []byte(ncRun(t, elsewhere, clean, 0, cmNode22(), append(inspector, "--method", "tools/list")...))
+	if json.Unmarshal(b, &list) != nil || len(list.Result.Tools) != 1 || list.Result.Tools[0].Name != "hello" {
+		t.Errorf("the Inspector's tools/list from another directory printed %s", b)
+	}
+	const quoted, greeting = `name=say "hi" \ back`, `Hello, say "hi" \ back!`
+	var call struct {
+		Result struct {
+			Content []struct{ Text string }
+			IsError bool
+		}
+	}
+	b = []byte(ncRun(t, elsewhere, clean, 0, cmNode22(), append(inspector, "--method", "tools/call", "--tool-name", "hello", "--tool-arg", quoted)...))
+	if json.Unmarshal(b, &call) != nil || len(call.Result.Content) != 1 || call.Result.Content[0].Text != greeting || call.Result.IsError {
+		t.Errorf("the Inspector's tools/call printed %s, want the text %q", b, greeting)
+	}
+
+	script := filepath.Join(dir, "server.sh")
+	if out := ncRun(t, elsewhere, clean, 0, binary, "call", script, "hello", quoted); out != greeting+"\n" {
+		t.Errorf("call printed %q, want %q", out, greeting+"\n")
+	}
+
+	// The same over HTTPS with a token: ./server.sh takes mcp-bashd's flags.
+	cert, key := ncSelfSigned(t)
+	token := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(token, []byte("s3cret-token\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(script, "--http", "--http-port", "0", "--tls-cert", cert, "--tls-key", key, "--auth-token-file", token)
+	cmd.Dir, cmd.Env = elsewhere, clean
+	url, stderr, done := startHTTPDaemon(t, cmd)
+	if !strings.HasPrefix(url, "https://127.0.0.1:") {
+		t.Fatalf("./server.sh --http --tls-cert serves %q", url)
+	}
+	if out := ncRun(t, elsewhere, clean, 0, binary, "call", "--url", url, "--cacert", cert, "--auth-token-file", token, "hello", quoted); out != greeting+"\n" {
+		t.Errorf("call --url --cacert printed %q, want %q", out, greeting+"\n")
+	}
+	if out := ncRun(t, elsewhere, clean, 0, binary, "tools", "--url", url, "--cacert", cert, "--auth-token-file", token); !strings.Contains(out, "hello") {
+		t.Errorf("tools --url printed %q", out)
+	}
+	// Without --cacert the certificate is unknown: no call, and what to do.
+	if out := ncRun(t, elsewhere, clean, 4, binary, "call", "--url", url, "--auth-token-file", token, "hello", quoted); !strings.Contains(out, "trust it with --cacert FILE") {
+		t.Errorf("call without --cacert said %q", out)
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-done:
+	case <-time.After(time.Until(deadline(t))):
+		t.Fatalf("./server.sh --http did not exit after SIGTERM\n%s", clLocked(stderr))
+	}
+	clWaitNoneLeft(t, mark)
+}
+
+// The scaffold's own flags are mcp-bashd's: one it does not know is an
+// error (it served stdio and exited 0).
+func TestNewcomerScaffoldRefusesUnknownFlags(t *testing.T) {
+	work := t.TempDir()
+	env := []string{"PATH=" + filepath.Dir(binary) + ":/usr/bin:/bin", "HOME=" + work}
+	ncRun(t, work, env, 0, binary, "new", "s")
+	if out := ncRun(t, work, env, 2, filepath.Join(work, "s", "server.sh"), "--bogus"); !strings.Contains(out, "flag provided but not defined: -bogus") {
+		t.Errorf("./server.sh --bogus said %q", out)
+	}
+}
+
+// ncRun runs name in dir with exactly env and wants exit status code; it
+// returns stdout, or stderr when code is not 0.
+func ncRun(t *testing.T, dir string, env []string, code int, name string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(name, args...)
+	cmd.Dir, cmd.Env = dir, env
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	cmd.Stdin = strings.NewReader("")
+	err := cmd.Run()
+	got := 0
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		got = ee.ExitCode()
+	case err != nil:
+		t.Fatalf("%s: %v", name, err)
+	}
+	if got != code {
+		t.Fatalf("%s %q exited %d, want %d\nstdout:\n%s\nstderr:\n%s", filepath.Base(name), args, got, code, stdout.String(), stderr.String())
+	}
+	if code != 0 {
+		return stderr.String()
+	}
+	return stdout.String()
+}
+
+// ncSelfSigned writes a self-signed certificate for 127.0.0.1 and its key.
+func ncSelfSigned(t *testing.T) (cert, key string) {
+	t.Helper()
+	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "newcomer"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, IsCA: true, BasicConstraintsValid: true,
+		KeyUsage: x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &k.PublicKey, k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kb, err := x509.MarshalECPrivateKey(k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	cert, key = filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	if err := os.WriteFile(cert, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(key, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kb}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return cert, key
+}
