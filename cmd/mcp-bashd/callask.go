@@ -221,7 +221,7 @@ func (f elicitField) value(line string) (json.RawMessage, bool, string) {
 	case "number", "integer":
 		n, err := strconv.ParseFloat(line, 64)
 		if err != nil || (f.Type == "integer" && n != float64(int64(n))) {
-			return nil, false, "a " + f.Type + ", please"
+			return nil, false, map[string]string{"number": "a number", "integer": "an integer"}[f.Type] + ", please"
 		}
 		v = json.RawMessage(line)
 	case "boolean":
