@@ -44,6 +44,25 @@ func TestNewcomerPathFromNewToAHost(t *testing.T) {
 	if out := ncRun(t, work, clean, 0, filepath.Join(dir, "test.sh")); !strings.HasSuffix(out, "ok\n") {
 		t.Errorf("test.sh printed %q", out)
 	}
+	// The README's quick start is this path, in this order, and its call
+	// line prints what it says.
+	readme, err := os.ReadFile(repoPath("README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	quick, _, _ := strings.Cut(string(readme), "\n## Two commands\n")
+	const readmeCall = `mcp-bashd call myserver hello name='Ada "the Countess"'`
+	at := -1
+	for _, step := range []string{"## Quick start", "dpkg -i", "go install", "mcp-bashd new myserver", "myserver/test.sh", "myserver/mcp.json", readmeCall, `prints ` + "`" + `Hello, Ada "the Countess"!` + "`"} {
+		i := strings.Index(quick, step)
+		if i <= at {
+			t.Errorf("the README's quick start lacks %q after what precedes it", step)
+		}
+		at = max(at, i)
+	}
+	if out := ncRun(t, work, clean, 0, "/bin/bash", "-c", readmeCall); out != `Hello, Ada "the Countess"!`+"\n" {
+		t.Errorf("the README's call printed %q", out)
+	}
 
 	// The manifest as a host reads it.
 	var manifest struct {
