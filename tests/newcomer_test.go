@@ -126,6 +126,13 @@ func TestNewcomerPathFromNewToAHost(t *testing.T) {
 	if out := ncRun(t, elsewhere, clean, 0, binary, "tools", "--url", url, "--cacert", cert, "--auth-token-file", token); !strings.Contains(out, "hello") {
 		t.Errorf("tools --url printed %q", out)
 	}
+	if out := ncRun(t, elsewhere, clean, 0, binary, "call", "--url", url, "--insecure", "--auth-token-file", token, "hello", "name=Ada"); out != "Hello, Ada!\n" {
+		t.Errorf("call --url --insecure printed %q", out)
+	}
+	// Without the token: refused, no call made.
+	if out := ncRun(t, elsewhere, clean, 4, binary, "call", "--url", url, "--cacert", cert, "hello", "name=Ada"); !strings.Contains(out, "401") {
+		t.Errorf("call without the token said %q", out)
+	}
 	// Without --cacert the certificate is unknown: no call, and what to do.
 	if out := ncRun(t, elsewhere, clean, 4, binary, "call", "--url", url, "--auth-token-file", token, "hello", quoted); !strings.Contains(out, "trust it with --cacert FILE") {
 		t.Errorf("call without --cacert said %q", out)

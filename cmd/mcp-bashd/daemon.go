@@ -101,7 +101,9 @@ func start(ctx context.Context, o options, p paths, scriptArgs []string, log *za
 	}
 	// Only now are the declarations known: the script may name them.
 	files := declare(o, p, sup.Current(), log)
-	warnMissingFunctions(log.Named("catalog"), files.tools, p.script, sup.Current())
+	if !o.oneshot { // the shim's process_request: the serving daemon has said it
+		warnMissingFunctions(log.Named("catalog"), files.tools, p.script, sup.Current())
+	}
 	catLog := log.Named("catalog")
 	if o.oneshot {
 		// The shim's process_request: its stderr is its caller's (in a

@@ -151,6 +151,14 @@ func (c *httpClient) post(ctx context.Context, method, params string, show *prog
 	if err != nil {
 		return nil, nil, err
 	}
+	if resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden {
+		// Refused before any call: the token, not the tool.
+		hint := " (give the token with --auth-token-file FILE)"
+		if c.token != "" {
+			hint = " (the token in --auth-token-file is not the server's)"
+		}
+		return nil, nil, fmt.Errorf("%s: %s: %s%s", c.url, resp.Status, bytes.TrimSpace(data), hint)
+	}
 	if resp.StatusCode/100 != 2 && !json.Valid(data) {
 		return nil, nil, fmt.Errorf("%s: %s: %s", c.url, resp.Status, bytes.TrimSpace(data))
 	}
