@@ -1,10 +1,14 @@
 package tests
 
 import (
+	"bytes"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/mcp-bashd/mcp-bashd/tests/internal/proctest"
 )
 
 // `mcp-bashd call` is a client that can be asked (issue 24, item 13): a
@@ -39,4 +43,34 @@ func TestCallAnswersTheToolsQuestion(t *testing.T) {
 		}
 	}
 	d.stopClean(t, mark)
+}
+
+// At a terminal, the question is put to the person: one line per field.
+func TestCallAsksThePersonAtTheTerminal(t *testing.T) {
+	dir := writeServer(t, map[string]string{
+		"server.sh":  `tool_ask() { mcp_elicit "Your name?" '{"type":"object","properties":{"name":{"type":"string","description":"as on the badge"}},"required":["name"]}'; }`,
+		"tools.json": toolsJSON("ask"),
+	})
+	master, slave := cliOpenPTY(t)
+	defer master.Close()
+	cmd := exec.Command(binary, "call", filepath.Join(dir, "server.sh"), "ask")
+	stdout, stderr := &lockedWriter{w: &bytes.Buffer{}}, &lockedWriter{w: &bytes.Buffer{}}
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = slave, stdout, stderr
+	cmd.Env = append(os.Environ(), "TMPDIR="+t.TempDir())
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	slave.Close()
+	proctest.WaitUntil(t, deadline(t), "the question on stderr", func() (bool, string) {
+		return strings.Contains(stderr.String(), "Your name?\n(Ctrl-D to cancel)\nname (as on the badge): "), stderr.String()
+	})
+	if _, err := master.Write([]byte("Ada \"the Countess\"\n")); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("call: %v\nstderr:\n%s", err, stderr.String())
+	}
+	if got, want := stdout.String(), `{"action":"accept","content":{"name":"Ada \"the Countess\""}}`+"\n"; got != want {
+		t.Errorf("stdout %q, want %q", got, want)
+	}
 }
