@@ -17,8 +17,10 @@ const newUsage = `Usage: mcp-bashd new [--plain] DIR
 Starts a new server in DIR (made if missing; it must be empty): server.sh
 with one tool, tools.json declaring it, config.json, the drop-in shim
 (mcpserver_core.sh, so ./server.sh runs on its own), a host manifest
-snippet (mcp.json) and test.sh, which calls the tool through
-mcp-bashd call. mcp-bashd check DIR passes on it as it is.
+snippet (mcp.json: paste it into the host's MCP servers) and test.sh,
+which calls the tool through mcp-bashd call. mcp-bashd check DIR passes on
+it as it is. server.sh names its files by its own directory, so a host may
+start it from any; its own flags are mcp-bashd's (./server.sh --http).
 
 With --plain, server.sh holds only tool functions (no shim): serve it as
 mcp-bashd DIR/server.sh.
