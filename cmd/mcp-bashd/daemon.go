@@ -103,6 +103,7 @@ func start(ctx context.Context, o options, p paths, scriptArgs []string, log *za
 	files := declare(o, p, sup.Current(), log)
 	if !o.oneshot { // the shim's process_request: the serving daemon has said it
 		warnMissingFunctions(log.Named("catalog"), files.tools, p.script, sup.Current())
+		warnElsewhere(log.Named("catalog"), p.script, files)
 	}
 	catLog := log.Named("catalog")
 	if o.oneshot {

@@ -91,3 +91,22 @@ func warnMissingFunctions(log *zap.Logger, toolsFile, script string, sn *supervi
 		}
 	}
 }
+
+// warnElsewhere says, when a declaration file is not where the server
+// looks (the working directory a host started it in) but is beside the
+// script, how to name it so it is found from anywhere.
+func warnElsewhere(log *zap.Logger, script string, files declFiles) {
+	if script == "" {
+		return
+	}
+	for _, f := range []struct{ path, key string }{{files.tools, "MCP_TOOLS_LIST_FILE"}, {files.config, "MCP_CONFIG_FILE"}} {
+		beside := filepath.Join(filepath.Dir(script), filepath.Base(f.path))
+		if f.path == "" || isFile(f.path) || !isFile(beside) || sameFile(f.path, beside) {
+			continue
+		}
+		wd, _ := os.Getwd()
+		log.Warn("a declaration file is not in the directory the server was started in, but is beside the script: "+
+			"name it by the script's directory ("+f.key+"=\"$HERE/"+filepath.Base(f.path)+"\", as mcp-bashd new writes it; mcp-bashd check says so)",
+			zap.String("looked_for", f.path), zap.String("working_directory", wd), zap.String("beside_the_script", beside))
+	}
+}
