@@ -109,6 +109,8 @@ type elicitField struct {
 func promptElicit(w io.Writer, r *bufio.Reader, params json.RawMessage) (json.RawMessage, error) {
 	var p struct {
 		Message string `json:"message"`
+		Mode    string `json:"mode"`
+		URL     string `json:"url"`
 		Schema  struct {
 			Properties json.RawMessage `json:"properties"`
 			Required   []string        `json:"required"`
@@ -116,6 +118,14 @@ func promptElicit(w io.Writer, r *bufio.Reader, params json.RawMessage) (json.Ra
 	}
 	if err := json.Unmarshal(params, &p); err != nil {
 		return nil, fmt.Errorf("the tool's question is not an elicitation: %v", err)
+	}
+	if p.Mode == "url" {
+		// The person goes to the page; the terminal only says when.
+		fmt.Fprintf(w, "%s\nOpen %s, then press Enter (Ctrl-D to decline)\n", p.Message, p.URL)
+		if _, err := r.ReadString('\n'); err != nil {
+			return json.RawMessage(`{"action":"decline"}`), nil
+		}
+		return json.RawMessage(`{"action":"accept"}`), nil
 	}
 	fields, err := orderedFields(p.Schema.Properties, p.Schema.Required)
 	if err != nil {

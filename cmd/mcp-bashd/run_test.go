@@ -89,6 +89,12 @@ func TestPromptElicitTypesTheAnswers(t *testing.T) {
 	if err != nil || string(got) != `{"action":"cancel"}` {
 		t.Errorf("end of input: %s, %v", got, err)
 	}
+	// A URL elicitation: the person opens the page, Enter says done.
+	w.Reset()
+	got, err = promptElicit(&w, bufio.NewReader(strings.NewReader("\n")), json.RawMessage(`{"mode":"url","message":"Sign in","url":"https://example.com/x","elicitationId":"e1"}`))
+	if err != nil || string(got) != `{"action":"accept"}` || !strings.Contains(w.String(), "Open https://example.com/x, then press Enter") {
+		t.Errorf("url mode: %s, %v\n%s", got, err, w.String())
+	}
 }
 
 // check warns about a drop-in server that finds tools.json in the working
