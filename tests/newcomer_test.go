@@ -69,6 +69,7 @@ func TestNewcomerPathFromNewToAHost(t *testing.T) {
 		McpServers map[string]struct {
 			Command string
 			Args    []string
+			Env     map[string]string
 		}
 	}
 	b, err := os.ReadFile(filepath.Join(dir, "mcp.json"))
@@ -79,15 +80,24 @@ func TestNewcomerPathFromNewToAHost(t *testing.T) {
 	if err != nil || !ok || entry.Command == "" {
 		t.Fatalf("mcp.json %s: %v", b, err)
 	}
+	// The host's PATH does not hold the test's binary: the manifest names
+	// it (MCP_BASHD in its env), as for a go install into ~/go/bin.
+	if entry.Env["MCP_BASHD"] != binary {
+		t.Errorf("mcp.json's env %v does not name the binary %s, which a host's PATH lacks", entry.Env, binary)
+	}
+	host := []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + t.TempDir()}
 	inspector := []string{repoPath("tests/clients/node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js"),
-		"--cli", "--format", "json", "-e", clMarkKey + "=" + mark, entry.Command}
-	inspector = append(inspector, entry.Args...)
+		"--cli", "--format", "json", "-e", clMarkKey + "=" + mark}
+	for k, v := range entry.Env {
+		inspector = append(inspector, "-e", k+"="+v)
+	}
+	inspector = append(append(inspector, entry.Command), entry.Args...)
 	var list struct {
 		Result struct {
 			Tools []struct{ Name string }
 		}
 	}
-	b = []byte(ncRun(t, elsewhere, clean, 0, cmNode22(), append(inspector, "--method", "tools/list")...))
+	b = []byte(ncRun(t, elsewhere, host, 0, cmNode22(), append(inspector, "--method", "tools/list")...))
 	if json.Unmarshal(b, &list) != nil || len(list.Result.Tools) != 1 || list.Result.Tools[0].Name != "hello" {
 		t.Errorf("the Inspector's tools/list from another directory printed %s", b)
 	}
@@ -98,7 +108,7 @@ func TestNewcomerPathFromNewToAHost(t *testing.T) {
 			IsError bool
 		}
 	}
-	b = []byte(ncRun(t, elsewhere, clean, 0, cmNode22(), append(inspector, "--method", "tools/call", "--tool-name", "hello", "--tool-arg", quoted)...))
+	b = []byte(ncRun(t, elsewhere, host, 0, cmNode22(), append(inspector, "--method", "tools/call", "--tool-name", "hello", "--tool-arg", quoted)...))
 	if json.Unmarshal(b, &call) != nil || len(call.Result.Content) != 1 || call.Result.Content[0].Text != greeting || call.Result.IsError {
 		t.Errorf("the Inspector's tools/call printed %s, want the text %q", b, greeting)
 	}

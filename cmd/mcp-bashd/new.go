@@ -180,6 +180,15 @@ func newFiles(name, dir string, plain bool) ([]newFile, error) {
 	if !plain {
 		entry = map[string]any{"command": server}
 	}
+	if self := hostUnseen(); self != "" {
+		// A host gives its servers a bare PATH: name this binary, which
+		// is elsewhere (a go install into ~/go/bin, say).
+		if plain {
+			entry["command"] = self
+		} else {
+			entry["env"] = map[string]string{"MCP_BASHD": self}
+		}
+	}
 	manifest, err := json.MarshalIndent(map[string]any{"mcpServers": map[string]any{name: entry}}, "", "  ")
 	if err != nil {
 		return nil, err
@@ -224,4 +233,29 @@ func scriptOf(path string) string {
 func newFlagSet() (*flag.FlagSet, *bool) {
 	fs := flag.NewFlagSet("mcp-bashd new", flag.ContinueOnError)
 	return fs, fs.Bool("plain", false, "server.sh holds only tool functions (no shim)")
+}
+
+// hostPath is the PATH a host's servers can count on.
+var hostPath = []string{"/usr/local/bin", "/usr/bin", "/bin"}
+
+// hostUnseen is this binary's path when a host's bare PATH would not find
+// it as mcp-bashd ("" when it would, or when it cannot be told).
+func hostUnseen() string {
+	self, err := os.Executable()
+	if err == nil {
+		self, err = filepath.EvalSymlinks(self)
+	}
+	if err != nil {
+		return ""
+	}
+	st, err := os.Stat(self)
+	if err != nil {
+		return ""
+	}
+	for _, d := range hostPath {
+		if other, err := os.Stat(filepath.Join(d, "mcp-bashd")); err == nil && os.SameFile(st, other) {
+			return ""
+		}
+	}
+	return self
 }
