@@ -188,7 +188,7 @@ func printCallJSON(body json.RawMessage, stdout io.Writer) int {
 		IsError bool `json:"isError"`
 	}
 	if json.Unmarshal(body, &r) == nil && r.IsError {
-		return 1
+		return exitToolError
 	}
 	return 0
 }

@@ -243,7 +243,7 @@ func printCallResult(body []byte, std streams) int {
 	}
 	if err := json.Unmarshal(body, &res); err != nil {
 		fmt.Fprintf(std.err, "mcp-bashd call: unexpected result %q\n", body)
-		return 1
+		return exitRPCError
 	}
 	for _, c := range res.Content {
 		switch c.Type {
@@ -259,7 +259,7 @@ func printCallResult(body []byte, std streams) int {
 		fmt.Fprintf(stdout, "structuredContent: %s\n", res.Structured)
 	}
 	if res.IsError {
-		return 1
+		return exitToolError
 	}
 	return 0
 }
