@@ -38,7 +38,7 @@ func TestNewcomerPathFromNewToAHost(t *testing.T) {
 
 	out := ncRun(t, work, clean, 0, binary, "new", "myserver")
 	dir := filepath.Join(work, "myserver")
-	if !strings.Contains(out, "try it: "+dir+"/test.sh") {
+	if !strings.Contains(out, "try it: "+dir+"/test.sh\ncall it: mcp-bashd call "+dir+" hello name=Ada\nhost it: paste "+dir+"/mcp.json") {
 		t.Errorf("new printed %q", out)
 	}
 	if out := ncRun(t, work, clean, 0, filepath.Join(dir, "test.sh")); !strings.HasSuffix(out, "ok\n") {

@@ -143,6 +143,8 @@ func newCommand(args []string, std streams) int {
 		fmt.Fprint(stdout, ", mcpserver_core.sh")
 	}
 	fmt.Fprintf(stdout, "\ntry it: %s/test.sh\n", dir)
+	fmt.Fprintf(stdout, "call it: mcp-bashd call %s hello name=Ada\n", dir)
+	fmt.Fprintf(stdout, "host it: paste %s/mcp.json into your MCP host's servers (docs/hosts.md)\n", dir)
 	return 0
 }
 
