@@ -277,7 +277,12 @@ and complete_ function is declared.
 Problems are printed as FILE:LINE: message; the exit status is 1 if any.
 An inputSchema keyword whose value is not JSON Schema is a warning
 (FILE:LINE: warning: ...): the server leaves it unenforced, as bash-mcp-sdk
-did, and says so in its log; warnings alone do not fail the check.
+did, and says so in its log; warnings alone do not fail the check. A type
+name that is no JSON type ("strin") is an error, with the name meant. A
+path that depends on the working directory (a relative MCP_TOOLS_LIST_FILE,
+or a drop-in server left with the shim's default, tools.json in the
+working directory) is a warning: a host starts a server in a directory of
+its own.
 
 Example:
   mcp-bashd check examples/greeter/server.sh
