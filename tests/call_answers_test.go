@@ -1,7 +1,6 @@
 package tests
 
 import (
-	"bytes"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -9,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/mcp-bashd/mcp-bashd/tests/internal/proctest"
+
+	"github.com/mcp-bashd/mcp-bashd/tests/internal/harness"
 )
 
 // `mcp-bashd call` is a client that can be asked (issue 24, item 13): a
@@ -16,8 +17,8 @@ import (
 // the server's elicitation/create arrives on the call's stream and the
 // answer goes back as a POST.
 func TestCallAnswersTheToolsQuestion(t *testing.T) {
-	mark := clMarker(t)
-	dir := writeServer(t, map[string]string{
+	mark := harness.Mark(t, "answers")
+	dir := harness.WriteFiles(t, map[string]string{
 		"server.sh": `tool_ask() {
     local a
     if a=$(mcp_elicit "Your name?" '{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}'); then
@@ -26,42 +27,42 @@ func TestCallAnswersTheToolsQuestion(t *testing.T) {
         echo "not: $a"
     fi
 }`,
-		"tools.json": toolsJSON("ask"),
+		"tools.json": harness.ToolsJSON("ask"),
 	})
 	script := filepath.Join(dir, "server.sh")
-	d := cmStartHTTP(t, mark, []string{"TMPDIR=" + t.TempDir()}, script)
+	d := harness.StartHTTP(t, harness.Options{Script: script, Marked: mark, TempDir: true})
 	for _, c := range []struct{ name, answer, want string }{
 		{"content", `{"name":"Ada"}`, `got: {"action":"accept","content":{"name":"Ada"}}`},
 		{"decline", `{"action":"decline"}`, `not: {"action":"decline"}`},
 	} {
-		for _, where := range [][]string{{script}, {"--url", d.url}} {
+		for _, where := range [][]string{{script}, {"--url", d.URL}} {
 			args := append(append([]string{"call", "--answer", c.answer}, where...), "ask")
-			out, err := exec.Command(binary, args...).Output()
+			out, err := exec.Command(harness.Binary, args...).Output()
 			if err != nil || !strings.Contains(string(out), c.want) {
 				t.Errorf("%s %v: %q, %v; want %q", c.name, where, out, err, c.want)
 			}
 		}
 	}
-	d.stopClean(t, mark)
+	d.StopClean(t, mark)
 }
 
 // At a terminal, the question is put to the person: one line per field.
 func TestCallAsksThePersonAtTheTerminal(t *testing.T) {
-	dir := writeServer(t, map[string]string{
+	dir := harness.WriteFiles(t, map[string]string{
 		"server.sh":  `tool_ask() { mcp_elicit "Your name?" '{"type":"object","properties":{"name":{"type":"string","description":"as on the badge"}},"required":["name"]}'; }`,
-		"tools.json": toolsJSON("ask"),
+		"tools.json": harness.ToolsJSON("ask"),
 	})
 	master, slave := cliOpenPTY(t)
 	defer master.Close()
-	cmd := exec.Command(binary, "call", filepath.Join(dir, "server.sh"), "ask")
-	stdout, stderr := &lockedWriter{w: &bytes.Buffer{}}, &lockedWriter{w: &bytes.Buffer{}}
+	cmd := exec.Command(harness.Binary, "call", filepath.Join(dir, "server.sh"), "ask")
+	stdout, stderr := &harness.Output{}, &harness.Output{}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = slave, stdout, stderr
 	cmd.Env = append(os.Environ(), "TMPDIR="+t.TempDir())
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	slave.Close()
-	proctest.WaitUntil(t, deadline(t), "the question on stderr", func() (bool, string) {
+	proctest.WaitUntil(t, harness.Deadline(t), "the question on stderr", func() (bool, string) {
 		return strings.Contains(stderr.String(), "Your name?\n(Ctrl-D to cancel)\nname (as on the badge): "), stderr.String()
 	})
 	if _, err := master.Write([]byte("Ada \"the Countess\"\n")); err != nil {

@@ -16,9 +16,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/mcp-bashd/mcp-bashd/tests/internal/harness"
 )
 
 // A newcomer's path (issue 24), end to end, as the README's quick start
@@ -29,14 +30,14 @@ import (
 // a token, `call --url … --cacert`.
 func TestNewcomerPathFromNewToAHost(t *testing.T) {
 	cmNodeModules(t)
-	mark := clMarker(t)
-	t.Cleanup(func() { clKillMarked(mark) })
+	mark := harness.Mark(t, "newcomer")
+	t.Cleanup(func() { harness.KillMarked(mark) })
 	// What a host gives a server: PATH (where mcp-bashd was installed)
 	// and HOME, nothing of the shell the newcomer typed in.
-	clean := []string{"PATH=" + filepath.Dir(binary) + ":/usr/local/bin:/usr/bin:/bin", "HOME=" + t.TempDir(), clMarkKey + "=" + mark}
+	clean := []string{"PATH=" + filepath.Dir(harness.Binary) + ":/usr/local/bin:/usr/bin:/bin", "HOME=" + t.TempDir(), harness.MarkKey + "=" + mark}
 	work, elsewhere := t.TempDir(), t.TempDir()
 
-	out := ncRun(t, work, clean, 0, binary, "new", "myserver")
+	out := ncRun(t, work, clean, 0, harness.Binary, "new", "myserver")
 	dir := filepath.Join(work, "myserver")
 	if !strings.Contains(out, "try it: "+dir+"/test.sh\ncall it: mcp-bashd call "+dir+" hello name=Ada\nhost it: paste "+dir+"/mcp.json") {
 		t.Errorf("new printed %q", out)
@@ -46,7 +47,7 @@ func TestNewcomerPathFromNewToAHost(t *testing.T) {
 	}
 	// The README's quick start is this path, in this order, and its call
 	// line prints what it says.
-	readme, err := os.ReadFile(repoPath("README.md"))
+	readme, err := os.ReadFile(harness.RepoPath("README.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,12 +83,12 @@ func TestNewcomerPathFromNewToAHost(t *testing.T) {
 	}
 	// The host's PATH does not hold the test's binary: the manifest names
 	// it (MCP_BASHD in its env), as for a go install into ~/go/bin.
-	if entry.Env["MCP_BASHD"] != binary {
-		t.Errorf("mcp.json's env %v does not name the binary %s, which a host's PATH lacks", entry.Env, binary)
+	if entry.Env["MCP_BASHD"] != harness.Binary {
+		t.Errorf("mcp.json's env %v does not name the binary %s, which a host's PATH lacks", entry.Env, harness.Binary)
 	}
 	host := []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + t.TempDir()}
-	inspector := []string{repoPath("tests/clients/node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js"),
-		"--cli", "--format", "json", "-e", clMarkKey + "=" + mark}
+	inspector := []string{harness.RepoPath("tests/clients/node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js"),
+		"--cli", "--format", "json", "-e", harness.MarkKey + "=" + mark}
 	for k, v := range entry.Env {
 		inspector = append(inspector, "-e", k+"="+v)
 	}
@@ -114,7 +115,7 @@ func TestNewcomerPathFromNewToAHost(t *testing.T) {
 	}
 
 	script := filepath.Join(dir, "server.sh")
-	if out := ncRun(t, elsewhere, clean, 0, binary, "call", script, "hello", quoted); out != greeting+"\n" {
+	if out := ncRun(t, elsewhere, clean, 0, harness.Binary, "call", script, "hello", quoted); out != greeting+"\n" {
 		t.Errorf("call printed %q, want %q", out, greeting+"\n")
 	}
 
@@ -126,42 +127,38 @@ func TestNewcomerPathFromNewToAHost(t *testing.T) {
 	}
 	cmd := exec.Command(script, "--http", "--http-port", "0", "--tls-cert", cert, "--tls-key", key, "--auth-token-file", token)
 	cmd.Dir, cmd.Env = elsewhere, clean
-	url, stderr, done := startHTTPDaemon(t, cmd)
+	d := harness.StartHTTPCmd(t, cmd)
+	url := d.URL
 	if !strings.HasPrefix(url, "https://127.0.0.1:") {
 		t.Fatalf("./server.sh --http --tls-cert serves %q", url)
 	}
-	if out := ncRun(t, elsewhere, clean, 0, binary, "call", "--url", url, "--cacert", cert, "--auth-token-file", token, "hello", quoted); out != greeting+"\n" {
+	if out := ncRun(t, elsewhere, clean, 0, harness.Binary, "call", "--url", url, "--cacert", cert, "--auth-token-file", token, "hello", quoted); out != greeting+"\n" {
 		t.Errorf("call --url --cacert printed %q, want %q", out, greeting+"\n")
 	}
-	if out := ncRun(t, elsewhere, clean, 0, binary, "tools", "--url", url, "--cacert", cert, "--auth-token-file", token); !strings.Contains(out, "hello") {
+	if out := ncRun(t, elsewhere, clean, 0, harness.Binary, "tools", "--url", url, "--cacert", cert, "--auth-token-file", token); !strings.Contains(out, "hello") {
 		t.Errorf("tools --url printed %q", out)
 	}
-	if out := ncRun(t, elsewhere, clean, 0, binary, "call", "--url", url, "--insecure", "--auth-token-file", token, "hello", "name=Ada"); out != "Hello, Ada!\n" {
+	if out := ncRun(t, elsewhere, clean, 0, harness.Binary, "call", "--url", url, "--insecure", "--auth-token-file", token, "hello", "name=Ada"); out != "Hello, Ada!\n" {
 		t.Errorf("call --url --insecure printed %q", out)
 	}
 	// Without the token: refused, no call made.
-	if out := ncRun(t, elsewhere, clean, 4, binary, "call", "--url", url, "--cacert", cert, "hello", "name=Ada"); !strings.Contains(out, "401") {
+	if out := ncRun(t, elsewhere, clean, 4, harness.Binary, "call", "--url", url, "--cacert", cert, "hello", "name=Ada"); !strings.Contains(out, "401") {
 		t.Errorf("call without the token said %q", out)
 	}
 	// Without --cacert the certificate is unknown: no call, and what to do.
-	if out := ncRun(t, elsewhere, clean, 4, binary, "call", "--url", url, "--auth-token-file", token, "hello", quoted); !strings.Contains(out, "trust it with --cacert FILE") {
+	if out := ncRun(t, elsewhere, clean, 4, harness.Binary, "call", "--url", url, "--auth-token-file", token, "hello", quoted); !strings.Contains(out, "trust it with --cacert FILE") {
 		t.Errorf("call without --cacert said %q", out)
 	}
-	cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-done:
-	case <-time.After(time.Until(deadline(t))):
-		t.Fatalf("./server.sh --http did not exit after SIGTERM\n%s", clLocked(stderr))
-	}
-	clWaitNoneLeft(t, mark)
+	d.Stop(t)
+	harness.WaitNoneLeft(t, mark, -1, "no process of the newcomer's server left")
 }
 
 // The scaffold's own flags are mcp-bashd's: one it does not know is an
 // error (it served stdio and exited 0).
 func TestNewcomerScaffoldRefusesUnknownFlags(t *testing.T) {
 	work := t.TempDir()
-	env := []string{"PATH=" + filepath.Dir(binary) + ":/usr/bin:/bin", "HOME=" + work}
-	ncRun(t, work, env, 0, binary, "new", "s")
+	env := []string{"PATH=" + filepath.Dir(harness.Binary) + ":/usr/bin:/bin", "HOME=" + work}
+	ncRun(t, work, env, 0, harness.Binary, "new", "s")
 	if out := ncRun(t, work, env, 2, filepath.Join(work, "s", "server.sh"), "--bogus"); !strings.Contains(out, "flag provided but not defined: -bogus") {
 		t.Errorf("./server.sh --bogus said %q", out)
 	}
