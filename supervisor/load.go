@@ -125,6 +125,9 @@ func (s *Supervisor) Load(ctx context.Context) (*Snapshot, error) {
 	if wd, err := os.Getwd(); err == nil {
 		dir = wd // the SDK resolves relative paths against the caller's cwd
 	}
+	if s.cfg.LoadDir != "" {
+		dir = s.cfg.LoadDir
+	}
 	// A syntax error does not stop bash: the load would go on and snapshot
 	// a server missing the broken part. `bash -n` reports it with its file
 	// and line; it runs alongside the load, so it costs no start-up time.

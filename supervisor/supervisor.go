@@ -32,7 +32,11 @@ type Config struct {
 	Grace      time.Duration // SIGTERM → SIGKILL; < 0: SIGKILL right after SIGTERM
 	HookBudget time.Duration // cancel hook and EXIT trap budget
 	LoadBudget time.Duration // how long loading the script or a `list` may take
-	Log        *zap.Logger
+	// LoadDir is the directory the script's top level starts in (default:
+	// ours, as the SDK's caller's): `check` loads it elsewhere to learn
+	// whether its paths depend on where it is started.
+	LoadDir string
+	Log     *zap.Logger
 	// Limits are the daemon-wide defaults of every call's sandbox (a
 	// tool's own x-mcp-bashd limits override them key by key); nil: none.
 	Limits *sandbox.Spec
