@@ -174,7 +174,7 @@ func (s *Supervisor) call(ctx context.Context, req Request, log *zap.Logger) Out
 			}
 		}
 	}
-	root, err := s.newRoot(req.argsFile(), log)
+	root, err := s.newRoot(req.argsFile(), req.values(), log)
 	if err != nil {
 		return Outcome{SetupErr: err, SetupDir: true}
 	}
@@ -457,7 +457,7 @@ func (s *Supervisor) RunExitTrap(sn *Snapshot) {
 	if !sn.ExitTrap {
 		return
 	}
-	root, err := s.newRoot(nil, s.log)
+	root, err := s.newRoot(nil, nil, s.log)
 	if err != nil {
 		s.log.Error("EXIT trap not run", zap.Error(err))
 		return

@@ -205,7 +205,7 @@ func (s *Supervisor) ListTools(ctx context.Context, exe string) ([]byte, error) 
 		return nil, errClosed
 	}
 	defer s.users.Done()
-	root, err := s.newRoot(nil, s.log)
+	root, err := s.newRoot(nil, nil, s.log)
 	if err != nil {
 		return nil, err
 	}

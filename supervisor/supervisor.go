@@ -233,7 +233,7 @@ func childEnv(env []string, self string, server int) []string {
 	out := make([]string, 0, len(env)+2)
 	for _, kv := range env {
 		if strings.HasPrefix(kv, "__MCPBASHD_") || strings.HasPrefix(kv, envCallTmp+"=") || strings.HasPrefix(kv, "MCP_BASHD=") ||
-			strings.HasPrefix(kv, envEvents+"=") || strings.HasPrefix(kv, envContent+"=") || strings.HasPrefix(kv, envCap+"=") ||
+			strings.HasPrefix(kv, envEvents+"=") || strings.HasPrefix(kv, envContent+"=") || strings.HasPrefix(kv, envCap+"=") || strings.HasPrefix(kv, envValues+"=") ||
 			strings.HasPrefix(kv, envServerPID+"=") || strings.HasPrefix(kv, envNotify+"=") {
 			continue
 		}
