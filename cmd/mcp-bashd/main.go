@@ -18,6 +18,8 @@ import (
 	"syscall"
 	"time"
 
+	"go.uber.org/zap"
+
 	// A sandboxed call's exec helper: started as this binary, it becomes
 	// the call's bash in this package's init, before main and before the
 	// large dependencies' inits (see there).
@@ -105,6 +107,7 @@ type options struct {
 	metricsAddr         string
 	tlsCert, tlsKey     string
 	limits              *limitFlags
+	logs                *logFlags
 }
 
 func main() {
@@ -143,6 +146,10 @@ func run(args []string) int {
 		o.drain = 5 * time.Second
 	}
 	if _, err := o.limits.spec(); err != nil {
+		fmt.Fprintln(os.Stderr, "mcp-bashd:", err)
+		return 2
+	}
+	if err := o.logs.check(); err != nil {
 		fmt.Fprintln(os.Stderr, "mcp-bashd:", err)
 		return 2
 	}
@@ -229,6 +236,7 @@ func daemonFlags(o *options) *flag.FlagSet {
 	fs.StringVar(&o.tlsCert, "tls-cert", "", "serve HTTPS with this certificate `file` (with --tls-key)")
 	fs.StringVar(&o.tlsKey, "tls-key", "", "the TLS private key `file`")
 	o.limits = addLimitFlags(fs)
+	o.logs = addLogFlags(fs)
 	fs.IntVar(&o.snapshotFD, "snapshot-fd", -1, "internal: read the server snapshot from this descriptor (used by the shim's run_mcp_server)")
 	fs.IntVar(&o.serverPID, "server-pid", 0, "internal: the server's pid, which calls see as MCP_BASHD_SERVER_PID (the drop-in script's $$; default: this process)")
 	fs.IntVar(&o.shellPID, "shell-pid", 0, "internal: the drop-in server's shell, our parent: the script is found through it, and the daemon dies with it")
@@ -237,7 +245,7 @@ func daemonFlags(o *options) *flag.FlagSet {
 
 // serve is the daemon's life as a flat list of steps.
 func serve(o options, script string, scriptArgs []string) int {
-	log, closeLog, err := newLogger()
+	log, closeLog, err := newLoggerWith(o.logs)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "mcp-bashd:", err)
 		return 1
@@ -246,13 +254,13 @@ func serve(o options, script string, scriptArgs []string) int {
 	if o.shellPID > 0 {
 		// Before anything runs that the shell's death should end.
 		if err := dieWithShell(o.shellPID); err != nil {
-			fmt.Fprintln(os.Stderr, "mcp-bashd:", err)
+			say(log, zap.ErrorLevel, err.Error())
 			return 1
 		}
 	}
 	paths, err := resolvePaths(o, script)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "mcp-bashd:", err)
+		say(log, zap.ErrorLevel, err.Error())
 		return 1
 	}
 	// Signals first: a SIGTERM during start-up must still tear down.
@@ -267,7 +275,7 @@ func serve(o options, script string, scriptArgs []string) int {
 		return dieBy(sig.(syscall.Signal))
 	}
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "mcp-bashd:", err)
+		say(log, zap.ErrorLevel, err.Error())
 		return 1
 	}
 	defer d.sup.Close()
@@ -275,13 +283,13 @@ func serve(o options, script string, scriptArgs []string) int {
 	if o.metricsAddr != "" {
 		stopMetrics, err := startMetrics(o.metricsAddr, d.met, d.srv, d.sup, log)
 		if err != nil {
-			fmt.Fprintln(os.Stderr, "mcp-bashd:", err)
+			say(log, zap.ErrorLevel, err.Error())
 			return 1
 		}
 		defer stopMetrics()
 	}
 	if err := d.listen(o); err != nil {
-		fmt.Fprintln(os.Stderr, "mcp-bashd:", err)
+		say(log, zap.ErrorLevel, err.Error())
 		return 1
 	}
 	if sig = d.wait(o, sigc); sig == nil {
