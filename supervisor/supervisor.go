@@ -3,6 +3,7 @@ package supervisor
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -41,6 +42,10 @@ type Config struct {
 	// kept while no call comes; 0: DefaultWarmIdle.
 	Warm     int
 	WarmIdle time.Duration
+	// ScriptStderr, when set, gets what the script's top level wrote to
+	// stderr, once each load ends: under the SDK that was the server's own
+	// stderr, which hosts keep as its log. Nil: it is logged at info.
+	ScriptStderr io.Writer
 }
 
 // The defaults of Config's zero fields.

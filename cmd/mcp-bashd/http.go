@@ -117,12 +117,14 @@ func httpListener(o options, hasToken bool, log *zap.Logger) (net.Listener, bool
 		return streamhttp.ListenOnce(c), loopback, nil
 	}
 	addr := net.JoinHostPort(o.httpBind, o.httpPort)
-	if !loopback && !hasToken {
-		say(log, zap.WarnLevel, fmt.Sprintf("serving on %s without --auth-token-file: anyone who can reach it can run your tools", addr), zap.String("addr", addr))
-	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, false, fmt.Errorf("listen on %s: %w", addr, err)
+	}
+	if !loopback && !hasToken {
+		// Once listening: the port is the one clients reach (--http-port 0).
+		shown := shownAddr(o.httpBind, ln.Addr())
+		say(log, zap.WarnLevel, fmt.Sprintf("serving on %s without --auth-token-file: anyone who can reach it can run your tools", shown), zap.String("addr", shown))
 	}
 	return ln, loopback, nil
 }

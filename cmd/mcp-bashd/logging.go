@@ -3,6 +3,7 @@ package main
 import (
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -248,6 +249,29 @@ func say(log *zap.Logger, lvl zapcore.Level, msg string, fields ...zap.Field) {
 	}
 	fmt.Fprintln(os.Stderr, prefix+msg)
 }
+
+// scriptStderr is where the server script's top level's stderr goes once
+// it loaded: our stderr, as the script wrote it (hosts keep a server's
+// stderr as its log, and under the SDK the script's was the server's), or
+// in the JSON format one log line per line, so that stderr stays JSON.
+func scriptStderr(log *zap.Logger) io.Writer {
+	c, ok := log.Core().(*rootCore)
+	if !ok || !c.json {
+		return os.Stderr
+	}
+	return writerFunc(func(p []byte) (int, error) {
+		for _, line := range strings.SplitAfter(string(p), "\n") {
+			if line != "" {
+				say(log, zap.InfoLevel, "server script stderr", zap.String("line", strings.TrimSuffix(line, "\n")))
+			}
+		}
+		return len(p), nil
+	})
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
 
 // lateFiles are log files named only once the server script is loaded
 // (the manifest form: the script sets MCP_LOG_FILE itself). Until one is
