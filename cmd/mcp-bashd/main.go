@@ -66,8 +66,9 @@ Environment (flags win):
   (SERVER.sh may set these three itself, as for bash-mcp-sdk: the value its top level leaves,
   a relative one meaning a file in the directory it was in, wins over the environment.)
   MCP_EXTRA_LOG_FILE    a second log file
-  MCP_LOG_STDERR        stderr gets warnings and errors; 1: every level; 0: nothing
-  MCP_LOG_FORMAT=json   JSON lines on stderr too
+  MCP_LOG_LEVEL         least level logged anywhere: debug, info, warn, error (--log-level)
+  MCP_LOG_STDERR        stderr alone: unset warn; 0/no nothing; 1/yes the log level; or a level
+  MCP_LOG_FORMAT        console or json, for every line (--log-format)
   TMPDIR                where per-call directories are made (default: /tmp)
 
 Settings from the environment (for a server the host starts as ./server.sh):
