@@ -35,7 +35,12 @@ import (
 // whatever the levels, in the format.
 
 // logFlags are the logging flags of the serving command (addLogFlags).
-type logFlags struct{ level, format string }
+// quiet: the shim's one-shot dispatch, whose stderr is its caller's (a
+// tool's output): the serving daemon said the warnings already.
+type logFlags struct {
+	level, format string
+	quiet         bool
+}
 
 // addLogFlags adds --log-level and --log-format to fs.
 func addLogFlags(fs *flag.FlagSet) *logFlags {
@@ -165,6 +170,10 @@ func newLoggerWith(f *logFlags) (*zap.Logger, func(), error) {
 	}
 	log := zap.New(root)
 	for _, w := range append(cfg.warnings, failed...) {
+		if f != nil && f.quiet {
+			log.Info(w)
+			continue
+		}
 		say(log, zap.WarnLevel, w)
 	}
 	closeAll := func() {

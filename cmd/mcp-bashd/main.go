@@ -154,6 +154,7 @@ func run(args []string) int {
 		fmt.Fprintln(os.Stderr, "mcp-bashd:", err)
 		return 2
 	}
+	o.logs.quiet = o.oneshot
 	if len(positional) < 1 && o.toolsDir == "" {
 		fmt.Fprintln(os.Stderr, "mcp-bashd: missing SERVER.sh (see mcp-bashd --help)")
 		return 2
