@@ -373,7 +373,9 @@ func (s *Supervisor) stop(req Request, root callRoot, pid int, done <-chan exitI
 			// empty string instead".
 			hookReq.Args = nil
 			_ = os.WriteFile(root.Args(), nil, 0o600)
-			_ = os.WriteFile(root.Values(), argValues(nil), 0o600) // mcp_arg finds nothing either
+			// mcp_arg finds nothing either (unlink: the tool may have put
+			// a symlink there, which a write would follow).
+			_ = unix.Unlink(root.Values())
 		}
 		s.runBounded(modeCancel, hookReq, root, int(s.devnullFD), int(s.devnullFD), log)
 	}
