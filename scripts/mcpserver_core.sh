@@ -147,9 +147,13 @@ mcp_log() {
 # or not inside a tool call. ($MCP_BASHD_ARGS: supervisor/argvalues.go.)
 mcp_arg() {
     local __mcpbashd_to= __mcpbashd_v= __mcpbashd_st=0
-    if [ "${1:-}" = -v ]; then
-        __mcpbashd_to=${2:-}
+    if [ "${1:-}" = -v ] && [ "$#" -eq 3 ]; then
+        __mcpbashd_to=$2
         shift 2
+    fi
+    if [ "$#" -ne 1 ]; then
+        printf 'mcp_arg: usage: mcp_arg [-v VAR] NAME\n' >&2
+        return 2
     fi
     if ! declare -F __mcpbashd_av >/dev/null; then
         if [ -z "${MCP_BASHD_ARGS:-}" ] || [ ! -f "$MCP_BASHD_ARGS" ]; then
@@ -161,11 +165,11 @@ mcp_arg() {
     __mcpbashd_av "${1:-}" || __mcpbashd_st=$?
     case $__mcpbashd_st:$__mcpbashd_v in
     0:!*)
-        printf 'mcp_arg: argument %s holds a NUL character, which a bash string cannot hold (read it from $1 with a JSON tool)\n' "$1" >&2
+        printf 'mcp_arg: argument %s holds a NUL character, which a bash string cannot hold (read it from $1 with a JSON tool)\n' "${1:-}" >&2
         return 2
         ;;
     3:*)
-        printf 'mcp_arg: %s: the arguments are too large to index below the top level (read it from $1 with a JSON tool)\n' "$1" >&2
+        printf 'mcp_arg: %s: the arguments are too large to index below the top level (read it from $1 with a JSON tool)\n' "${1:-}" >&2
         return 2
         ;;
     0:*) ;;

@@ -8,6 +8,7 @@ package tests
 import (
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -154,5 +155,40 @@ func TestMcpArgOutsideACall(t *testing.T) {
 	d.send(rfCall("1", "t", `{}`))
 	if got := rfDecode(t, d.recv()).text(); got != "2|mcp_arg: not inside a tool call" {
 		t.Fatalf("mcp_arg at the top level: %q", got)
+	}
+}
+
+// In the drop-in form (the script sources the shim, which turns on
+// errexit, nounset and pipefail as the SDK's did, and calls
+// run_mcp_server) mcp_arg reads the same; a wrong call is a usage error,
+// not a nounset abort.
+func TestMcpArgDropIn(t *testing.T) {
+	const script = `source "$SHIM"
+tool_args() {
+	local v st=0 u=0
+	mcp_arg -v v text
+	mcp_arg 2>/dev/null || u=$?
+	mcp_arg missing || st=$?
+	printf '%s|%s|%s' "$v" "$st" "$u"
+}
+run_mcp_server "$@"
+`
+	bashes := []string{""}
+	if b := os.Getenv("MCP_BASHD_TEST_BASH32"); b != "" {
+		bashes = append(bashes, b)
+	}
+	for _, bash := range bashes {
+		base := d2Write(t, script, "args")
+		dir := filepath.Join(base, "srv")
+		cmd := exec.Command(filepath.Join(dir, "server.sh"))
+		if bash != "" {
+			cmd = exec.Command(bash, filepath.Join(dir, "server.sh"))
+		}
+		r := d2Start(t, cmd, dir)
+		r.roundTrip(initLine)
+		got := rfDecode(t, []byte(r.roundTrip(rfCall("1", "args", `{"text":"a \"b\" \\ c\n"}`)))).text()
+		if want := "a \"b\" \\ c\n|1|2"; got != want {
+			t.Errorf("bash %q: %q, want %q\nstderr:\n%s", bash, got, want, r.stderr.String())
+		}
 	}
 }
