@@ -44,6 +44,7 @@ func argValues(args []byte) []byte {
 	}
 	keys := sortedKeys(top)
 	var b bytes.Buffer
+	b.Grow(len(args) + 256) // the top level is about the arguments' size
 	b.WriteString("__mcpbashd_av() { case $1 in\n")
 	for _, k := range keys {
 		writeValue(&b, k, top[k])
