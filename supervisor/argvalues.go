@@ -69,6 +69,9 @@ func argValues(args []byte) []byte {
 // buffer passed budget.
 func writeNested(b *bytes.Buffer, name string, raw json.RawMessage, budget int) bool {
 	raw = bytes.TrimSpace(raw)
+	if strings.IndexByte(name, 0) >= 0 {
+		return true
+	}
 	if len(raw) == 0 || (raw[0] != '{' && raw[0] != '[') {
 		return true
 	}
@@ -107,6 +110,9 @@ func writeNested(b *bytes.Buffer, name string, raw json.RawMessage, budget int) 
 
 // writeValue writes one case arm: 'KEY') __mcpbashd_v='TVALUE' ;;
 func writeValue(b *bytes.Buffer, key string, raw json.RawMessage) {
+	if strings.IndexByte(key, 0) >= 0 {
+		return // no bash word can name it, and a NUL would end the file's word
+	}
 	raw = bytes.TrimSpace(raw)
 	kind, text := "z", ""
 	switch {

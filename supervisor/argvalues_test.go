@@ -24,6 +24,9 @@ func TestArgValuesBudget(t *testing.T) {
 	if len(big) > 4*len(deep)+3<<20 {
 		t.Fatalf("values file of %d bytes for %d bytes of arguments", len(big), len(deep))
 	}
+	if got := string(argValues([]byte(`{"a\u0000b":{"c":1},"ok":"x"}`))); strings.IndexByte(got, 0) >= 0 || !strings.Contains(got, `'ok') __mcpbashd_v='sx' ;;`) {
+		t.Fatalf("a key holding NUL: %q", got)
+	}
 	if got := string(argValues([]byte(`[1,2]`))); got != "__mcpbashd_av() { return 1; }\n" {
 		t.Fatalf("arguments that are not an object: %q", got)
 	}
