@@ -140,7 +140,7 @@ mcp_log() {
 
 # mcp_arg [-v VAR] NAME — the tool's argument NAME (NAME.KEY or NAME.N for
 # one inside an object or array), decoded by the daemon, no jq: a string as
-# itself, a number or boolean as written, an object or array as compact
+# itself, a number or boolean as $1 writes it, an object or array as compact
 # JSON, null as nothing. Printed with no newline added, or assigned to VAR
 # (exact, trailing newlines too). Status 1: no such argument; 2: a string
 # holding NUL (bash cannot hold one), a path too deep in large arguments,

@@ -20,7 +20,7 @@ import (
 //	*) return 1 ;; esac; }
 //
 // where T is the value's kind: s string (VALUE the string itself), n
-// number (as the client wrote it), b boolean, z null (VALUE empty), o
+// number (as $1 writes it), b boolean, z null (VALUE empty), o
 // object or a array (VALUE compact JSON), or ! a string holding a NUL,
 // which bash cannot hold (mcp_arg refuses it, naming the argument). Keys
 // are the top-level names, then every nested path as NAME.KEY or NAME.N
