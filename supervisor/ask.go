@@ -51,7 +51,7 @@ type AskItem struct {
 
 // ErrEndCall, wrapped in the error Request.Ask returns, ends the call at
 // once: its process group is SIGKILLed (no cancel hook: the tool is run
-// again from the start later) and Outcome.Ended is set, so the caller can
+// again from the start later) and the Outcome ends EndedToAsk, so the caller can
 // answer something other than a tool result (2026's input_required).
 var ErrEndCall = errors.New("the call ends to ask the client")
 

@@ -217,7 +217,7 @@ tool_wait() {
 			case <-deadline(t):
 				t.Fatal("the call did not end")
 			}
-			if mode == "cancel" && !o.Cancelled || mode == "timeout" && !o.TimedOut {
+			if mode == "cancel" && o.End != Cancelled || mode == "timeout" && o.End != TimedOut {
 				t.Fatalf("outcome %+v", o)
 			}
 			b, err := os.ReadFile(filepath.Join(dir, "err"))
@@ -255,7 +255,7 @@ tool_end_cancel() { echo hook >"$D/hook"; }
 		return nil, fmt.Errorf("input required: %w", ErrEndCall)
 	}
 	o := s.Call(context.Background(), Request{ID: "1", Tool: "end", Args: []byte(`{}`), Snapshot: sn, Ask: ask})
-	if !o.Ended || o.Cancelled || o.TimedOut {
+	if o.End != EndedToAsk {
 		t.Fatalf("outcome %+v", o)
 	}
 	for _, f := range []string{"after", "hook"} {

@@ -28,6 +28,7 @@ var (
 
 // Request is one tool call.
 type Request struct {
+	Kind Kind   // what runs: tool_TOOL, the executable Exe, or the function Func
 	ID   string // the JSON-RPC id as written, for logs
 	Tool string // validated name: [a-zA-Z_][a-zA-Z0-9_]*
 	Args []byte // arguments JSON, exactly as the tool receives it in $1
@@ -38,14 +39,15 @@ type Request struct {
 	// Events, when set, receives the notifications the tool asks for
 	// (mcp_progress, mcp_log) while it runs, in order, from one goroutine.
 	Events func(Event)
-	// Exe, when set, is a --tools-dir executable run as `EXE TOOL ARGS`
-	// instead of the bash function tool_TOOL.
+	// Exe is the --tools-dir executable of a ToolExe request, run as
+	// `EXE TOOL ARGS` instead of the bash function tool_TOOL.
 	Exe string
 	// Limits are the tool's own sandbox (over Config.Limits); nil: none.
 	Limits *sandbox.Spec
-	// Func, when set, is the bash function to run instead of tool_TOOL: a
-	// resource, prompt or completion function (funcs.go), called with Argv
-	// as its positional arguments. Tool is then Func, for logs and ps.
+	// Func is the bash function of a DeclaredFunc request, run instead of
+	// tool_TOOL: a resource, prompt or completion function (funcs.go),
+	// called with Argv as its positional arguments. Tool is then Func, for
+	// logs and ps.
 	Func string
 	Argv []string
 	// Stderr, when set, is where a bash function tool's stderr goes
@@ -57,30 +59,76 @@ type Request struct {
 	// (ask.go): called on its own goroutine per ask record, with a context
 	// that is done when the call ends (cancel, timeout, exit); it must
 	// return then. An error's message reaches the helper's stderr; one
-	// that wraps ErrEndCall ends the call instead (Outcome.Ended). Nil:
+	// that wraps ErrEndCall ends the call instead (EndedToAsk). Nil:
 	// every helper fails with "this call cannot ask the client".
 	Ask func(ctx context.Context, reqs []AskItem) ([]json.RawMessage, error)
 }
 
-// Outcome is how a call ended.
+// Kind is what a Request runs.
+type Kind uint8
+
+const (
+	// ToolFunc runs the bash function tool_TOOL with the arguments JSON.
+	ToolFunc Kind = iota
+	// ToolExe runs the --tools-dir executable Exe as `EXE TOOL ARGS`.
+	ToolExe
+	// DeclaredFunc runs the bash function Func (a resource's, a prompt's,
+	// a completion's) with Argv.
+	DeclaredFunc
+)
+
+// End is how a call ended: the one status of an Outcome, as an
+// os/exec ExitError's ProcessState says how a process ended.
+type End uint8
+
+const (
+	// Exited: the call's shell ended by itself; ExitCode, Signal, Phase
+	// and HookStatus say how.
+	Exited End = iota
+	// NotRun: the call never ran; Outcome.Err says why (errors.Is
+	// ErrCallDir when its call directory could not be made).
+	NotRun
+	// Cancelled: stopped for ErrCancelled or ErrShutdown; no response is
+	// sent.
+	Cancelled
+	// TimedOut: stopped when its timeout (Outcome.Timeout) passed.
+	TimedOut
+	// EndedToAsk: an Ask returned ErrEndCall and the call's group was
+	// killed; its output is not a result.
+	EndedToAsk
+)
+
+// ErrCallDir marks a NotRun outcome whose call directory could not be
+// created (errors.Is): its result names no path, the log does.
+var ErrCallDir = errors.New("the call directory could not be created")
+
+// callDirError is a setup error of the call directory: it reads as the
+// error it wraps, and is ErrCallDir.
+type callDirError struct{ err error }
+
+func (e callDirError) Error() string        { return e.err.Error() }
+func (e callDirError) Unwrap() error        { return e.err }
+func (e callDirError) Is(target error) bool { return target == ErrCallDir }
+
+// notRun is the outcome of a call that never ran.
+func notRun(err error) Outcome { return Outcome{End: NotRun, Err: err} }
+
+// Outcome is how a call ended (End, with Err when it never ran) and what
+// it left: its output, its exit, and what it returned through the shim's
+// content helpers.
 type Outcome struct {
-	Output     []byte // combined stdout+stderr, at most the cap (a tools-dir executable: stdout)
-	Stderr     []byte // a tools-dir executable's stderr (logged; joins the text of a failure)
-	Truncated  int64  // bytes cut off the end (0: none)
-	OutputCap  int64  // the cap the call ran with (<= 0: none); it bounds the result's escaped text too
+	End        End
+	Err        error         // NotRun: why
+	Timeout    time.Duration // TimedOut: the timeout that passed
+	Output     []byte        // combined stdout+stderr, at most the cap (a tools-dir executable: stdout)
+	Stderr     []byte        // a tools-dir executable's stderr (logged; joins the text of a failure)
+	Truncated  int64         // bytes cut off the end (0: none)
+	OutputCap  int64         // the cap the call ran with (<= 0: none); it bounds the result's escaped text too
 	ExitCode   int
 	Signal     syscall.Signal // non-zero when the tool's shell died by a signal
 	Phase      string         // "tool", "hook" (ended inside the before-tool hook), "refused"
 	HookStatus int            // the hook's return status when Phase is "refused"
 	HookOutput []byte
-	Cancelled  bool // stopped for ErrCancelled or ErrShutdown: no response is sent
-	TimedOut   bool
-	// Ended: an Ask returned ErrEndCall and the call's group was killed;
-	// its output is not a result.
-	Ended    bool
-	Timeout  time.Duration
-	SetupErr error // the call never ran (no call directory, spawn failure)
-	SetupDir bool  // SetupErr is the call directory's creation
 	// OutputErr: the tool ran but its output could not be read back (not
 	// an empty output: the result must say so).
 	OutputErr error
@@ -99,7 +147,7 @@ type Outcome struct {
 // once the call's process group is gone and its root removed.
 func (s *Supervisor) Call(ctx context.Context, req Request) Outcome {
 	if !s.enter() {
-		return Outcome{SetupErr: errClosed}
+		return notRun(errClosed)
 	}
 	defer s.users.Done()
 	start := time.Now()
@@ -113,8 +161,8 @@ func (s *Supervisor) Call(ctx context.Context, req Request) Outcome {
 	// The events the SDK logged are logged with its sentences, which
 	// operators grep for; their variable parts are fields as well.
 	switch {
-	case o.SetupErr != nil:
-		s.logNotRun(log, req.Tool, o.SetupErr)
+	case o.End == NotRun:
+		s.logNotRun(log, req.Tool, o.Err)
 	case o.Phase == phaseRefused:
 		log.Error(fmt.Sprintf("before-tool hook refused tool %s (status %d)", req.Tool, o.HookStatus), zap.Int("status", o.HookStatus))
 	case o.Phase == phaseHook && o.Signal != 0:
@@ -123,14 +171,14 @@ func (s *Supervisor) Call(ctx context.Context, req Request) Outcome {
 	case o.Phase == phaseHook:
 		log.Error(fmt.Sprintf("Before-tool hook mcp_before_tool_call for tool %s ended the call (status %d)", req.Tool, o.ExitCode),
 			zap.Int("status", o.ExitCode))
-	case o.Cancelled && errors.Is(context.Cause(ctx), ErrShutdown):
+	case o.End == Cancelled && errors.Is(context.Cause(ctx), ErrShutdown):
 		// stop logged "Stopped in-flight tool …", the SDK's line.
-	case o.Cancelled:
+	case o.End == Cancelled:
 		// After the call's directory is gone, as the SDK logged it.
 		log.Info(fmt.Sprintf("Cancelled tools/call %s (%s)", req.ID, req.Tool), fields...)
-	case o.Ended:
+	case o.End == EndedToAsk:
 		log.Info("call ended to ask the client", fields...)
-	case o.TimedOut:
+	case o.End == TimedOut:
 		log.Warn("call timed out", append(fields, zap.Duration("timeout", o.Timeout))...)
 	case o.Signal != 0:
 		// The result text stays the SDK's ("Error executing x: ", which
@@ -176,21 +224,21 @@ func (s *Supervisor) call(ctx context.Context, req Request, log *zap.Logger) Out
 	}
 	root, err := s.newRoot(req.argsFile(), req.values(), log)
 	if err != nil {
-		return Outcome{SetupErr: err, SetupDir: true}
+		return notRun(callDirError{err})
 	}
 	defer s.removeRoot(root, log)
 	out, err := openAppendFD(root.Out())
 	if err != nil {
-		return Outcome{SetupErr: &rootError{path: s.base, err: fmt.Errorf("create output file: %w", err)}, SetupDir: true}
+		return notRun(callDirError{&rootError{path: s.base, err: fmt.Errorf("create output file: %w", err)}})
 	}
 	defer closeFD(&out)
 	mode, errOut := modeCall, out
-	if req.Exe != "" {
+	if req.Kind == ToolExe {
 		mode = modeExec
 	}
 	if req.splitsStderr() {
 		if errOut, err = openAppendFD(root.Stderr()); err != nil {
-			return Outcome{SetupErr: fmt.Errorf("create stderr file: %w", err)}
+			return notRun(fmt.Errorf("create stderr file: %w", err))
 		}
 		defer closeFD(&errOut)
 	} else if req.Stderr != nil {
@@ -198,13 +246,13 @@ func (s *Supervisor) call(ctx context.Context, req Request, log *zap.Logger) Out
 	}
 	box, err := s.box.Prepare(req.Limits, s.sandboxPaths(req, root))
 	if err != nil {
-		return Outcome{SetupErr: err}
+		return notRun(err)
 	}
 	pid, done, err := s.startServerCode(mode, req, root, out, errOut, box)
 	closeFD(&out)
 	if err != nil {
 		box.Finish(0)
-		return Outcome{SetupErr: err}
+		return notRun(err)
 	}
 	return s.run(ctx, req, root, pid, done, box, log)
 }
@@ -225,10 +273,7 @@ func (s *Supervisor) callWarm(ctx context.Context, req Request, w *warmProc, log
 		s.finishWarm(w, nil)
 		return Outcome{}, false
 	}
-	defer func() {
-		w.sn.release()
-		s.users.Done()
-	}()
+	defer s.releaseWarm(w)
 	defer s.removeRoot(root, log)
 	return s.run(ctx, req, root, w.pid, w.done, nil, log), true
 }
@@ -269,7 +314,7 @@ func (s *Supervisor) await(ctx context.Context, req Request, root callRoot, pid 
 	select {
 	case ei = <-done:
 	case <-ctx.Done():
-		o.Cancelled = true
+		o.End = Cancelled
 		why := stopCancel
 		switch cause := context.Cause(ctx); {
 		case errors.Is(cause, ErrShutdown):
@@ -279,7 +324,7 @@ func (s *Supervisor) await(ctx context.Context, req Request, root callRoot, pid 
 		}
 		ei = s.stop(req, root, pid, done, why, log)
 	case <-timeout:
-		o.TimedOut, o.Timeout = true, req.Timeout
+		o.End, o.Timeout = TimedOut, req.Timeout
 		s.stats.TimedOut.Add(1)
 		asks.cancel(errCallTimedOut) // a helper waiting for the client fails before the TERM
 		ei = s.stop(req, root, pid, done, stopTimeout, log)
@@ -287,7 +332,7 @@ func (s *Supervisor) await(ctx context.Context, req Request, root callRoot, pid 
 		// The tool is run again from the start later: no cancel hook, no
 		// grace. The leader is registered until reaped, so the group id
 		// is still this call's.
-		o.Ended = true
+		o.End = EndedToAsk
 		asks.cancel(ErrEndCall)
 		s.reaper.signalGroup(pid, unix.SIGKILL)
 		ei = <-done

@@ -32,7 +32,7 @@ func (req Request) values() []byte {
 
 // argsFile is what the root's args file holds for req.
 func (req Request) argsFile() []byte {
-	if req.Func == "" {
+	if req.Kind != DeclaredFunc {
 		return req.Args
 	}
 	var b strings.Builder
@@ -45,7 +45,7 @@ func (req Request) argsFile() []byte {
 
 // cancelHook is the function the cancel path runs first, when defined.
 func (req Request) cancelHook() string {
-	if req.Func != "" {
+	if req.Kind == DeclaredFunc {
 		return req.Func + "_cancel"
 	}
 	return "tool_" + req.Tool + "_cancel"
@@ -55,4 +55,4 @@ func (req Request) cancelHook() string {
 // joining stdout: a tools-directory executable prints its result on
 // stdout and diagnostics on stderr, as in the system it comes from, and so
 // does a function whose stdout is a resource's or a prompt's content.
-func (req Request) splitsStderr() bool { return req.Exe != "" || req.Func != "" }
+func (req Request) splitsStderr() bool { return req.Kind != ToolFunc }

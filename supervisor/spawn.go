@@ -110,7 +110,7 @@ func (s *Supervisor) startServerCode(mode string, req Request, root callRoot, st
 		return 0, nil, errors.New("no server snapshot loaded")
 	}
 	zero := s.cfg.Script
-	if req.Exe != "" {
+	if req.Kind == ToolExe {
 		zero = req.Exe
 	}
 	env := append(root.env(s.cfg.OutputCap),
@@ -132,7 +132,7 @@ func (s *Supervisor) sandboxPaths(req Request, root callRoot) sandbox.Paths {
 	if req.Snapshot != nil {
 		files = append(files, req.Snapshot.Path)
 	}
-	if req.Exe != "" {
+	if req.Kind == ToolExe {
 		files = append(files, req.Exe)
 	}
 	return sandbox.Paths{Root: string(root), Tmp: root.Tmp(), Bash: s.cfg.Bash, Files: files}

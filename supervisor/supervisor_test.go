@@ -86,7 +86,7 @@ tool_stubborn() { trap '' TERM; echo started > "$MCP_CALL_TMPDIR/../ready"; whil
 		}
 	}()
 	o := s.Call(ctx, Request{ID: "1", Tool: "stubborn", Args: []byte(`{}`), Snapshot: sn})
-	if !o.Cancelled || o.Signal == 0 {
+	if o.End != Cancelled || o.Signal == 0 {
 		t.Fatalf("outcome %+v", o)
 	}
 }
@@ -124,7 +124,7 @@ tool_tidy() {
 		os.WriteFile(filepath.Join(d, "go"), nil, 0o600)
 	}()
 	o := s.Call(ctx, Request{ID: "1", Tool: "tidy", Args: []byte(`{}`), Snapshot: sn})
-	if !o.Cancelled || o.ExitCode != 143 {
+	if o.End != Cancelled || o.ExitCode != 143 {
 		t.Fatalf("outcome %+v", o)
 	}
 	if b, err := os.ReadFile(filepath.Join(d, "child")); err != nil || string(b) != "cleaned\n" {
@@ -149,8 +149,8 @@ func TestReloadSwapsOnlyOnSuccess(t *testing.T) {
 	call := func() string {
 		t.Helper()
 		o := s.Call(context.Background(), Request{ID: "1", Tool: "v", Args: []byte(`{}`)})
-		if o.SetupErr != nil {
-			return "not run: " + o.SetupErr.Error()
+		if o.End == NotRun {
+			return "not run: " + o.Err.Error()
 		}
 		return strings.TrimSpace(string(o.Output))
 	}

@@ -96,6 +96,18 @@ type warmProc struct {
 	off       int
 	mem       int   // /proc/PID/mem; -1: not open
 	nameAt    int64 // the field's address
+	// released gives back what startWarm took for it — its hold on sn
+	// and its user of the supervisor — once, whichever way it ends.
+	released sync.Once
+}
+
+// releaseWarm gives back w's holds (startWarm's), once: after it was retired
+// (finishWarm) or after the call it was handed ended (callWarm).
+func (s *Supervisor) releaseWarm(w *warmProc) {
+	w.released.Do(func() {
+		w.sn.release()
+		s.users.Done()
+	})
 }
 
 type warmPool struct {
@@ -122,7 +134,7 @@ func newWarmPool(s *Supervisor, max int) *warmPool {
 func (s *Supervisor) eligible(req Request) bool {
 	// Resource, prompt and completion functions and a tool whose stderr
 	// is kept apart (a 2026-SDK server) take the cold path.
-	return s.warm != nil && req.Exe == "" && req.Func == "" && req.Stderr == nil && s.warmable(req.Snapshot) &&
+	return s.warm != nil && req.Kind == ToolFunc && req.Stderr == nil && s.warmable(req.Snapshot) &&
 		sandbox.Merge(s.box.Defaults(), req.Limits).Empty() && len("call "+req.Tool) <= fieldWidth(req.Snapshot)
 }
 
@@ -335,7 +347,8 @@ var (
 )
 
 // startWarm starts a warm process for sn. It holds sn and one user of the
-// supervisor until finishWarm.
+// supervisor until releaseWarm; when no process starts it gives them back
+// itself.
 func (s *Supervisor) startWarm(sn *Snapshot) (*warmProc, error) {
 	if !s.enter() {
 		return nil, errClosed
@@ -420,8 +433,7 @@ func (s *Supervisor) spawnWarm(sn *Snapshot) (*warmProc, error) {
 // releases its holds. exited: its exit, already taken from w.done.
 func (s *Supervisor) finishWarm(w *warmProc, exited *exitInfo) {
 	s.killWarm(w, exited)
-	w.sn.release()
-	s.users.Done()
+	s.releaseWarm(w)
 }
 
 // killWarm SIGKILLs w's group while it is registered, waits until it is

@@ -190,7 +190,7 @@ func TestWarmCancelledBeforeHandOver(t *testing.T) {
 	cancel(ErrCancelled)
 	select {
 	case o := <-done:
-		if !o.Cancelled {
+		if o.End != Cancelled {
 			t.Fatalf("outcome %+v, want cancelled", o)
 		}
 	case <-deadline(t):

@@ -113,7 +113,7 @@ func (s *Server) askFor(tc toolCall) func(context.Context, []supervisor.AskItem)
 }
 
 // askSession sends items to the client together and waits for every answer.
-func (s *Server) askSession(ctx context.Context, req *transport.Request, c *conn, items []supervisor.AskItem) ([]json.RawMessage, error) {
+func (s *Server) askSession(ctx context.Context, req *transport.Request, c *session, items []supervisor.AskItem) ([]json.RawMessage, error) {
 	var caps json.RawMessage
 	version := ""
 	if req.Session != nil {
@@ -236,15 +236,4 @@ func canAsk(caps json.RawMessage, version string, it supervisor.AskItem) error {
 		return errors.New("the client did not declare tool use in sampling (capabilities.sampling.tools)")
 	}
 	return nil
-}
-
-// clientCaps is initialize's params.capabilities (nil when not an object).
-func clientCaps(params json.RawMessage) json.RawMessage {
-	var p struct {
-		Caps json.RawMessage `json:"capabilities"`
-	}
-	if json.Unmarshal(params, &p) != nil || wire.FirstByte(p.Caps) != '{' {
-		return nil
-	}
-	return p.Caps
 }

@@ -5,6 +5,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/mcp-bashd/mcp-bashd/rpc/wire"
+	"github.com/mcp-bashd/mcp-bashd/supervisor"
 )
 
 // body is a tool result assembled from parts that are rendered only when
@@ -100,4 +101,61 @@ func (b *body) insertMembers(members []byte) {
 	last := b.parts[len(b.parts)-1] // the closing brace, as every result here ends
 	b.parts = append(b.parts[:len(b.parts)-1], part{kind: partJSON, raw: []byte(",")}, part{kind: partJSON, raw: members}, last)
 	b.n += 1 + len(members)
+}
+
+// The content encoder: every content item the server writes — a tool
+// result's content, a prompt message's content, a resource's contents —
+// is written here, so each shape is spelled once.
+
+// contentItem appends one ContentBlock: text, image or audio, or an
+// embedded text resource (what the shim's content helpers make); false
+// for a kind that is no ContentBlock (blob, notfound), nothing written.
+func (b *body) contentItem(it supervisor.Item) bool {
+	switch it.Kind {
+	case "text", "image", "audio", "resource":
+	default:
+		return false
+	}
+	b.json(`{"type":"` + it.Kind + `",`)
+	switch it.Kind {
+	case "text":
+		b.json(`"text":`)
+		b.str(it.Text)
+	case "image", "audio":
+		b.json(`"data":`)
+		b.base64(it.Data)
+		b.json(`,"mimeType":`)
+		b.str(it.MIME)
+	case "resource":
+		b.json(`"resource":`)
+		b.resourceText(it.URI, it.MIME, true, it.Text)
+	}
+	b.json("}")
+	return true
+}
+
+// resourceText appends text ResourceContents; mimeType is left out when
+// empty unless always (an embedded resource carries it as written).
+func (b *body) resourceText(uri, mime string, always bool, text string) {
+	b.resourceEntry(uri, mime, always)
+	b.json(`,"text":`)
+	b.str(text)
+	b.json("}")
+}
+
+// resourceBlob appends blob ResourceContents: data in base64.
+func (b *body) resourceBlob(uri, mime string, data []byte) {
+	b.resourceEntry(uri, mime, false)
+	b.json(`,"blob":`)
+	b.base64(data)
+	b.json("}")
+}
+
+func (b *body) resourceEntry(uri, mime string, always bool) {
+	b.json(`{"uri":`)
+	b.str(uri)
+	if mime != "" || always {
+		b.json(`,"mimeType":`)
+		b.str(mime)
+	}
 }

@@ -63,16 +63,21 @@ func (r *Result) modern(info json.RawMessage) {
 	r.doc.insertMembers(m[1 : len(m)-1])
 }
 
-// startCall starts a tools/call (startInFlight).
-func (s *Server) startCall(c *conn, req *transport.Request) {
-	s.startInFlight(c, req, func(ctx context.Context, req *transport.Request, held *bool) (transport.Response, bool) {
+// decodeCall is tools/call's params decoder (parseCallParams).
+func decodeCall(r *request) (callParams, *wire.Error) { return parseCallParams(r.Msg.Params) }
+
+// callTool is what runs a tools/call in its slot: every check that needs
+// the tools directory or the tool's declaration runs there (runCall).
+func (c *session) callTool(r *request, p callParams) (inFlightRun, *wire.Error) {
+	s := c.srv
+	return func(tk *ticket, req *transport.Request) (transport.Response, bool) {
 		id := req.Msg.ID
-		res, err := s.runCall(ctx, toolCall{req: req, params: req.Msg.Params, held: held, conn: c})
+		res, err := s.runCall(tk.ctx, toolCall{req: req, p: p, caps: r.caps, tk: tk, conn: c})
 		switch {
+		case cancelled(err):
+			return transport.Response{}, false // cancelled: no response
 		case err != nil:
 			return transport.Response{ID: id, Err: err}, true
-		case res == nil:
-			return transport.Response{}, false // cancelled: no response
 		}
 		if req.Era == transport.Modern {
 			// The catalog the call read (Fresh published it): no second
@@ -80,75 +85,43 @@ func (s *Server) startCall(c *conn, req *transport.Request) {
 			res.modern(s.src.Current().Config.ServerInfo())
 		}
 		return res.response(id), true
-	})
+	}, nil
 }
 
 // inFlightRun answers one in-flight request: its response, or false when
-// it was cancelled and gets none. held, when run sets it, keeps the
-// concurrency slot run took until the answer is written (slotStream).
-type inFlightRun func(ctx context.Context, req *transport.Request, held *bool) (transport.Response, bool)
+// it was cancelled and gets none. The slot it takes through tk is kept
+// until the answer is written (ticket.answered).
+type inFlightRun func(tk *ticket, req *transport.Request) (transport.Response, bool)
 
-// startInFlight registers a request that runs bash (a tools/call, a
-// resources/read, a prompts/get, a completion/complete) as in flight
-// before returning, so a cancellation on the very next line finds it,
-// then runs it concurrently with a context cancelled by the client, its
-// departure or shutdown.
-func (s *Server) startInFlight(c *conn, req *transport.Request, run inFlightRun) {
-	id := req.Msg.ID
-	key, _ := idKey(id)
-	var ctx context.Context
-	var cancel context.CancelCauseFunc
-	var refused *wire.Error
-	c.update(func(st *connState) {
-		switch {
-		case st.inflight[key] != nil:
-			refused = wire.Errorf(wire.CodeInvalidRequest, "Invalid Request: id "+string(id)+" is already in flight")
-		case s.pending.Load() >= int64(s.opt.MaxPending):
-			refused = wire.Errorf(wire.CodeInternal, fmt.Sprintf("Server busy: %d tool calls are already running or waiting (%d per --max-concurrency slot; --max-concurrency is %d); retry later, or start mcp-bashd with a higher --max-concurrency",
-				s.opt.MaxPending, s.opt.MaxPending/s.opt.MaxConcurrent, s.opt.MaxConcurrent))
-		case !s.enter(c):
-			refused = errClosing()
-		default:
-			ctx, cancel = context.WithCancelCause(s.base)
-			st.inflight[key] = cancel
-			s.pending.Add(1)
-		}
-	})
+// startInFlight admits a request that runs bash (a tools/call, a
+// resources/read, a prompts/get, a completion/complete) before returning,
+// so a cancellation on the very next line finds it, then runs it
+// concurrently with a context cancelled by the client, its departure or
+// shutdown.
+func (c *session) startInFlight(req *transport.Request, run inFlightRun) {
+	tk, refused := c.admit(req)
 	if refused != nil {
-		req.Out.Respond(transport.Response{ID: id, Err: refused})
+		req.Out.Respond(transport.Response{ID: req.Msg.ID, Err: refused})
 		return
 	}
-	s.goEntered(c, func() {
-		// The call keeps its concurrency slot until its answer is written
-		// (or given up on): see slotStream.
-		held := false
-		own := *req
-		own.Out = slotStream{Stream: req.Out, s: s, held: &held}
-		req := &own
-		defer func() {
-			if held {
-				<-s.sem
-			}
-			c.update(func(st *connState) { delete(st.inflight, key) })
-			cancel(nil)
-			s.pending.Add(-1)
-		}()
+	go func() {
+		defer tk.end()
 		if req.Gone != nil {
 			// HTTP: a client that drops the connection cancels its call.
 			go func() {
 				select {
 				case <-req.Gone:
-					cancel(supervisor.ErrCancelled)
-				case <-ctx.Done():
+					tk.stop(supervisor.ErrCancelled)
+				case <-tk.ctx.Done():
 				}
 			}()
 		}
-		if r, ok := run(ctx, req, &held); ok {
-			req.Out.Respond(r)
+		if r, ok := run(tk, req); ok {
+			tk.answered(req.Out, r)
 		} else {
 			req.Out.Finish() // cancelled: no response
 		}
-	})
+	}()
 }
 
 // Call runs one tool from Go, as a legacy-era tools/call (mcp-bashd
@@ -158,26 +131,38 @@ func (s *Server) startInFlight(c *conn, req *transport.Request, run inFlightRun)
 func (s *Server) Call(ctx context.Context, name string, args json.RawMessage, out transport.Stream) (*Result, *wire.Error) {
 	params := object(field{"name", wire.Quote(name)}, field{"arguments", args})
 	msg := &wire.Message{ID: json.RawMessage("1"), HasID: true, Method: "tools/call", Params: params}
+	p, perr := parseCallParams(params)
+	if perr != nil {
+		return nil, perr
+	}
 	req := &transport.Request{Msg: msg, Out: out}
 	if out != nil {
 		req.Meta.ProgressToken = json.RawMessage(`"call"`)
 		req.Session = transport.NewSession()
 		req.Session.SetLevel(0)
 	}
-	res, err := s.runCall(ctx, toolCall{req: req, params: params})
+	res, err := s.runCall(ctx, toolCall{req: req, p: p, tk: &ticket{s: s}})
+	if cancelled(err) {
+		return nil, nil
+	}
 	if res != nil {
 		res.Body, res.doc = res.JSON(), nil
 	}
 	return res, err
 }
 
-// toolCall is one tools/call on its way through runCall.
+// toolCall is one tools/call on its way through runCall and runTool —
+// the call context: the request, its params decoded once, its _meta's
+// client capabilities (2026), its admission, and where its tool's asks
+// and events go.
 type toolCall struct {
-	req    *transport.Request
-	params json.RawMessage
-	// held, when set, keeps the concurrency slot run takes: run sets it,
-	// and the caller gives the slot back once the answer is written.
-	held *bool
+	req  *transport.Request
+	p    callParams
+	caps map[string]json.RawMessage
+	// tk is the call's admission: the slot it takes is given back when
+	// the tool ends unless the call writes an answer (tk.c is set), which
+	// keeps it until then.
+	tk *ticket
 	// mrtr answers the tool's asks in a 2026 request (mrtr.go); nil in
 	// the session eras.
 	mrtr *mrtrCall
@@ -188,40 +173,9 @@ type toolCall struct {
 	ask func(ctx context.Context, reqs []supervisor.AskItem) ([]json.RawMessage, error)
 	// conn is the connection the request came on (nil for Server.Call):
 	// where what no longer fits on the request's own stream may go.
-	conn *conn
+	conn *session
 }
 
-// slotStream is the output of a call that may keep its slot until its
-// answer is written, so the answers a slow client has not taken never
-// outnumber the slots: once every slot waits for the client, no further
-// call starts (and the reader, answering the calls refused beyond
-// MaxPending, stops reading) until it reads. That moment is logged each
-// time it comes.
-type slotStream struct {
-	transport.Stream
-	s    *Server
-	held *bool
-}
-
-// Unwrap is the stream under o (transport.RequesterOf).
-func (o slotStream) Unwrap() transport.Stream { return o.Stream }
-
-func (o slotStream) Respond(r transport.Response) {
-	if !*o.held {
-		o.Stream.Respond(r)
-		return
-	}
-	if n := o.s.answering.Add(1); n == int64(cap(o.s.sem)) {
-		o.s.log.Warn("every call slot waits for the client to read an answer", zap.Int64("slots", n))
-	}
-	o.Stream.Respond(r)
-	o.s.answering.Add(-1)
-}
-
-// runCall applies the SDK's checks in its order and runs the tool. A
-// protocol error comes back as the error; a refusal the SDK answered with
-// an isError result comes back as that result; nil, nil means the call
-// was cancelled.
 // checkToolName refuses a name no tool can have.
 func (s *Server) checkToolName(name string, modern bool) *wire.Error {
 	if modern && s.SDK2026Dialect() {
@@ -230,21 +184,21 @@ func (s *Server) checkToolName(name string, modern bool) *wire.Error {
 		return sdk2026NameError(name)
 	}
 	if !catalog.ValidName.MatchString(name) {
-		return wire.Errorf(wire.CodeInvalidParams, "Invalid tool name: "+name)
+		return wire.NewError(wire.CodeInvalidParams, "Invalid tool name: "+name)
 	}
 	return nil
 }
 
+// runCall applies the SDK's checks in its order and runs the tool. A
+// protocol error comes back as the error; a refusal the SDK answered with
+// an isError result comes back as that result; errCancelled means the
+// call was cancelled and gets no answer.
 func (s *Server) runCall(ctx context.Context, tc toolCall) (*Result, *wire.Error) {
-	modern := tc.req.Era == transport.Modern
-	cp, perr := parseCallParams(tc.params)
-	if perr != nil {
-		return nil, perr
-	}
+	modern, cp := tc.req.Era == transport.Modern, tc.p
 	// What is validated must be what the tool reads: the validator keeps a
 	// repeated key's last value, bash's regex idiom finds its first.
 	if path, dup := wire.DuplicateKey(cp.args); dup {
-		return nil, wire.Errorf(wire.CodeInvalidParams, "Invalid params: arguments"+path+" is given more than once; duplicate keys are refused because the tool could read either value")
+		return nil, wire.InvalidParams("arguments" + path + " is given more than once; duplicate keys are refused because the tool could read either value")
 	}
 	name := cp.name
 	if e := s.checkToolName(name, modern); e != nil {
@@ -252,7 +206,7 @@ func (s *Server) runCall(ctx context.Context, tc toolCall) (*Result, *wire.Error
 	}
 	// The SDK answers an unknown tool -32601; the 2026 revision's spec
 	// example is -32602, and that era has no SDK servers to keep.
-	notFound := wire.Errorf(wire.CodeMethodNotFound, "Tool not found: "+name)
+	notFound := wire.NewError(wire.CodeMethodNotFound, "Tool not found: "+name)
 	if modern {
 		notFound.Code = wire.CodeInvalidParams
 	}
@@ -276,12 +230,12 @@ func (s *Server) runCall(ctx context.Context, tc toolCall) (*Result, *wire.Error
 		return nil, notFound
 	}
 	if modern {
-		if e := checkModernCall(tc.req, t, cp.args); e != nil {
+		if e := checkModernCall(tc, t); e != nil {
 			return nil, e
 		}
 		// A retry's answers (inputResponses, requestState) are checked
 		// before anything runs: a tampered state is refused outright.
-		mc, e := newMRTR(s.states, tc.params, "tools/call", name, cp.args, tc.req.Meta.Caps)
+		mc, e := newMRTR(s.states, cp.rounds, "tools/call", name, cp.args, tc.caps)
 		if e != nil {
 			return nil, e
 		}
@@ -301,15 +255,18 @@ func (s *Server) runCall(ctx context.Context, tc toolCall) (*Result, *wire.Error
 		s.log.Info(validationFailed(name, err.Error()), zap.String("tool", name), zap.String("reason", err.Error()))
 		return errorResult(err.Error()), nil
 	}
-	asTask, ttl, terr := taskRequested(tc.req, t, tc.params)
+	asTask, ttl, terr := taskRequested(tc, t)
 	if terr != nil {
 		return nil, terr
 	}
 	if asTask {
 		return s.startTask(tc, cat.Config, t, snap, toolArgs(cp.args, cat.Config), ttl)
 	}
-	res := s.run(ctx, tc, cat.Config, t, snap, toolArgs(cp.args, cat.Config))
-	if res != nil && res.IsError {
+	res, _, err := s.runTool(ctx, tc, cat.Config, t, snap, toolArgs(cp.args, cat.Config))
+	if err != nil {
+		return nil, err
+	}
+	if res.IsError {
 		if e := tc.mrtr.missingCapability("tool " + name); e != nil {
 			return nil, e
 		}
@@ -332,34 +289,37 @@ func toolArgs(args json.RawMessage, cfg *catalog.Config) json.RawMessage {
 	return wire.Reprint(args, passes)
 }
 
-// run takes a concurrency slot and runs the tool with the declarations the
-// call was checked against (cfg); nil when cancelled. The slot is given
-// back when run returns, unless tc.held asks to keep it.
-func (s *Server) run(ctx context.Context, tc toolCall, cfg *catalog.Config, t *catalog.Tool, snap *supervisor.Snapshot, args json.RawMessage) *Result {
-	res, _ := s.runTool(ctx, tc, cfg, t, snap, args)
-	return res
-}
-
-// runTool is run that also returns how the call ended.
-func (s *Server) runTool(ctx context.Context, tc toolCall, cfg *catalog.Config, t *catalog.Tool, snap *supervisor.Snapshot, args json.RawMessage) (*Result, supervisor.Outcome) {
-	if !s.takeSlot(ctx, tc) {
-		if errors.Is(context.Cause(ctx), supervisor.ErrCancelled) {
+// runTool takes a concurrency slot and runs the tool with the
+// declarations the call was checked against (cfg), returning its result
+// and how it ended; errCancelled when it was cancelled (no result), the
+// busy error for a batch member refused its slot. The slot is given back
+// when runTool returns unless tc's ticket writes an answer, which keeps
+// it until then.
+func (s *Server) runTool(ctx context.Context, tc toolCall, cfg *catalog.Config, t *catalog.Tool, snap *supervisor.Snapshot, args json.RawMessage) (*Result, supervisor.Outcome, *wire.Error) {
+	if err := tc.tk.takeSlot(ctx); err != nil {
+		if cancelled(err) && errors.Is(context.Cause(ctx), supervisor.ErrCancelled) {
 			// Cancelled while it waited for a slot: it never started, so
 			// only the SDK's closing line applies.
 			id := string(tc.req.Msg.ID)
 			s.log.Info(fmt.Sprintf("Cancelled tools/call %s (%s)", id, t.Name), zap.String("call_id", id), zap.String("tool", t.Name), zap.Bool("started", false))
 		}
-		return nil, supervisor.Outcome{Cancelled: true}
+		return nil, supervisor.Outcome{End: supervisor.Cancelled}, err
 	}
-	defer s.giveSlot(tc)
+	if tc.tk.c == nil {
+		defer tc.tk.giveSlot()
+	}
 	timeout := s.opt.DefaultTimeout
 	if t.Timeout > 0 {
 		timeout = t.Timeout
 	}
 	s.metrics.Start()
 	sdk2026 := cfg.DeclaresSupportedVersions()
+	kind := supervisor.ToolFunc
+	if t.Exe != "" {
+		kind = supervisor.ToolExe
+	}
 	req := supervisor.Request{
-		ID: string(tc.req.Msg.ID), Tool: t.Name, Args: args, Snapshot: snap, Timeout: timeout,
+		Kind: kind, ID: string(tc.req.Msg.ID), Tool: t.Name, Args: args, Snapshot: snap, Timeout: timeout,
 		Events: tc.events, Exe: t.Exe, Limits: t.Sandbox,
 		Ask: s.callAsk(tc),
 	}
@@ -372,7 +332,7 @@ func (s *Server) runTool(ctx context.Context, tc toolCall, cfg *catalog.Config, 
 	oc := s.opt.Runner.Call(ctx, req)
 	if res, ok := tc.mrtr.ended(oc); ok {
 		s.metrics.Finish(t.Name, "input_required", oc.Duration)
-		return res, oc
+		return res, oc, nil
 	}
 	// A bash error names the file that defined the function: the
 	// snapshot calls source. Point it at the script, as under the SDK.
@@ -380,62 +340,44 @@ func (s *Server) runTool(ctx context.Context, tc toolCall, cfg *catalog.Config, 
 	res := s.toolResult(t, oc, sdk2026)
 	outcome := "ok"
 	switch {
-	case oc.Cancelled:
+	case oc.End == supervisor.Cancelled:
 		outcome = "cancelled"
-	case oc.TimedOut:
+	case oc.End == supervisor.TimedOut:
 		outcome = "timeout"
 	case res.IsError:
 		outcome = "error"
 	}
 	s.metrics.Finish(t.Name, outcome, oc.Duration)
-	if oc.Cancelled {
-		return nil, oc
+	if oc.End == supervisor.Cancelled {
+		return nil, oc, errCancelled
 	}
-	return res, oc
-}
-
-// takeSlot takes a concurrency slot for tc; false when ctx ended first.
-// When tc.held is set the slot is the caller's to give back once the
-// answer is written (slotStream); otherwise giveSlot gives it back.
-func (s *Server) takeSlot(ctx context.Context, tc toolCall) bool {
-	select {
-	case s.sem <- struct{}{}:
-	case <-ctx.Done():
-		return false
-	}
-	if tc.held != nil {
-		*tc.held = true
-	}
-	return true
-}
-
-func (s *Server) giveSlot(tc toolCall) {
-	if tc.held == nil {
-		<-s.sem
-	}
+	return res, oc, nil
 }
 
 // checkModernCall applies the 2026 checks that need the tool's
 // declaration: Mcp-Param-* headers (HTTP) and required client capabilities.
-func checkModernCall(req *transport.Request, t *catalog.Tool, args json.RawMessage) *wire.Error {
-	if req.Headers != nil && len(t.ParamHeaders) > 0 {
-		if why := checkParamHeaders(req.Headers, t.ParamHeaders, args); why != "" {
-			return wire.Errorf(wire.CodeHeaderMismatch, "Header mismatch: "+why)
+func checkModernCall(tc toolCall, t *catalog.Tool) *wire.Error {
+	if tc.req.Headers != nil && len(t.ParamHeaders) > 0 {
+		if why := checkParamHeaders(tc.req.Headers, t.ParamHeaders, tc.p.args); why != "" {
+			return wire.HeaderMismatch(why)
 		}
 	}
 	if t.Requires != nil {
-		if missing := missingCaps(t.Requires, req.Meta.Caps); missing != nil {
-			return &wire.Error{Code: wire.CodeMissingCapability, Message: "Missing required client capability for tool " + t.Name,
-				Data: object(field{"requiredCapabilities", missing})}
+		if missing := missingCaps(t.Requires, tc.caps); missing != nil {
+			return wire.MissingCapability(" for tool "+t.Name, missing)
 		}
 	}
 	return nil
 }
 
-// callParams is a tools/call's params after the SDK's gates.
+// callParams are a tools/call's params, decoded once (parseCallParams)
+// and passed down in the call context: the tool's name and arguments,
+// 2025-11-25's params.task, and a 2026 retry's rounds.
 type callParams struct {
 	name string
 	args json.RawMessage
+	task json.RawMessage // params.task as written; nil when absent
+	rounds
 }
 
 // parseCallParams applies the SDK's params rules: absent, null and false
@@ -447,11 +389,11 @@ func parseCallParams(params json.RawMessage) (callParams, *wire.Error) {
 		return cp, nil
 	case '{':
 	default:
-		return cp, wire.Errorf(wire.CodeInvalidParams, "Invalid params: expected an object")
+		return cp, wire.InvalidParams("expected an object")
 	}
 	ms, err := wire.SplitObject(params)
 	if err != nil {
-		return cp, wire.Errorf(wire.CodeInvalidParams, "Invalid params: expected an object")
+		return cp, wire.InvalidParams("expected an object")
 	}
 	for _, m := range ms {
 		switch m.Key {
@@ -464,6 +406,12 @@ func parseCallParams(params json.RawMessage) (callParams, *wire.Error) {
 			}
 		case "arguments":
 			cp.args = m.Val // present null/false/... is validated, never coerced
+		case "task":
+			cp.task = m.Val
+		case "requestState":
+			cp.state = m.Val
+		case "inputResponses":
+			cp.responses = m.Val
 		}
 	}
 	return cp, nil
@@ -513,15 +461,14 @@ func paramMatches(header string, raw json.RawMessage) bool {
 
 // missingCaps returns the client capabilities a tool requires that the
 // request's clientCapabilities lack, as a ClientCapabilities object, or nil.
-func missingCaps(required, have json.RawMessage) json.RawMessage {
-	var req, got map[string]json.RawMessage
+func missingCaps(required json.RawMessage, have map[string]json.RawMessage) json.RawMessage {
+	var req map[string]json.RawMessage
 	if json.Unmarshal(required, &req) != nil {
 		return nil
 	}
-	_ = json.Unmarshal(have, &got)
 	missing := map[string]json.RawMessage{}
 	for k, v := range req {
-		if _, ok := got[k]; !ok {
+		if _, ok := have[k]; !ok {
 			missing[k] = v
 		}
 	}

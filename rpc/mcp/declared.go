@@ -5,86 +5,30 @@ import (
 
 	"github.com/mcp-bashd/mcp-bashd/rpc/catalog"
 	"github.com/mcp-bashd/mcp-bashd/rpc/transport"
-	"github.com/mcp-bashd/mcp-bashd/rpc/wire"
 )
 
-// serveDeclared answers the methods of resources, prompts, completion and
-// (2026-07-28) subscriptions, in either era; false when the method is none
-// of them.
-//
-// What a server offers comes from resources.json and prompts.json
-// (catalog.Offers). A session-era server without them answers the three
-// list methods with empty lists, as the bash SDKs did, and the others
-// -32601; a 2026-07-28 server answers only what server/discover declared,
+// The methods of resources, prompts and completion, in either era, and
+// (2026-07-28) subscriptions/listen. What a server offers comes from
+// resources.json and prompts.json (catalog.Offers; the table's offer
+// column). A session-era server without them answers the three list
+// methods with empty lists, as the bash SDKs did, and the others -32601;
+// a 2026-07-28 server answers only what server/discover declared,
 // everything else -32601. resources/subscribe and unsubscribe exist only
 // in the session eras (2026-07-28 removed them for subscriptions/listen).
-func (s *Server) serveDeclared(c *conn, req *transport.Request) bool {
-	method := req.Msg.Method
-	kind := ""
-	switch method {
-	case "resources/list", "resources/templates/list", "resources/read":
-		kind = "resources"
-	case "resources/subscribe", "resources/unsubscribe":
-		kind = "resources"
-		if req.Era == transport.Modern {
-			return false
-		}
-	case "prompts/list", "prompts/get":
-		kind = "prompts"
-	case "completion/complete":
-		kind = "completions"
-	case "subscriptions/listen":
-		if req.Era != transport.Modern {
-			return false
-		}
-	default:
-		return false
+
+// listDeclared answers a list method with the declared list (r.cat's).
+func (r *request) listDeclared(list json.RawMessage) {
+	if r.modern() {
+		list = modernResult(list, r.cat.Config.ServerInfo(), cacheFields(r.cat.DiscoverCache()))
 	}
-	id := req.Msg.ID
-	fail := func(e *wire.Error) { req.Out.Respond(transport.Response{ID: id, Err: e}) }
-	cat := s.src.Declarations()
-	modern := req.Era == transport.Modern
-	isList := method == "resources/list" || method == "resources/templates/list" || method == "prompts/list"
-	switch {
-	case method == "subscriptions/listen":
-		if !offersSubscriptions(cat) {
-			fail(wire.Errorf(wire.CodeMethodNotFound, "Method not found: "+method))
-			return true
-		}
-		s.listen(c, req, cat)
-		return true
-	case !cat.Offers(kind) && (modern || !isList):
-		fail(wire.Errorf(wire.CodeMethodNotFound, "Method not found: "+method))
-		return true
-	}
-	if e := declarationError(cat, kind, req.Era); e != nil {
-		fail(s.fileError(e, req.Era))
-		return true
-	}
-	list := func(result json.RawMessage) {
-		if modern {
-			result = modernResult(result, cat.Config.ServerInfo(), cacheFields(cat.DiscoverCache()))
-		}
-		req.Out.Respond(transport.Response{ID: id, Result: result})
-	}
-	switch method {
-	case "resources/list":
-		list(cat.Resources.List)
-	case "resources/templates/list":
-		list(cat.Resources.TemplateList)
-	case "prompts/list":
-		list(cat.Prompts.List)
-	case "resources/read":
-		s.readResource(c, req, cat)
-	case "resources/subscribe", "resources/unsubscribe":
-		s.subscribe(c, req, method == "resources/subscribe")
-	case "prompts/get":
-		s.getPrompt(c, req, cat)
-	case "completion/complete":
-		s.complete(c, req, cat)
-	}
-	return true
+	r.reply(list)
 }
+
+func (c *session) listResources(r *request, _ struct{}) { r.listDeclared(r.cat.Resources.List) }
+func (c *session) listTemplates(r *request, _ struct{}) {
+	r.listDeclared(r.cat.Resources.TemplateList)
+}
+func (c *session) listPrompts(r *request, _ struct{}) { r.listDeclared(r.cat.Prompts.List) }
 
 // offersSubscriptions says whether a listen stream could carry anything:
 // a list that may change or resources to subscribe to. A server with none

@@ -46,7 +46,7 @@ func sdk2026NameError(name string) *wire.Error {
 	if sdk2026Name.MatchString(name) {
 		return nil
 	}
-	return wire.Errorf(wire.CodeInvalidRequest, "Invalid tool name format: "+name)
+	return wire.NewError(wire.CodeInvalidRequest, "Invalid tool name format: "+name)
 }
 
 // The shim's helpers also take the 2026 SDK's calling conventions beside

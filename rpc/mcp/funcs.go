@@ -30,32 +30,37 @@ type funcCall struct {
 	mrtr *mrtrCall
 }
 
-// startFunc starts f for req and answers it with shape's response once
-// the function ended; a cancelled run gets no response.
-func (s *Server) startFunc(c *conn, req *transport.Request, cfg *catalog.Config, f funcCall, shape func(supervisor.Outcome) transport.Response) {
+// funcRun is what runs f in its slot and answers with shape's response
+// once the function ended; a cancelled run gets no response.
+func (c *session) funcRun(cfg *catalog.Config, f funcCall, shape func(supervisor.Outcome) transport.Response) inFlightRun {
+	s := c.srv
 	snap := s.opt.Snapshot()
-	s.startInFlight(c, req, func(ctx context.Context, req *transport.Request, held *bool) (transport.Response, bool) {
-		oc, ok := s.runFunc(ctx, toolCall{req: req, held: held}, cfg, snap, f)
-		if !ok {
+	return func(tk *ticket, req *transport.Request) (transport.Response, bool) {
+		oc, err := s.runFunc(tk.ctx, toolCall{req: req, tk: tk}, cfg, snap, f)
+		switch {
+		case cancelled(err):
 			return transport.Response{}, false
+		case err != nil:
+			return transport.Response{ID: req.Msg.ID, Err: err}, true
 		}
 		return shape(oc), true
-	})
+	}
 }
 
-// runFunc runs f in a concurrency slot; false when it was cancelled.
-func (s *Server) runFunc(ctx context.Context, tc toolCall, cfg *catalog.Config, snap *supervisor.Snapshot, f funcCall) (supervisor.Outcome, bool) {
-	if !s.takeSlot(ctx, tc) {
-		return supervisor.Outcome{}, false
+// runFunc runs f in a concurrency slot (kept by the ticket until the
+// answer is written); errCancelled when it was cancelled, the busy error
+// for a batch member refused its slot.
+func (s *Server) runFunc(ctx context.Context, tc toolCall, cfg *catalog.Config, snap *supervisor.Snapshot, f funcCall) (supervisor.Outcome, *wire.Error) {
+	if err := tc.tk.takeSlot(ctx); err != nil {
+		return supervisor.Outcome{}, err
 	}
-	defer s.giveSlot(tc)
 	timeout := s.opt.DefaultTimeout
 	if f.timeout > 0 {
 		timeout = f.timeout
 	}
 	s.metrics.Start()
 	req := supervisor.Request{
-		ID: string(tc.req.Msg.ID), Tool: f.fn, Func: f.fn, Argv: f.argv, Snapshot: snap, Timeout: timeout,
+		Kind: supervisor.DeclaredFunc, ID: string(tc.req.Msg.ID), Tool: f.fn, Func: f.fn, Argv: f.argv, Snapshot: snap, Timeout: timeout,
 		Events: s.eventSink(ctx, tc.req, cfg),
 	}
 	if f.mrtr != nil {
@@ -68,17 +73,20 @@ func (s *Server) runFunc(ctx context.Context, tc toolCall, cfg *catalog.Config, 
 	}
 	outcome := "ok"
 	switch {
-	case oc.Cancelled:
+	case oc.End == supervisor.Cancelled:
 		outcome = "cancelled"
-	case oc.TimedOut:
+	case oc.End == supervisor.TimedOut:
 		outcome = "timeout"
-	case oc.Ended:
+	case oc.End == supervisor.EndedToAsk:
 		outcome = "input_required"
 	case failed(oc):
 		outcome = "error"
 	}
 	s.metrics.Finish(f.fn, outcome, oc.Duration)
-	return oc, !oc.Cancelled
+	if oc.End == supervisor.Cancelled {
+		return oc, errCancelled
+	}
+	return oc, nil
 }
 
 // failed says whether a function run did not end well: it could not start,
@@ -110,5 +118,5 @@ const errorTextCap = 4 << 10
 
 // funcFailed is the JSON-RPC error answering a failed run.
 func funcFailed(id []byte, fn string, oc supervisor.Outcome) transport.Response {
-	return transport.Response{ID: id, Err: wire.Errorf(wire.CodeInternal, errorText(fn, oc))}
+	return transport.Response{ID: id, Err: wire.Internal(errorText(fn, oc))}
 }

@@ -12,74 +12,95 @@ import (
 	"github.com/mcp-bashd/mcp-bashd/supervisor"
 )
 
-// handle answers one request. Cheap methods are answered before it
-// returns; a tools/call (and a tools/list that must wait for the tools
+// handle answers one request: a notification at once, a request through
+// the method table (methods.go). Cheap methods are answered before it
+// returns; what runs bash (and a tools/list that must wait for the tools
 // directory) is answered later from its own goroutine.
-func (s *Server) handle(c *conn, req *transport.Request) {
+func (c *session) handle(req *transport.Request) {
 	if !req.Msg.HasID {
-		s.notification(c, req)
+		c.notification(req)
 		return
 	}
-	if req.Era == transport.Modern {
-		s.handleModern(c, req)
-		return
-	}
-	id := req.Msg.ID
-	respond := func(result json.RawMessage, err *wire.Error) {
-		req.Out.Respond(transport.Response{ID: id, Result: result, Err: err})
-	}
-	switch req.Msg.Method {
-	case "initialize":
-		cat := s.src.Declarations()
-		cfg := cat.Config
-		if cfg.Err != nil {
-			respond(nil, s.fileError(cfg.ConfigError(), req.Era))
-			return
-		}
-		caps := cat.Capabilities(asWritten(cfg.Field("capabilities"), cfg.Capabilities()))
-		res, version := initializeResult(cfg, req.Msg.Params, caps)
-		if version == tasksVersion && offersTasks(cat) {
-			res, _ = initializeResult(cfg, req.Msg.Params, addCapability(caps, "tasks", json.RawMessage(legacyTasksCapability)))
-		}
-		s.log.Info("initialize", zap.String("protocol_version", version))
-		if req.Session != nil {
-			req.Session.SetVersion(version)
-			req.Session.SetClientCaps(clientCaps(req.Msg.Params))
-		}
-		respond(res, nil)
-	case "logging/setLevel":
-		var p struct {
-			Level string `json:"level"`
-		}
-		_ = json.Unmarshal(req.Msg.Params, &p)
-		rank := transport.LevelRank(p.Level)
-		if rank < 0 {
-			respond(nil, wire.Errorf(wire.CodeInvalidParams, "Invalid params: unknown log level "+p.Level))
-			return
-		}
-		if req.Session != nil {
-			req.Session.SetLevel(rank)
-		}
-		respond(json.RawMessage(`{}`), nil)
-	case "ping":
-		respond(json.RawMessage(`{}`), nil)
-	case "tools/list":
-		s.toolsList(c, req, nil)
-	case "tools/call":
-		s.startCall(c, req)
-	default:
-		// resources, prompts, completion (declared.go), tasks (tasks.go)
-		if !s.serveDeclared(c, req) && !s.serveTasks(c, req) {
-			respond(nil, wire.Errorf(wire.CodeMethodNotFound, "Method not found: "+req.Msg.Method))
-		}
-	}
+	c.dispatch(req)
 }
+
+// initParams are initialize's params as the server reads them.
+type initParams struct {
+	version *string         // protocolVersion; nil when absent
+	caps    json.RawMessage // capabilities, when an object
+}
+
+func decodeInitialize(r *request) (initParams, *wire.Error) {
+	var p struct {
+		ProtocolVersion *string         `json:"protocolVersion"`
+		Caps            json.RawMessage `json:"capabilities"`
+	}
+	_ = json.Unmarshal(r.Msg.Params, &p)
+	ip := initParams{version: p.ProtocolVersion}
+	if wire.FirstByte(p.Caps) == '{' {
+		ip.caps = p.Caps
+	}
+	return ip, nil
+}
+
+func (c *session) initialize(r *request, p initParams) {
+	s := c.srv
+	cat := s.src.Declarations()
+	cfg := cat.Config
+	caps := cat.Capabilities(asWritten(cfg.Field("capabilities"), cfg.Capabilities()))
+	version := negotiate(deref(p.version), p.version != nil, cfg.ProtocolVersion())
+	if version == tasksVersion && offersTasks(cat) {
+		caps = addCapability(caps, "tasks", json.RawMessage(legacyTasksCapability))
+	}
+	s.log.Info("initialize", zap.String("protocol_version", version))
+	if r.Session != nil {
+		r.Session.SetVersion(version)
+		r.Session.SetClientCaps(p.caps)
+	}
+	r.reply(initializeResult(cfg, version, caps))
+}
+
+func deref(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
+}
+
+func decodeSetLevel(r *request) (string, *wire.Error) {
+	var p struct {
+		Level string `json:"level"`
+	}
+	_ = json.Unmarshal(r.Msg.Params, &p)
+	return p.Level, nil
+}
+
+func (c *session) setLevel(r *request, level string) {
+	rank := transport.LevelRank(level)
+	if rank < 0 {
+		r.fail(wire.InvalidParams("unknown log level " + level))
+		return
+	}
+	if r.Session != nil {
+		r.Session.SetLevel(rank)
+	}
+	r.reply(json.RawMessage(`{}`))
+}
+
+func (c *session) ping(r *request, _ struct{}) { r.reply(json.RawMessage(`{}`)) }
 
 // toolsList answers tools/list, wrapping the list with wrap (the 2026
 // fields, from the catalog the list came from) when set. When the tools directory must be listed again first
 // (an executable was added or removed), the answer comes from its own
 // goroutine: the reader goes on, and a ping behind it is not held up.
-func (s *Server) toolsList(c *conn, req *transport.Request, wrap func(*catalog.Catalog, json.RawMessage) json.RawMessage) {
+func (c *session) toolsList(r *request, _ struct{}) {
+	s, req := c.srv, r.Request
+	var wrap func(*catalog.Catalog, json.RawMessage) json.RawMessage
+	if r.modern() {
+		wrap = func(cat *catalog.Catalog, list json.RawMessage) json.RawMessage {
+			return modernResult(list, cat.Config.ServerInfo(), cacheFields(cat.ListCache()))
+		}
+	}
 	answer := func() {
 		cat := s.src.Fresh(s.base)
 		list, err := cat.ToolsList()
@@ -95,43 +116,55 @@ func (s *Server) toolsList(c *conn, req *transport.Request, wrap func(*catalog.C
 	}
 	if !s.src.NeedsListing() {
 		answer()
-	} else if s.enter(c) {
-		s.goEntered(c, answer)
+	} else if c.enter() {
+		c.goEntered(answer)
 	} else {
 		req.Out.Respond(transport.Response{ID: req.Msg.ID, Err: errClosing()})
 	}
 }
 
-func (s *Server) notification(c *conn, req *transport.Request) {
-	switch req.Msg.Method {
-	case "notifications/initialized":
-		s.log.Info("client initialized")
-	case "notifications/cancelled":
-		var p struct {
-			RequestID json.RawMessage `json:"requestId"`
-		}
-		// The SDK's sentence for every cancellation that stops nothing
-		// (it reached each such line between calls).
-		const dropped = "Cancellation received with nothing in flight; dropped"
-		if json.Unmarshal(req.Msg.Params, &p) != nil || p.RequestID == nil {
-			s.log.Info(dropped, zap.String("reason", "names no request"))
-			return
-		}
-		key, ok := idKey(p.RequestID)
-		var cancel func(error)
-		c.update(func(st *connState) {
-			if ok {
-				cancel = st.inflight[key]
-			}
-		})
-		if cancel == nil {
-			s.log.Info(dropped, zap.String("reason", "the request is not in flight"), zap.ByteString("request_id", p.RequestID))
-			return
-		}
-		cancel(supervisor.ErrCancelled)
-	default:
-		s.log.Info("notification ignored", zap.String("method", req.Msg.Method))
+// notification acts on a notification from the table of those the server
+// reads (notifications); any other is logged and ignored.
+func (c *session) notification(req *transport.Request) {
+	if f, ok := notifications[req.Msg.Method]; ok {
+		f(c, req)
+		return
 	}
+	c.srv.log.Info("notification ignored", zap.String("method", req.Msg.Method))
+}
+
+// notifications are the client notifications the server acts on.
+var notifications = map[string]func(*session, *transport.Request){
+	"notifications/initialized": func(c *session, _ *transport.Request) { c.srv.log.Info("client initialized") },
+	"notifications/cancelled":   (*session).cancelRequest,
+}
+
+// cancelRequest acts on notifications/cancelled: the named request of
+// this session, if in flight, is cancelled.
+func (c *session) cancelRequest(req *transport.Request) {
+	s := c.srv
+	var p struct {
+		RequestID json.RawMessage `json:"requestId"`
+	}
+	// The SDK's sentence for every cancellation that stops nothing
+	// (it reached each such line between calls).
+	const dropped = "Cancellation received with nothing in flight; dropped"
+	if json.Unmarshal(req.Msg.Params, &p) != nil || p.RequestID == nil {
+		s.log.Info(dropped, zap.String("reason", "names no request"))
+		return
+	}
+	key, ok := idKey(p.RequestID)
+	var cancel func(error)
+	c.update(func(st *connState) {
+		if ok {
+			cancel = st.inflight[key]
+		}
+	})
+	if cancel == nil {
+		s.log.Info(dropped, zap.String("reason", "the request is not in flight"), zap.ByteString("request_id", p.RequestID))
+		return
+	}
+	cancel(supervisor.ErrCancelled)
 }
 
 // fileError is the -32603 answer for a declaration file that cannot be
@@ -142,7 +175,7 @@ func (s *Server) notification(c *conn, req *transport.Request) {
 func (s *Server) fileError(err error, era transport.Era) *wire.Error {
 	var fe *catalog.FileError
 	if !errors.As(err, &fe) {
-		return wire.Errorf(wire.CodeInternal, err.Error())
+		return wire.Internal(err.Error())
 	}
 	reason := ""
 	if fe.Reason != nil {
@@ -150,7 +183,7 @@ func (s *Server) fileError(err error, era transport.Era) *wire.Error {
 	}
 	s.log.Warn("request refused: a declaration file is unusable", zap.String("path", fe.Abs()), zap.String("reason", reason))
 	if era != transport.Modern {
-		return wire.Errorf(wire.CodeInternal, fe.Message)
+		return wire.Internal(fe.Message)
 	}
 	return &wire.Error{Code: wire.CodeInternal, Message: fe.Message,
 		Data: object(field{"path", wire.Quote(fe.Abs())}, field{"reason", wire.Quote(reason)})}

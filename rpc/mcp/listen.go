@@ -8,7 +8,6 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/mcp-bashd/mcp-bashd/rpc/catalog"
 	"github.com/mcp-bashd/mcp-bashd/rpc/transport"
 	"github.com/mcp-bashd/mcp-bashd/rpc/wire"
 )
@@ -42,7 +41,7 @@ type listeners struct {
 
 // listener is one open subscriptions/listen stream.
 type listener struct {
-	c   *conn
+	c   *session
 	req *transport.Request
 	id  json.RawMessage
 	// What the client asked for and the server agreed to.
@@ -62,20 +61,22 @@ type filter struct {
 	URIs      []string `json:"resourceSubscriptions"`
 }
 
-// listen answers a 2026-07-28 subscriptions/listen: it acknowledges the
-// part of the filter the server honors and keeps the stream open.
-func (s *Server) listen(c *conn, req *transport.Request, cat *catalog.Catalog) {
-	id := req.Msg.ID
+func decodeListen(r *request) (filter, *wire.Error) {
 	var p struct {
 		Notifications json.RawMessage `json:"notifications"`
 	}
 	var asked filter
-	_ = json.Unmarshal(req.Msg.Params, &p)
+	_ = json.Unmarshal(r.Msg.Params, &p)
 	if wire.FirstByte(p.Notifications) != '{' || json.Unmarshal(p.Notifications, &asked) != nil {
-		req.Out.Respond(transport.Response{ID: id, Err: wire.Errorf(wire.CodeInvalidParams,
-			"Invalid params: notifications is required and must be a SubscriptionFilter object")})
-		return
+		return asked, wire.InvalidParams("notifications is required and must be a SubscriptionFilter object")
 	}
+	return asked, nil
+}
+
+// listen answers a 2026-07-28 subscriptions/listen: it acknowledges the
+// part of the filter the server honors and keeps the stream open.
+func (c *session) listen(r *request, asked filter) {
+	s, req, cat, id := c.srv, r.Request, r.cat, r.Msg.ID
 	l := &listener{c: c, req: req, id: id, done: make(chan struct{}),
 		tools:     asked.Tools && cat.ListChanged("tools"),
 		prompts:   asked.Prompts && cat.Offers("prompts") && cat.ListChanged("prompts"),
@@ -88,7 +89,7 @@ func (s *Server) listen(c *conn, req *transport.Request, cat *catalog.Catalog) {
 	var refused *wire.Error
 	c.update(func(st *connState) {
 		if st.inflight[key] != nil {
-			refused = wire.Errorf(wire.CodeInvalidRequest, "Invalid Request: id "+string(id)+" is already in flight")
+			refused = wire.InvalidRequest("id " + string(id) + " is already in flight")
 			return
 		}
 		// notifications/cancelled for the listen request ends it.
@@ -200,7 +201,8 @@ func (s *Server) endListeners() {
 // endConnListeners ends the listen streams a connection carries itself
 // (stdio, where the stream is the connection) once its client is done:
 // the transport closing ends them. An HTTP stream ends with its own POST.
-func (s *Server) endConnListeners(c *conn) {
+func (c *session) endConnListeners() {
+	s := c.srv
 	s.subs.mu.Lock()
 	var mine []*listener
 	for l := range s.subs.open {

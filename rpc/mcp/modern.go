@@ -9,73 +9,53 @@ import (
 	"github.com/mcp-bashd/mcp-bashd/rpc/wire"
 )
 
-// handleModern answers one 2026-07-28 request. Check order follows the
-// spec's and the conformance suite's: _meta fields (-32602), headers
-// against the body (-32020, HTTP only), version (-32022), method (-32601).
-func (s *Server) handleModern(c *conn, req *transport.Request) {
-	id, m := req.Msg.ID, req.Meta
-	fail := func(e *wire.Error) { req.Out.Respond(transport.Response{ID: id, Err: e}) }
+// checkModern applies the checks every 2026-07-28 request gets before
+// its method is looked up, in the spec's and the conformance suite's
+// order: _meta fields (-32602), headers against the body (-32020, HTTP
+// only), version (-32022), log level (-32602). It decodes _meta's
+// clientCapabilities once for what follows (r.caps).
+func (c *session) checkModern(r *request) *wire.Error {
+	s, m := c.srv, r.Meta
 	if e := checkModernMeta(m); e != nil {
-		fail(e)
-		return
+		return e
 	}
-	if req.Headers != nil {
-		if why := req.Headers.Check(req.Msg, m.Version); why != "" {
-			fail(wire.Errorf(wire.CodeHeaderMismatch, "Header mismatch: "+why))
-			return
+	if r.Headers != nil {
+		if why := r.Headers.Check(r.Msg, m.Version); why != "" {
+			return wire.HeaderMismatch(why)
 		}
 	}
 	cfg := s.src.Config()
 	if supported := cfg.ModernVersions(); !slices.Contains(supported, m.Version) {
-		data := wire.Marshal(map[string]any{"requested": m.Version, "supported": supported})
-		fail(&wire.Error{Code: wire.CodeUnsupportedVersion, Message: "Unsupported protocol version: " + m.Version, Data: data})
-		return
+		return wire.UnsupportedVersion(m.Version, supported)
 	}
 	if m.HasLogLevel && transport.LevelRank(m.LogLevel) < 0 {
-		fail(wire.Errorf(wire.CodeInvalidParams, "Invalid params: unknown log level "+m.LogLevel))
-		return
+		return wire.InvalidParams("unknown log level " + m.LogLevel)
 	}
-	if cfg.Err != nil && req.Msg.Method == "server/discover" {
-		fail(s.fileError(cfg.ConfigError(), req.Era))
-		return
+	_ = json.Unmarshal(m.Caps, &r.caps) // checkModernMeta: an object
+	return nil
+}
+
+// discover answers server/discover: listChanged as declared
+// (subscriptions/listen delivers it).
+func (c *session) discover(r *request, _ struct{}) {
+	s := c.srv
+	cfg, cat := s.src.Config(), s.src.Declarations()
+	caps := cat.Capabilities(cfg.Capabilities())
+	if offersTasks(cat) {
+		caps = addExtension(caps, TasksExtension)
 	}
-	respond := func(result json.RawMessage, cache catalog.CacheHints) {
-		req.Out.Respond(transport.Response{ID: id, Result: modernResult(result, cfg.ServerInfo(), cacheFields(cache))})
-	}
-	switch req.Msg.Method {
-	case "server/discover":
-		// listChanged as declared: subscriptions/listen delivers it.
-		cat := s.src.Declarations()
-		caps := cat.Capabilities(cfg.Capabilities())
-		if offersTasks(cat) {
-			caps = addExtension(caps, TasksExtension)
-		}
-		respond(discoverResult(cfg, caps, s.src.Current().DiscoverCache()), catalog.CacheHints{})
-	case "tools/list":
-		s.toolsList(c, req, func(cat *catalog.Catalog, list json.RawMessage) json.RawMessage {
-			return modernResult(list, cat.Config.ServerInfo(), cacheFields(cat.ListCache()))
-		})
-	case "tools/call":
-		s.startCall(c, req)
-	default:
-		// resources, prompts, completion, subscriptions/listen
-		// (declared.go): a 2026 server answers only what server/discover
-		// declared.
-		if !s.serveDeclared(c, req) && !s.serveTasks(c, req) {
-			fail(wire.Errorf(wire.CodeMethodNotFound, "Method not found: "+req.Msg.Method))
-		}
-	}
+	r.reply(modernResult(discoverResult(cfg, caps, s.src.Current().DiscoverCache()), cfg.ServerInfo(), nil))
 }
 
 // checkModernMeta checks the _meta fields every 2026 request must carry.
 func checkModernMeta(m transport.Meta) *wire.Error {
 	switch {
 	case !m.Present:
-		return wire.Errorf(wire.CodeInvalidParams, "Invalid params: _meta is required in "+transport.ModernVersion+" requests")
+		return wire.InvalidParams("_meta is required in " + transport.ModernVersion + " requests")
 	case !m.HasVersion || !m.VersionIsStr:
-		return wire.Errorf(wire.CodeInvalidParams, "Invalid params: _meta."+transport.MetaVersion+" is required and must be a string")
+		return wire.InvalidParams("_meta." + transport.MetaVersion + " is required and must be a string")
 	case m.Caps == nil:
-		return wire.Errorf(wire.CodeInvalidParams, "Invalid params: _meta."+transport.MetaCaps+" is required and must be an object")
+		return wire.InvalidParams("_meta." + transport.MetaCaps + " is required and must be an object")
 	}
 	return nil
 }

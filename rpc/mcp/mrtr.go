@@ -144,40 +144,44 @@ type mrtrCall struct {
 	lacking map[string]json.RawMessage // capabilities asks needed and the client did not declare: name → what was needed
 }
 
-// newMRTR reads a 2026 request's inputResponses and requestState. params
-// is the request's params object; method, name and args what the state
-// is bound to. caps is _meta's clientCapabilities. A malformed or
-// tampered input is -32602.
-func newMRTR(signer stateSigner, params json.RawMessage, method, name string, args json.RawMessage, caps json.RawMessage) (*mrtrCall, *wire.Error) {
+// rounds are a 2026 request's answers to earlier rounds, as written:
+// requestState and inputResponses (nil when absent), decoded with the
+// rest of its params and checked by newMRTR.
+type rounds struct {
+	state, responses json.RawMessage
+}
+
+// roundsJSON decodes rounds inside a method's params struct.
+type roundsJSON struct {
+	RequestState   json.RawMessage `json:"requestState"`
+	InputResponses json.RawMessage `json:"inputResponses"`
+}
+
+func (r roundsJSON) rounds() rounds {
+	return rounds{state: r.RequestState, responses: r.InputResponses}
+}
+
+// newMRTR checks a 2026 request's inputResponses and requestState (rd);
+// method, name and args are what the state is bound to, caps is _meta's
+// clientCapabilities. A malformed or tampered input is -32602.
+func newMRTR(signer stateSigner, rd rounds, method, name string, args json.RawMessage, caps map[string]json.RawMessage) (*mrtrCall, *wire.Error) {
 	m := &mrtrCall{
 		signer: signer, binding: requestBinding(method, name, args),
 		known: map[string]json.RawMessage{}, read: map[string]json.RawMessage{},
-		lacking: map[string]json.RawMessage{},
+		lacking: map[string]json.RawMessage{}, caps: caps,
 	}
-	if wire.FirstByte(caps) == '{' {
-		_ = json.Unmarshal(caps, &m.caps)
-	}
-	ms, _ := wire.SplitObject(params)
-	var state, responses json.RawMessage
-	for _, mb := range ms {
-		switch mb.Key {
-		case "requestState":
-			state = mb.Val
-		case "inputResponses":
-			responses = mb.Val
-		}
-	}
+	state, responses := rd.state, rd.responses
 	if state != nil {
 		var s string
 		if json.Unmarshal(state, &s) != nil {
-			return nil, wire.Errorf(wire.CodeInvalidParams, "Invalid params: requestState must be a string")
+			return nil, wire.InvalidParams("requestState must be a string")
 		}
 		st, err := signer.open(s)
 		if err != nil {
-			return nil, wire.Errorf(wire.CodeInvalidParams, "Invalid params: "+err.Error())
+			return nil, wire.InvalidParams(err.Error())
 		}
 		if st.Request != m.binding {
-			return nil, wire.Errorf(wire.CodeInvalidParams, "Invalid params: requestState was issued for another request (a different "+method+" name or arguments)")
+			return nil, wire.InvalidParams("requestState was issued for another request (a different " + method + " name or arguments)")
 		}
 		for k, v := range st.Answers {
 			m.known[k] = v
@@ -186,11 +190,11 @@ func newMRTR(signer stateSigner, params json.RawMessage, method, name string, ar
 	if responses != nil {
 		rs, err := wire.SplitObject(responses)
 		if err != nil {
-			return nil, wire.Errorf(wire.CodeInvalidParams, "Invalid params: inputResponses must be an object")
+			return nil, wire.InvalidParams("inputResponses must be an object")
 		}
 		for _, r := range rs {
 			if wire.FirstByte(r.Val) != '{' {
-				return nil, wire.Errorf(wire.CodeInvalidParams, "Invalid params: inputResponses."+r.Key+" must be an object (the client's result for that input request)")
+				return nil, wire.InvalidParams("inputResponses." + r.Key + " must be an object (the client's result for that input request)")
 			}
 			m.known[r.Key] = r.Val // a fresh answer wins over a carried one
 		}
@@ -342,11 +346,7 @@ func (m *mrtrCall) missingCapability(what string) *wire.Error {
 	for i, n := range names {
 		caps[i] = wire.Member{Key: n, Val: m.lacking[n]}
 	}
-	return &wire.Error{
-		Code:    wire.CodeMissingCapability,
-		Message: "Missing required client capability: " + what + " needs " + strings.Join(names, ", "),
-		Data:    object(field{"requiredCapabilities", wire.Object(caps...)}),
-	}
+	return wire.MissingCapability(": "+what+" needs "+strings.Join(names, ", "), wire.Object(caps...))
 }
 
 // ended is the answer to a run that an unanswered ask ended: its
@@ -355,7 +355,7 @@ func (m *mrtrCall) missingCapability(what string) *wire.Error {
 // Ask, so a pending request is there; should it not be, the run is an
 // error, never a silent empty result.
 func (m *mrtrCall) ended(oc supervisor.Outcome) (*Result, bool) {
-	if m == nil || !oc.Ended {
+	if m == nil || oc.End != supervisor.EndedToAsk {
 		return nil, false
 	}
 	if ir := m.inputRequired(); ir != nil {
@@ -374,10 +374,10 @@ func (m *mrtrCall) answer(id json.RawMessage, oc supervisor.Outcome, cfg *catalo
 	if m == nil {
 		return transport.Response{}, false
 	}
-	if oc.Ended {
+	if oc.End == supervisor.EndedToAsk {
 		ir := m.inputRequired()
 		if ir == nil {
-			return transport.Response{ID: id, Err: wire.Errorf(wire.CodeInternal, noPending)}, true
+			return transport.Response{ID: id, Err: wire.Internal(noPending)}, true
 		}
 		return transport.Response{ID: id, Result: modernResult(ir, cfg.ServerInfo(), nil)}, true
 	}

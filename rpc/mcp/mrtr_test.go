@@ -17,7 +17,7 @@ var nameAsk = supervisor.AskItem{Key: "user_name", Method: "elicitation/create",
 
 func mustMRTR(t *testing.T, s stateSigner, params string) *mrtrCall {
 	t.Helper()
-	m, e := newMRTR(s, json.RawMessage(params), "tools/call", "greet", json.RawMessage(`{"a":1}`), json.RawMessage(allCaps))
+	m, e := newMRTRFrom(s, json.RawMessage(params), "tools/call", "greet", json.RawMessage(`{"a":1}`), json.RawMessage(allCaps))
 	if e != nil {
 		t.Fatalf("newMRTR(%s): %v", params, e.Message)
 	}
@@ -171,14 +171,14 @@ func TestMRTRStateIntegrity(t *testing.T) {
 		"not base64":    "!!." + mac,
 	}
 	for name, st := range cases {
-		_, e := newMRTR(s, json.RawMessage(`{"requestState":"`+st+`"}`), "tools/call", "greet", json.RawMessage(`{"a":1}`), json.RawMessage(allCaps))
+		_, e := newMRTRFrom(s, json.RawMessage(`{"requestState":"`+st+`"}`), "tools/call", "greet", json.RawMessage(`{"a":1}`), json.RawMessage(allCaps))
 		if e == nil || e.Code != wire.CodeInvalidParams || !strings.Contains(e.Message, "integrity") {
 			t.Errorf("%s: %+v, want -32602 integrity", name, e)
 		}
 	}
 	// A valid state on another tool or other arguments is refused too.
 	for _, c := range []struct{ name, args string }{{"other", `{"a":1}`}, {"greet", `{"a":2}`}} {
-		_, e := newMRTR(s, json.RawMessage(`{"requestState":"`+state+`"}`), "tools/call", c.name, json.RawMessage(c.args), json.RawMessage(allCaps))
+		_, e := newMRTRFrom(s, json.RawMessage(`{"requestState":"`+state+`"}`), "tools/call", c.name, json.RawMessage(c.args), json.RawMessage(allCaps))
 		if e == nil || e.Code != wire.CodeInvalidParams || !strings.Contains(e.Message, "another request") {
 			t.Errorf("state replayed on %s %s: %+v", c.name, c.args, e)
 		}
@@ -198,7 +198,7 @@ func TestMRTRBadInput(t *testing.T) {
 		`{"inputResponses":{"user_name":12345}}`,
 		`{"requestState":42}`,
 	} {
-		_, e := newMRTR(s, json.RawMessage(params), "tools/call", "greet", json.RawMessage(`{}`), json.RawMessage(allCaps))
+		_, e := newMRTRFrom(s, json.RawMessage(params), "tools/call", "greet", json.RawMessage(`{}`), json.RawMessage(allCaps))
 		if e == nil || e.Code != wire.CodeInvalidParams {
 			t.Errorf("%s: %+v, want -32602", params, e)
 		}
@@ -207,7 +207,7 @@ func TestMRTRBadInput(t *testing.T) {
 
 func TestMRTRCapabilities(t *testing.T) {
 	s := newStateSigner("")
-	m, _ := newMRTR(s, json.RawMessage(`{}`), "tools/call", "greet", json.RawMessage(`{}`), json.RawMessage(`{"sampling":{}}`))
+	m, _ := newMRTRFrom(s, json.RawMessage(`{}`), "tools/call", "greet", json.RawMessage(`{}`), json.RawMessage(`{"sampling":{}}`))
 	_, err := m.Ask(context.Background(), []supervisor.AskItem{nameAsk})
 	if err == nil || errors.Is(err, supervisor.ErrEndCall) || !strings.Contains(err.Error(), "elicitation capability") {
 		t.Fatalf("elicitation without the capability: %v", err)
@@ -225,7 +225,7 @@ func TestMRTRCapabilities(t *testing.T) {
 		t.Fatalf("missingCapability %+v", e)
 	}
 	// URL-mode elicitation needs elicitation.url.
-	m, _ = newMRTR(s, json.RawMessage(`{}`), "tools/call", "greet", json.RawMessage(`{}`), json.RawMessage(`{"elicitation":{"form":{}}}`))
+	m, _ = newMRTRFrom(s, json.RawMessage(`{}`), "tools/call", "greet", json.RawMessage(`{}`), json.RawMessage(`{"elicitation":{"form":{}}}`))
 	if _, err := m.Ask(context.Background(), []supervisor.AskItem{{Method: "elicitation/create", Params: json.RawMessage(`{"mode":"url","url":"https://x"}`)}}); err == nil || errors.Is(err, supervisor.ErrEndCall) {
 		t.Fatalf("url mode with form only: %v", err)
 	}
@@ -233,7 +233,7 @@ func TestMRTRCapabilities(t *testing.T) {
 		t.Fatalf("url mode: %+v", e)
 	}
 	// Several lacking at once: all named.
-	m, _ = newMRTR(s, json.RawMessage(`{}`), "tools/call", "greet", json.RawMessage(`{}`), json.RawMessage(`{}`))
+	m, _ = newMRTRFrom(s, json.RawMessage(`{}`), "tools/call", "greet", json.RawMessage(`{}`), json.RawMessage(`{}`))
 	_, err = m.Ask(context.Background(), []supervisor.AskItem{nameAsk, {Key: "r", Method: "roots/list"}})
 	if err == nil || !strings.Contains(err.Error(), "elicitation and roots") {
 		t.Fatalf("two lacking: %v", err)
@@ -244,4 +244,16 @@ func TestMRTRCapabilities(t *testing.T) {
 	if _, err := m.Ask(context.Background(), []supervisor.AskItem{{Method: "ping"}}); err == nil || errors.Is(err, supervisor.ErrEndCall) {
 		t.Fatalf("ping: %v", err)
 	}
+}
+
+// newMRTRFrom is newMRTR of a request's params and _meta capabilities as
+// written, decoded as the method table decodes them (tools/call).
+func newMRTRFrom(s stateSigner, params json.RawMessage, method, name string, args, caps json.RawMessage) (*mrtrCall, *wire.Error) {
+	cp, e := parseCallParams(params)
+	if e != nil {
+		return nil, e
+	}
+	var c map[string]json.RawMessage
+	_ = json.Unmarshal(caps, &c)
+	return newMRTR(s, cp.rounds, method, name, args, c)
 }

@@ -15,66 +15,71 @@ import (
 	"github.com/mcp-bashd/mcp-bashd/supervisor"
 )
 
+// promptParams are prompts/get's params.
+type promptParams struct {
+	name string
+	args json.RawMessage // as written; promptArgs checks them
+	rounds
+}
+
+func decodePrompt(r *request) (promptParams, *wire.Error) {
+	var p struct {
+		Name      *string         `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
+		roundsJSON
+	}
+	if wire.FirstByte(r.Msg.Params) != '{' || json.Unmarshal(r.Msg.Params, &p) != nil || p.Name == nil {
+		return promptParams{}, wire.InvalidParams("name is required and must be a string")
+	}
+	return promptParams{name: *p.Name, args: p.Arguments, rounds: p.rounds()}, nil
+}
+
 // getPrompt answers prompts/get: the declared prompt's required arguments
 // are checked, then prompt_NAME runs with the arguments as a JSON object
 // in $1. Its output is one user text message; mcp_message (and mcp_text,
 // mcp_image, mcp_audio, mcp_resource) add messages before it.
-func (s *Server) getPrompt(c *conn, req *transport.Request, cat *catalog.Catalog) {
-	id := req.Msg.ID
-	fail := func(e *wire.Error) { req.Out.Respond(transport.Response{ID: id, Err: e}) }
-	var p struct {
-		Name      *string         `json:"name"`
-		Arguments json.RawMessage `json:"arguments"`
-	}
-	if wire.FirstByte(req.Msg.Params) != '{' || json.Unmarshal(req.Msg.Params, &p) != nil || p.Name == nil {
-		fail(wire.Errorf(wire.CodeInvalidParams, "Invalid params: name is required and must be a string"))
-		return
-	}
-	pr := cat.Prompts.Lookup(*p.Name)
+func (c *session) getPrompt(r *request, p promptParams) (inFlightRun, *wire.Error) {
+	s, cat, id := c.srv, r.cat, r.Msg.ID
+	pr := cat.Prompts.Lookup(p.name)
 	if pr == nil {
-		fail(wire.Errorf(wire.CodeInvalidParams, "Prompt not found: "+*p.Name))
-		return
+		return nil, wire.NewError(wire.CodeInvalidParams, "Prompt not found: "+p.name)
 	}
-	args, why := promptArgs(pr, p.Arguments)
+	args, why := promptArgs(pr, p.args)
 	if why != "" {
-		fail(wire.Errorf(wire.CodeInvalidParams, "Invalid params: "+why))
-		return
+		return nil, wire.InvalidParams(why)
 	}
 	fn := "prompt_" + pr.Name
 	switch {
 	case pr.Problem != "":
-		fail(wire.Errorf(wire.CodeInternal, "Cannot get prompt "+pr.Name+": "+pr.Problem))
-		return
+		return nil, wire.Internal("Cannot get prompt " + pr.Name + ": " + pr.Problem)
 	case !s.opt.Snapshot().HasFunction(fn):
-		fail(wire.Errorf(wire.CodeInternal, "Cannot get prompt "+pr.Name+": the server script defines no function "+fn))
-		return
+		return nil, wire.Internal("Cannot get prompt " + pr.Name + ": the server script defines no function " + fn)
 	}
 	cfg := cat.Config
 	f := funcCall{fn: fn, argv: []string{string(args)}, timeout: pr.Timeout}
-	if req.Era == transport.Modern {
-		mc, e := newMRTR(s.states, req.Msg.Params, "prompts/get", pr.Name, args, req.Meta.Caps)
+	if r.modern() {
+		mc, e := newMRTR(s.states, p.rounds, "prompts/get", pr.Name, args, r.caps)
 		if e != nil {
-			fail(e)
-			return
+			return nil, e
 		}
 		f.mrtr = mc
 	}
-	s.startFunc(c, req, cfg, f, func(oc supervisor.Outcome) transport.Response {
-		if r, ok := f.mrtr.answer(id, oc, cfg, "prompt "+pr.Name); ok {
-			return r
+	return c.funcRun(cfg, f, func(oc supervisor.Outcome) transport.Response {
+		if res, ok := f.mrtr.answer(id, oc, cfg, "prompt "+pr.Name); ok {
+			return res
 		}
 		if failed(oc) {
 			return funcFailed(id, fn, oc)
 		}
 		b, why := s.promptMessages(fn, pr.Description, oc)
 		if why != "" {
-			return transport.Response{ID: id, Err: wire.Errorf(wire.CodeInternal, "Cannot get prompt "+pr.Name+": "+why)}
+			return transport.Response{ID: id, Err: wire.Internal("Cannot get prompt " + pr.Name + ": " + why)}
 		}
-		if req.Era == transport.Modern {
+		if r.modern() {
 			b.insertMembers(membersOf(modernMembers(nil, cfg.ServerInfo(), nil)))
 		}
 		return transport.Response{ID: id, Body: b}
-	})
+	}), nil
 }
 
 // promptArgs checks a prompts/get's arguments against the declaration: an
@@ -128,14 +133,16 @@ func (s *Server) promptMessages(fn, description string, oc supervisor.Outcome) (
 	}
 	b.json(`"messages":[`)
 	n := 0
-	open := func(role, typ string) {
+	message := func(role string, it supervisor.Item) {
 		if n > 0 {
 			b.json(",")
 		}
 		n++
 		b.json(`{"role":`)
 		b.str(role)
-		b.json(`,"content":{"type":"` + typ + `",`)
+		b.json(`,"content":`)
+		b.contentItem(it)
+		b.json("}")
 	}
 	for _, it := range oc.Items {
 		role := or(it.Role, "user")
@@ -143,36 +150,14 @@ func (s *Server) promptMessages(fn, description string, oc supervisor.Outcome) (
 			return nil, "mcp_message role " + strconv.Quote(role) + " is neither user nor assistant"
 		}
 		switch it.Kind {
-		case "text":
-			open(role, "text")
-			b.json(`"text":`)
-			b.str(it.Text)
-			b.json("}}")
-		case "image", "audio":
-			open(role, it.Kind)
-			b.json(`"data":`)
-			b.base64(it.Data)
-			b.json(`,"mimeType":`)
-			b.str(it.MIME)
-			b.json("}}")
-		case "resource":
-			open(role, "resource")
-			b.json(`"resource":{"uri":`)
-			b.str(it.URI)
-			b.json(`,"mimeType":`)
-			b.str(it.MIME)
-			b.json(`,"text":`)
-			b.str(it.Text)
-			b.json("}}}")
+		case "text", "image", "audio", "resource":
+			message(role, it)
 		default:
 			s.log.Warn("content ignored", zap.String("function", fn), zap.String("problem", it.Kind+" is not prompt message content"))
 		}
 	}
 	if text := trimNewlines(oc.Output); text != "" || n == 0 {
-		open("user", "text")
-		b.json(`"text":`)
-		b.str(text)
-		b.json("}}")
+		message("user", supervisor.Item{Kind: "text", Text: text})
 	}
 	b.json("]")
 	b.json("}") // its own part: insertMembers adds before it
@@ -183,15 +168,14 @@ func (s *Server) promptMessages(fn, description string, oc supervisor.Outcome) (
 // schema's maxItems).
 const completionMax = 100
 
-// complete answers completion/complete: complete_NAME runs, for the
-// prompt or resource template the ref names, with the argument's name and
-// value and the other arguments already chosen (context.arguments, {}
-// when none) as a JSON object; each line it prints is a value. The first
-// 100 are returned, total counts them all. Without a complete_NAME
-// function the answer has no values.
-func (s *Server) complete(c *conn, req *transport.Request, cat *catalog.Catalog) {
-	id := req.Msg.ID
-	fail := func(e *wire.Error) { req.Out.Respond(transport.Response{ID: id, Err: e}) }
+// completeParams are completion/complete's params.
+type completeParams struct {
+	refType, refName, refURI string
+	argName, argValue        string
+	context                  json.RawMessage // context.arguments, {} unless an object
+}
+
+func decodeComplete(r *request) (completeParams, *wire.Error) {
 	var p struct {
 		Ref struct {
 			Type string `json:"type"`
@@ -206,24 +190,33 @@ func (s *Server) complete(c *conn, req *transport.Request, cat *catalog.Catalog)
 			Arguments json.RawMessage `json:"arguments"`
 		} `json:"context"`
 	}
-	if wire.FirstByte(req.Msg.Params) != '{' || json.Unmarshal(req.Msg.Params, &p) != nil || p.Argument.Name == nil || p.Argument.Value == nil {
-		fail(wire.Errorf(wire.CodeInvalidParams, "Invalid params: ref and argument {name, value} are required"))
-		return
+	if wire.FirstByte(r.Msg.Params) != '{' || json.Unmarshal(r.Msg.Params, &p) != nil || p.Argument.Name == nil || p.Argument.Value == nil {
+		return completeParams{}, wire.InvalidParams("ref and argument {name, value} are required")
 	}
-	name, timeout, werr := completionTarget(cat, p.Ref.Type, p.Ref.Name, p.Ref.URI)
+	cp := completeParams{refType: p.Ref.Type, refName: p.Ref.Name, refURI: p.Ref.URI,
+		argName: *p.Argument.Name, argValue: *p.Argument.Value, context: p.Context.Arguments}
+	if wire.FirstByte(cp.context) != '{' {
+		cp.context = json.RawMessage(`{}`)
+	}
+	return cp, nil
+}
+
+// complete answers completion/complete: complete_NAME runs, for the
+// prompt or resource template the ref names, with the argument's name and
+// value and the other arguments already chosen (context.arguments, {}
+// when none) as a JSON object; each line it prints is a value. The first
+// 100 are returned, total counts them all. Without a complete_NAME
+// function the answer has no values.
+func (c *session) complete(r *request, p completeParams) (inFlightRun, *wire.Error) {
+	s, cat, id := c.srv, r.cat, r.Msg.ID
+	name, timeout, werr := completionTarget(cat, p.refType, p.refName, p.refURI)
 	if werr != nil {
-		fail(werr)
-		return
+		return nil, werr
 	}
-	for _, v := range []string{*p.Argument.Name, *p.Argument.Value} {
+	for _, v := range []string{p.argName, p.argValue} {
 		if strings.IndexByte(v, 0) >= 0 {
-			fail(wire.Errorf(wire.CodeInvalidParams, "Invalid params: argument holds a NUL character"))
-			return
+			return nil, wire.InvalidParams("argument holds a NUL character")
 		}
-	}
-	ctxArgs := p.Context.Arguments
-	if wire.FirstByte(ctxArgs) != '{' {
-		ctxArgs = json.RawMessage(`{}`)
 	}
 	cfg := cat.Config
 	respond := func(values []string, total int, more bool) transport.Response {
@@ -232,18 +225,18 @@ func (s *Server) complete(c *conn, req *transport.Request, cat *catalog.Catalog)
 			field{"total", json.RawMessage(strconv.Itoa(total))},
 			field{"hasMore", json.RawMessage(boolText(more))},
 		)})
-		if req.Era == transport.Modern {
+		if r.modern() {
 			res = modernResult(res, cfg.ServerInfo(), nil)
 		}
 		return transport.Response{ID: id, Result: res}
 	}
 	fn := "complete_" + name
 	if !s.opt.Snapshot().HasFunction(fn) {
-		req.Out.Respond(respond([]string{}, 0, false))
-		return
+		r.Out.Respond(respond([]string{}, 0, false))
+		return nil, nil
 	}
-	argv := []string{*p.Argument.Name, *p.Argument.Value, string(wire.Compact(ctxArgs))}
-	s.startFunc(c, req, cfg, funcCall{fn: fn, argv: argv, timeout: timeout}, func(oc supervisor.Outcome) transport.Response {
+	argv := []string{p.argName, p.argValue, string(wire.Compact(p.context))}
+	return c.funcRun(cfg, funcCall{fn: fn, argv: argv, timeout: timeout}, func(oc supervisor.Outcome) transport.Response {
 		if failed(oc) {
 			return funcFailed(id, fn, oc)
 		}
@@ -251,7 +244,7 @@ func (s *Server) complete(c *conn, req *transport.Request, cat *catalog.Catalog)
 		// Output past the cap was not read: there are more values than
 		// total counts.
 		return respond(values, total, total > len(values) || oc.Truncated > 0)
-	})
+	}), nil
 }
 
 // completionTarget is the prompt or resource template a completion/complete
@@ -261,17 +254,17 @@ func completionTarget(cat *catalog.Catalog, typ, name, uri string) (string, time
 	case "ref/prompt":
 		pr := cat.Prompts.Lookup(name)
 		if pr == nil {
-			return "", 0, wire.Errorf(wire.CodeInvalidParams, "Prompt not found: "+name)
+			return "", 0, wire.NewError(wire.CodeInvalidParams, "Prompt not found: "+name)
 		}
 		return pr.Name, pr.Timeout, nil
 	case "ref/resource":
 		t := cat.Resources.TemplateFor(uri)
 		if t == nil {
-			return "", 0, wire.Errorf(wire.CodeInvalidParams, "Resource template not found: "+uri)
+			return "", 0, wire.NewError(wire.CodeInvalidParams, "Resource template not found: "+uri)
 		}
 		return t.Name, t.Timeout, nil
 	}
-	return "", 0, wire.Errorf(wire.CodeInvalidParams, "Invalid params: ref.type must be ref/prompt or ref/resource")
+	return "", 0, wire.InvalidParams("ref.type must be ref/prompt or ref/resource")
 }
 
 // completionValues are a complete_ function's output lines (empty ones

@@ -6,7 +6,6 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/mcp-bashd/mcp-bashd/rpc/catalog"
 	"github.com/mcp-bashd/mcp-bashd/rpc/transport"
 	"github.com/mcp-bashd/mcp-bashd/rpc/wire"
 	"github.com/mcp-bashd/mcp-bashd/supervisor"
@@ -24,16 +23,37 @@ func resourceNotFound(uri string, era transport.Era) *wire.Error {
 	return &wire.Error{Code: code, Message: "Resource not found: " + uri, Data: object(field{"uri", wire.Quote(uri)})}
 }
 
-// uriParam is params.uri of resources/read, subscribe and unsubscribe.
-func uriParam(params json.RawMessage) (string, *wire.Error) {
+// readParams are resources/read's params: the URI, and a 2026 retry's
+// answers.
+type readParams struct {
+	uri string
+	rounds
+}
+
+func decodeRead(r *request) (readParams, *wire.Error) {
+	var p struct {
+		URI *string `json:"uri"`
+		roundsJSON
+	}
+	if wire.FirstByte(r.Msg.Params) != '{' || json.Unmarshal(r.Msg.Params, &p) != nil || p.URI == nil {
+		return readParams{}, wire.InvalidParams("uri is required and must be a string")
+	}
+	if strings.IndexByte(*p.URI, 0) >= 0 {
+		return readParams{}, wire.InvalidParams("uri holds a NUL character")
+	}
+	return readParams{uri: *p.URI, rounds: p.rounds()}, nil
+}
+
+// decodeURI is params.uri of resources/subscribe and unsubscribe.
+func decodeURI(r *request) (string, *wire.Error) {
 	var p struct {
 		URI *string `json:"uri"`
 	}
-	if wire.FirstByte(params) != '{' || json.Unmarshal(params, &p) != nil || p.URI == nil {
-		return "", wire.Errorf(wire.CodeInvalidParams, "Invalid params: uri is required and must be a string")
+	if wire.FirstByte(r.Msg.Params) != '{' || json.Unmarshal(r.Msg.Params, &p) != nil || p.URI == nil {
+		return "", wire.InvalidParams("uri is required and must be a string")
 	}
 	if strings.IndexByte(*p.URI, 0) >= 0 {
-		return "", wire.Errorf(wire.CodeInvalidParams, "Invalid params: uri holds a NUL character")
+		return "", wire.InvalidParams("uri holds a NUL character")
 	}
 	return *p.URI, nil
 }
@@ -42,27 +62,18 @@ func uriParam(params json.RawMessage) (string, *wire.Error) {
 // matches a template, whose function resource_NAME runs with the URI as
 // $1 and the template's variables as a JSON object in $2 ({} for a static
 // resource).
-func (s *Server) readResource(c *conn, req *transport.Request, cat *catalog.Catalog) {
-	id := req.Msg.ID
-	fail := func(e *wire.Error) { req.Out.Respond(transport.Response{ID: id, Err: e}) }
-	uri, perr := uriParam(req.Msg.Params)
-	if perr != nil {
-		fail(perr)
-		return
-	}
+func (c *session) readResource(r *request, p readParams) (inFlightRun, *wire.Error) {
+	s, cat, id, uri := c.srv, r.cat, r.Msg.ID, p.uri
 	t, ok := cat.Resources.Find(uri)
 	if !ok {
-		fail(resourceNotFound(uri, req.Era))
-		return
+		return nil, resourceNotFound(uri, r.Era)
 	}
 	fn := "resource_" + t.Name
 	switch {
 	case t.Problem != "":
-		fail(wire.Errorf(wire.CodeInternal, "Cannot read "+uri+": "+t.Problem))
-		return
+		return nil, wire.Internal("Cannot read " + uri + ": " + t.Problem)
 	case !s.opt.Snapshot().HasFunction(fn):
-		fail(wire.Errorf(wire.CodeInternal, "Cannot read "+uri+": the server script defines no function "+fn))
-		return
+		return nil, wire.Internal("Cannot read " + uri + ": the server script defines no function " + fn)
 	}
 	vars := json.RawMessage(`{}`)
 	if t.Vars != nil {
@@ -70,36 +81,35 @@ func (s *Server) readResource(c *conn, req *transport.Request, cat *catalog.Cata
 	}
 	cfg, cache := cat.Config, cat.DiscoverCache()
 	f := funcCall{fn: fn, argv: []string{uri, string(vars)}, timeout: t.Timeout}
-	if req.Era == transport.Modern {
-		mc, e := newMRTR(s.states, req.Msg.Params, "resources/read", uri, nil, req.Meta.Caps)
+	if r.modern() {
+		mc, e := newMRTR(s.states, p.rounds, "resources/read", uri, nil, r.caps)
 		if e != nil {
-			fail(e)
-			return
+			return nil, e
 		}
 		f.mrtr = mc
 	}
-	s.startFunc(c, req, cfg, f, func(oc supervisor.Outcome) transport.Response {
-		if r, ok := f.mrtr.answer(id, oc, cfg, "resource "+uri); ok {
-			return r
+	return c.funcRun(cfg, f, func(oc supervisor.Outcome) transport.Response {
+		if res, ok := f.mrtr.answer(id, oc, cfg, "resource "+uri); ok {
+			return res
 		}
 		for _, it := range oc.Items {
-			if it.Kind == "notfound" && !oc.TimedOut && oc.SetupErr == nil {
-				return transport.Response{ID: id, Err: resourceNotFound(uri, req.Era)}
+			if it.Kind == "notfound" && oc.End != supervisor.TimedOut && oc.End != supervisor.NotRun {
+				return transport.Response{ID: id, Err: resourceNotFound(uri, r.Era)}
 			}
 		}
 		if failed(oc) {
 			return funcFailed(id, fn, oc)
 		}
 		if oc.Truncated > 0 {
-			return transport.Response{ID: id, Err: wire.Errorf(wire.CodeInternal, fmt.Sprintf(
+			return transport.Response{ID: id, Err: wire.Internal(fmt.Sprintf(
 				"Cannot read %s: %s wrote more than the output cap (%d more bytes); raise --output-cap or return less", uri, fn, oc.Truncated))}
 		}
 		b := resourceContents(uri, t.MIME, oc)
-		if req.Era == transport.Modern {
+		if r.modern() {
 			b.insertMembers(membersOf(modernMembers(nil, cfg.ServerInfo(), cacheFields(cache))))
 		}
 		return transport.Response{ID: id, Body: b}
-	})
+	}), nil
 }
 
 // resourceContents is the ReadResourceResult of a run: its output first —
@@ -111,29 +121,19 @@ func resourceContents(uri, mime string, oc supervisor.Outcome) *body {
 	var b body
 	b.json(`{"contents":[`)
 	n := 0
-	entry := func(u, m string) {
+	sep := func() {
 		if n > 0 {
 			b.json(",")
 		}
 		n++
-		b.json(`{"uri":`)
-		b.str(u)
-		if m != "" {
-			b.json(`,"mimeType":`)
-			b.str(m)
-		}
 	}
 	text := func(u, m, t string) {
-		entry(u, m)
-		b.json(`,"text":`)
-		b.str(t)
-		b.json("}")
+		sep()
+		b.resourceText(u, m, false, t)
 	}
 	blob := func(u, m string, data []byte) {
-		entry(u, m)
-		b.json(`,"blob":`)
-		b.base64(data)
-		b.json("}")
+		sep()
+		b.resourceBlob(u, m, data)
 	}
 	if len(oc.Output) > 0 || len(oc.Items) == 0 {
 		switch {
@@ -174,15 +174,14 @@ func membersOf(obj json.RawMessage) []byte {
 	return obj[1 : len(obj)-1]
 }
 
-// subscribe answers resources/subscribe and resources/unsubscribe (the
-// session eras): the connection keeps the URIs its client subscribed to,
-// and mcp_resource_updated URI notifies it (listen.go).
-func (s *Server) subscribe(c *conn, req *transport.Request, on bool) {
-	uri, perr := uriParam(req.Msg.Params)
-	if perr != nil {
-		req.Out.Respond(transport.Response{ID: req.Msg.ID, Err: perr})
-		return
-	}
+// subscribe and unsubscribe answer resources/subscribe and
+// resources/unsubscribe (the session eras): the session keeps the URIs
+// its client subscribed to, and mcp_resource_updated URI notifies it
+// (listen.go).
+func (c *session) subscribe(r *request, uri string)   { c.subscription(r, uri, true) }
+func (c *session) unsubscribe(r *request, uri string) { c.subscription(r, uri, false) }
+
+func (c *session) subscription(r *request, uri string, on bool) {
 	c.update(func(st *connState) {
 		if st.subs == nil {
 			st.subs = map[string]bool{}
@@ -193,5 +192,5 @@ func (s *Server) subscribe(c *conn, req *transport.Request, on bool) {
 			delete(st.subs, uri)
 		}
 	})
-	req.Out.Respond(transport.Response{ID: req.Msg.ID, Result: json.RawMessage(`{}`)})
+	r.reply(json.RawMessage(`{}`))
 }

@@ -60,22 +60,13 @@ func object(fields ...field) json.RawMessage {
 // protocolVersion, serverInfo, capabilities, then instructions when set.
 // serverInfo and capabilities are config.json's values whatever their type
 // (the SDK printed them as they were), defaults only when absent or null.
-func initializeResult(cfg *catalog.Config, params json.RawMessage, caps json.RawMessage) (json.RawMessage, string) {
-	var p struct {
-		ProtocolVersion *string `json:"protocolVersion"`
-	}
-	_ = json.Unmarshal(params, &p)
-	requested := ""
-	if p.ProtocolVersion != nil {
-		requested = *p.ProtocolVersion
-	}
-	version := negotiate(requested, p.ProtocolVersion != nil, cfg.ProtocolVersion())
+func initializeResult(cfg *catalog.Config, version string, caps json.RawMessage) json.RawMessage {
 	return object(
 		field{"protocolVersion", wire.Quote(version)},
 		field{"serverInfo", asWritten(cfg.Field("serverInfo"), cfg.ServerInfo())},
 		field{"capabilities", caps},
 		field{"instructions", cfg.Instructions()},
-	), version
+	)
 }
 
 // discoverResult is the server/discover result (before modernResult adds

@@ -41,7 +41,8 @@ type received struct {
 // readSequential serves one connection in sequential mode; it returns when
 // the client is done and everything it sent is answered (or, after Stop,
 // refused).
-func (s *Server) readSequential(c *conn) error {
+func (c *session) readSequential() error {
+	s := c.srv
 	in := make(chan received)
 	stopReading := make(chan struct{})
 	defer close(stopReading)
@@ -82,7 +83,7 @@ func (s *Server) readSequential(c *conn) error {
 			}
 			req = r.req
 		}
-		done := s.handleInTurn(c, req)
+		done := c.handleInTurn(req)
 		// Until it is answered: cancellations of the running call act now,
 		// everything else waits its turn.
 		for done != nil {
@@ -97,8 +98,8 @@ func (s *Server) readSequential(c *conn) error {
 				switch {
 				case r.err != nil:
 					end = r.err
-				case s.cancelsRunning(c, r.req):
-					s.notification(c, r.req)
+				case c.cancelsRunning(r.req):
+					c.notification(r.req)
 				default:
 					queue = append(queue, r.req)
 				}
@@ -110,9 +111,10 @@ func (s *Server) readSequential(c *conn) error {
 // handleInTurn handles one request when its turn comes and returns a
 // channel closed once it is answered (nil when nothing is to wait for: a
 // notification, a request refused or dropped).
-func (s *Server) handleInTurn(c *conn, req *transport.Request) <-chan struct{} {
+func (c *session) handleInTurn(req *transport.Request) <-chan struct{} {
+	s := c.srv
 	if !req.Msg.HasID {
-		s.handle(c, req)
+		c.handle(req)
 		return nil
 	}
 	if s.Stopping() {
@@ -134,7 +136,7 @@ func (s *Server) handleInTurn(c *conn, req *transport.Request) <-chan struct{} {
 	answered := &answeredStream{Stream: req.Out, done: done}
 	own := *req
 	own.Out = answered
-	s.handle(c, &own)
+	c.handle(&own)
 	release := make(chan struct{})
 	go func() {
 		<-done
@@ -146,7 +148,7 @@ func (s *Server) handleInTurn(c *conn, req *transport.Request) <-chan struct{} {
 
 // cancelsRunning reports whether req is a notifications/cancelled naming a
 // call in flight on c (in sequential mode: the running one).
-func (s *Server) cancelsRunning(c *conn, req *transport.Request) bool {
+func (c *session) cancelsRunning(req *transport.Request) bool {
 	if req.Msg.HasID || req.Msg.Method != "notifications/cancelled" {
 		return false
 	}

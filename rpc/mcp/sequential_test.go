@@ -31,7 +31,7 @@ func (r *seqRunner) Call(ctx context.Context, req supervisor.Request) supervisor
 		select {
 		case <-r.release:
 		case <-ctx.Done():
-			return supervisor.Outcome{Cancelled: true}
+			return supervisor.Outcome{End: supervisor.Cancelled}
 		}
 	}
 	return supervisor.Outcome{Output: []byte(req.Tool + " " + req.ID), Phase: "tool"}

@@ -2,11 +2,8 @@ package mcp
 
 import (
 	"context"
-	"errors"
-	"io"
 	"os"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
@@ -52,20 +49,14 @@ type Server struct {
 	log     *zap.Logger
 	src     *catalog.Source
 	metrics *metrics.Metrics
-	sem     chan struct{}
 	turn    chan struct{} // Sequential: held by the one request being handled
-	pending atomic.Int64
-	// answering counts the calls writing their answer while holding a
-	// slot (slotStream).
-	answering atomic.Int64
+	flight  flight        // what is admitted, for every session (admission.go)
 
 	base   context.Context // every call's parent; cancelled by Stop
 	cancel context.CancelCauseFunc
 
-	mu       sync.Mutex
-	conns    map[*conn]bool
-	stopping bool
-	calls    sync.WaitGroup // requests running on every connection
+	mu    sync.Mutex
+	conns map[*session]bool
 
 	stopOnce sync.Once
 	stopped  chan struct{}
@@ -95,15 +86,17 @@ func New(opt Options) *Server {
 		opt.ToolStderr = os.Stderr
 	}
 	base, cancel := context.WithCancelCause(context.Background())
-	return &Server{
+	s := &Server{
 		opt: opt, log: opt.Log, src: opt.Catalog, metrics: opt.Metrics,
-		sem:  make(chan struct{}, opt.MaxConcurrent),
 		turn: make(chan struct{}, 1),
 		base: base, cancel: cancel,
-		conns:   map[*conn]bool{},
+		conns:   map[*session]bool{},
 		stopped: make(chan struct{}),
 		states:  newStateSigner(opt.StateKey),
+		tasks:   taskStore{log: opt.Log},
 	}
+	s.flight.st.slots, s.flight.st.maxPending = opt.MaxConcurrent, opt.MaxPending
+	return s
 }
 
 // ModernEnabled says whether the server speaks 2026-07-28 now; the
@@ -112,9 +105,9 @@ func (s *Server) ModernEnabled() bool { return s.src.Config().ModernEnabled() }
 
 // Stopping reports whether Stop began.
 func (s *Server) Stopping() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.stopping
+	stopping := false
+	s.change(func(st *flightState) { stopping = st.stopping })
+	return stopping
 }
 
 // Serve answers one connection's requests until it ends (io.EOF), then
@@ -124,7 +117,7 @@ func (s *Server) Stopping() bool {
 // read that never returns (stdin after Stop): it owns nothing, and the
 // process exits right after.
 func (s *Server) Serve(t transport.Connection) error {
-	c := &conn{t: t}
+	c := &session{srv: s, t: t, mu: &s.flight.mu, st: connState{inflight: map[string]context.CancelCauseFunc{}}}
 	s.mu.Lock()
 	s.conns[c] = true
 	s.mu.Unlock()
@@ -134,14 +127,14 @@ func (s *Server) Serve(t transport.Connection) error {
 		s.mu.Unlock()
 	}()
 	readDone := make(chan error, 1)
-	read := s.readLoop
+	read := c.readLoop
 	if s.opt.Sequential {
-		read = s.readSequential
+		read = c.readSequential
 	}
-	go func() { readDone <- read(c) }()
+	go func() { readDone <- read() }()
 	select {
 	case err := <-readDone:
-		s.endConnListeners(c)
+		c.endConnListeners()
 		c.calls.Wait()
 		return err
 	case <-s.stopped:
@@ -149,57 +142,8 @@ func (s *Server) Serve(t transport.Connection) error {
 	}
 }
 
-func (s *Server) readLoop(c *conn) error {
-	for {
-		req, err := c.t.Read()
-		if errors.Is(err, io.EOF) {
-			s.logEOF(c)
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		if s.clientResponse(req) {
-			continue
-		}
-		if req.Msg.HasID && s.Stopping() {
-			// Nothing new starts during the drain, but every request is
-			// answered (HTTP answers 503 before it gets here).
-			req.Out.Respond(transport.Response{ID: req.Msg.ID, Err: errClosing()})
-			continue
-		}
-		s.handle(c, req)
-	}
-}
-
 // errClosing answers a request that arrives once Stop began.
-func errClosing() *wire.Error {
-	return wire.Errorf(wire.CodeServerClosing, "Server is shutting down")
-}
-
-// enter counts one request of c that will run on its own goroutine, so
-// that the end of the connection and Stop wait for it; false once Stop
-// began. Counting and Stop's flag share s.mu, so the count never rises
-// behind Stop's wait.
-func (s *Server) enter(c *conn) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.stopping {
-		return false
-	}
-	c.calls.Add(1)
-	s.calls.Add(1)
-	return true
-}
-
-// goEntered runs f, for a request enter counted, on its own goroutine.
-func (s *Server) goEntered(c *conn, f func()) {
-	go func() {
-		defer s.calls.Done()
-		defer c.calls.Done()
-		f()
-	}()
-}
+func errClosing() *wire.Error { return wire.ServerClosing() }
 
 // flushBudget is how long, once shutdown has cancelled what was left, the
 // answers already being written get before every connection abandons its
@@ -219,21 +163,21 @@ const stopWatchdog = 2 * time.Second
 // after Stop. Idempotent.
 func (s *Server) Stop(drain time.Duration) {
 	s.stopOnce.Do(func() {
-		s.mu.Lock()
-		s.stopping = true
-		s.mu.Unlock()
+		s.change(func(st *flightState) { st.stopping = true })
 		// Listen streams are torn down at once: they never finish by
 		// themselves, and their clients learn the server is going.
 		s.endListeners()
 		done := make(chan struct{})
-		go func() { s.calls.Wait(); close(done) }()
+		go func() { s.flight.calls.Wait(); close(done) }()
 		waitFor(done, drain)
 		s.cancel(supervisor.ErrShutdown)
 		if !waitFor(done, flushBudget) {
 			s.abandonAll()
 		}
 		for !waitFor(done, stopWatchdog) {
-			s.log.Warn("shutdown waits for requests still running", zap.Int64("calls_pending", s.pending.Load()))
+			n := 0
+			s.change(func(st *flightState) { n = st.pending })
+			s.log.Warn("shutdown waits for requests still running", zap.Int("calls_pending", n))
 		}
 		close(s.stopped)
 	})
@@ -273,22 +217,12 @@ func (s *Server) abandonAll() {
 func (s *Server) NotifyToolsChanged() bool { return s.NotifyListChanged("tools") }
 
 // connections are the connections being served now.
-func (s *Server) connections() []*conn {
+func (s *Server) connections() []*session {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	conns := make([]*conn, 0, len(s.conns))
+	conns := make([]*session, 0, len(s.conns))
 	for c := range s.conns {
 		conns = append(conns, c)
 	}
 	return conns
-}
-
-// logEOF says, in the SDK's sentence, that input ended while calls were
-// still running: they finish and are answered before the server exits.
-func (s *Server) logEOF(c *conn) {
-	var n int
-	c.update(func(st *connState) { n = len(st.inflight) })
-	if n > 0 {
-		s.log.Info("Client closed stdin during an in-flight call; shutting down", zap.Int("in_flight", n))
-	}
 }

@@ -17,87 +17,86 @@ import (
 
 // The tasks/* methods over the store of tasks.go.
 
-// serveTasks answers the tasks/* methods; false for another method (or one
-// the request's revision does not have).
-func (s *Server) serveTasks(c *conn, req *transport.Request) bool {
-	modern := req.Era == transport.Modern
-	switch req.Msg.Method {
-	case "tasks/get", "tasks/cancel":
-	case "tasks/update":
-		if !modern {
-			return false
-		}
-	case "tasks/result", "tasks/list":
-		if modern {
-			return false // removed by the 2026 extension: -32601
-		}
-	default:
-		return false
-	}
-	id := req.Msg.ID
-	fail := func(e *wire.Error) { req.Out.Respond(transport.Response{ID: id, Err: e}) }
-	respond := func(fs []field) {
-		r := object(fs...)
-		if modern {
-			r = modernResult(r, s.src.Config().ServerInfo(), nil)
-		}
-		req.Out.Respond(transport.Response{ID: id, Result: r})
-	}
-	if modern && !declaresTasks(req.Meta.Caps) {
-		fail(&wire.Error{Code: wire.CodeMissingCapability, Message: "Missing required client capability: " + req.Msg.Method + " needs the " + TasksExtension + " extension",
-			Data: json.RawMessage(`{"requiredCapabilities":{"extensions":{"` + TasksExtension + `":{}}}}`)})
-		return true
-	}
-	if req.Msg.Method == "tasks/list" {
-		respond([]field{{"tasks", s.taskList(req.Session)}})
-		return true
-	}
+// taskParams are the params of tasks/get, cancel, update and result.
+type taskParams struct {
+	id        string
+	responses map[string]json.RawMessage // tasks/update's inputResponses
+}
+
+func decodeTask(r *request) (taskParams, *wire.Error) {
 	var p struct {
 		TaskID         *string                    `json:"taskId"`
 		InputResponses map[string]json.RawMessage `json:"inputResponses"`
 	}
-	if json.Unmarshal(req.Msg.Params, &p) != nil || p.TaskID == nil {
-		fail(wire.Errorf(wire.CodeInvalidParams, "Invalid params: taskId is required and must be a string"))
-		return true
+	if json.Unmarshal(r.Msg.Params, &p) != nil || p.TaskID == nil {
+		return taskParams{}, wire.InvalidParams("taskId is required and must be a string")
 	}
-	tk := s.tasks.get(*p.TaskID)
-	if tk == nil || tk.modern != modern || tk.session != req.Session {
-		fail(wire.Errorf(wire.CodeInvalidParams, "Invalid params: unknown task "+*p.TaskID))
-		return true
-	}
-	switch req.Msg.Method {
-	case "tasks/get":
-		respond(s.taskFields(tk, true))
-	case "tasks/update":
-		s.answerTask(tk, p.InputResponses)
-		respond(nil)
-	case "tasks/cancel":
-		if !s.cancelTask(tk) && !modern {
-			fail(wire.Errorf(wire.CodeInvalidParams, "Invalid params: task "+tk.id+" has already ended"))
-			return true
-		}
-		if modern {
-			respond(nil) // an empty ack; the status is for tasks/get
-			return true
-		}
-		respond(s.taskFields(tk, false))
-	case "tasks/result":
-		s.taskResult(c, req, tk)
-	}
-	return true
+	return taskParams{id: *p.TaskID, responses: p.InputResponses}, nil
 }
 
-// cancelTask stops a running task's call (the normal cancellation: TERM,
+// task is the task p names, when it is the request's to reach: of its
+// shape and, in 2025-11-25, of its session; nil after answering -32602.
+func (c *session) task(r *request, p taskParams) *task {
+	tk := c.srv.tasks.get(p.id)
+	if tk == nil || tk.modern != r.modern() || tk.session != r.Session {
+		r.fail(wire.InvalidParams("unknown task " + p.id))
+		return nil
+	}
+	return tk
+}
+
+// taskReply answers a tasks/* request with a Task's fields.
+func (c *session) taskReply(r *request, fs []field) {
+	res := object(fs...)
+	if r.modern() {
+		res = modernResult(res, c.srv.src.Config().ServerInfo(), nil)
+	}
+	r.reply(res)
+}
+
+func (c *session) getTask(r *request, p taskParams) {
+	if tk := c.task(r, p); tk != nil {
+		c.taskReply(r, c.srv.tasks.fields(tk, true))
+	}
+}
+
+func (c *session) updateTask(r *request, p taskParams) {
+	if tk := c.task(r, p); tk != nil {
+		c.srv.tasks.answer(tk, p.responses)
+		c.taskReply(r, nil)
+	}
+}
+
+func (c *session) cancelTaskReq(r *request, p taskParams) {
+	tk := c.task(r, p)
+	if tk == nil {
+		return
+	}
+	switch {
+	case !c.srv.tasks.cancel(tk) && !r.modern():
+		r.fail(wire.InvalidParams("task " + tk.id + " has already ended"))
+	case r.modern():
+		c.taskReply(r, nil) // an empty ack; the status is for tasks/get
+	default:
+		c.taskReply(r, c.srv.tasks.fields(tk, false))
+	}
+}
+
+func (c *session) listTasks(r *request, _ struct{}) {
+	c.taskReply(r, []field{{"tasks", c.srv.tasks.list(r.Session)}})
+}
+
+// cancel stops a running task's call (the normal cancellation: TERM,
 // grace, KILL, cancel hook); false when it had already ended.
-func (s *Server) cancelTask(tk *task) bool {
-	s.tasks.mu.Lock()
+func (st *taskStore) cancel(tk *task) bool {
+	st.mu.Lock()
 	running := tk.status == taskWorking || tk.status == taskAwaiting
 	if running {
 		tk.status, tk.updated, tk.inputs = taskCancelled, time.Now().UTC(), nil
 	}
-	s.tasks.mu.Unlock()
+	st.mu.Unlock()
 	if running {
-		s.log.Info("task cancelled", zap.String("task", tk.id), zap.String("tool", tk.tool))
+		st.log.Info("task cancelled", zap.String("task", tk.id), zap.String("tool", tk.tool))
 		tk.cancel(supervisor.ErrCancelled)
 	}
 	return running
@@ -106,7 +105,12 @@ func (s *Server) cancelTask(tk *task) bool {
 // taskResult answers 2025-11-25's tasks/result once the task has ended:
 // its tool's result, with the related-task _meta; a failed or cancelled
 // task's error. The wait runs on its own goroutine.
-func (s *Server) taskResult(c *conn, req *transport.Request, tk *task) {
+func (c *session) taskResult(r *request, p taskParams) {
+	s, req := c.srv, r.Request
+	tk := c.task(r, p)
+	if tk == nil {
+		return
+	}
 	answer := func() {
 		select {
 		case <-tk.done:
@@ -131,11 +135,11 @@ func (s *Server) taskResult(c *conn, req *transport.Request, tk *task) {
 		case taskFailed:
 			req.Out.Respond(transport.Response{ID: req.Msg.ID, Err: terr})
 		default:
-			req.Out.Respond(transport.Response{ID: req.Msg.ID, Err: wire.Errorf(wire.CodeInternal, "Task "+tk.id+" was cancelled")})
+			req.Out.Respond(transport.Response{ID: req.Msg.ID, Err: wire.Internal("Task " + tk.id + " was cancelled")})
 		}
 	}
-	if s.enter(c) {
-		s.goEntered(c, answer)
+	if c.enter() {
+		c.goEntered(answer)
 	} else {
 		req.Out.Respond(transport.Response{ID: req.Msg.ID, Err: errClosing()})
 	}
@@ -161,20 +165,20 @@ func withMeta(result, meta json.RawMessage) (json.RawMessage, error) {
 	return wire.Object(append(ms, wire.Member{Key: "_meta", Val: meta})...), nil
 }
 
-// taskList is 2025-11-25's tasks/list: the session's tasks kept, oldest first.
-func (s *Server) taskList(session *transport.Session) json.RawMessage {
-	s.tasks.mu.Lock()
-	all := make([]*task, 0, len(s.tasks.m))
-	for _, tk := range s.tasks.m {
+// list is 2025-11-25's tasks/list: the session's tasks kept, oldest first.
+func (st *taskStore) list(session *transport.Session) json.RawMessage {
+	st.mu.Lock()
+	all := make([]*task, 0, len(st.m))
+	for _, tk := range st.m {
 		if !tk.modern && tk.session == session {
 			all = append(all, tk)
 		}
 	}
-	s.tasks.mu.Unlock()
+	st.mu.Unlock()
 	sort.Slice(all, func(i, j int) bool { return all[i].created.Before(all[j].created) })
 	items := make([]json.RawMessage, len(all))
 	for i, tk := range all {
-		items[i] = object(s.taskFields(tk, false)...)
+		items[i] = object(st.fields(tk, false)...)
 	}
 	return wire.Marshal(items)
 }
@@ -225,12 +229,12 @@ func (s *Server) taskAsk(tk *task, tc toolCall) func(ctx context.Context, reqs [
 	}
 }
 
-// answerTask hands tasks/update's inputResponses to the inputs they name;
+// answer hands tasks/update's inputResponses to the inputs they name;
 // keys the task does not wait for are ignored. The task is working again
 // once nothing is left to answer.
-func (s *Server) answerTask(tk *task, responses map[string]json.RawMessage) {
-	s.tasks.mu.Lock()
-	defer s.tasks.mu.Unlock()
+func (st *taskStore) answer(tk *task, responses map[string]json.RawMessage) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
 	left := tk.inputs[:0:0]
 	for _, in := range tk.inputs {
 		if r, ok := responses[in.key]; ok {

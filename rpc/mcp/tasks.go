@@ -119,8 +119,9 @@ func addExtension(caps json.RawMessage, ext string) json.RawMessage {
 
 // taskStore holds the server's tasks by id.
 type taskStore struct {
-	mu sync.Mutex
-	m  map[string]*task
+	log *zap.Logger
+	mu  sync.Mutex
+	m   map[string]*task
 }
 
 // task is one task; its mutable fields change under taskStore.mu.
@@ -175,63 +176,50 @@ func (st *taskStore) drop(id string) {
 
 // taskRequested decides whether a tools/call runs as a task: see the top of
 // the file. The error is the refusal to answer instead.
-func taskRequested(req *transport.Request, t *catalog.Tool, params json.RawMessage) (bool, time.Duration, *wire.Error) {
-	if req.Era == transport.Modern {
+func taskRequested(tc toolCall, t *catalog.Tool) (bool, time.Duration, *wire.Error) {
+	if tc.req.Era == transport.Modern {
 		if !t.TaskCapable() {
 			return false, t.TaskTTL, nil // a legacy params.task is tolerated, never obeyed
 		}
-		if declaresTasks(req.Meta.Caps) {
+		if declaresTasks(tc.caps) {
 			// A tool that gathers its input first (taskAfterInput) runs
 			// synchronously until a retry brings inputResponses: that
 			// round becomes the task (MRTR, then a task).
-			return !t.TaskAfterInput || hasInputResponses(params), t.TaskTTL, nil
+			return !t.TaskAfterInput || wire.FirstByte(tc.p.responses) == '{', t.TaskTTL, nil
 		}
 		if t.TaskSupport == "required" {
-			return false, 0, &wire.Error{Code: wire.CodeMissingCapability,
-				Message: "Missing required client capability: tool " + t.Name + " runs only as a task (extension " + TasksExtension + ")",
-				Data:    json.RawMessage(`{"requiredCapabilities":{"extensions":{"` + TasksExtension + `":{}}}}`)}
+			return false, 0, wire.MissingExtension(": tool "+t.Name+" runs only as a task (extension "+TasksExtension+")", TasksExtension)
 		}
 		return false, 0, nil
 	}
-	var p struct {
-		Task *struct {
-			TTL *float64 `json:"ttl"`
-		} `json:"task"`
-	}
-	_ = json.Unmarshal(params, &p)
+	asked := wire.FirstByte(tc.p.task) == '{'
 	switch {
-	case p.Task == nil && t.TaskSupport == "required":
-		return false, 0, wire.Errorf(wire.CodeMethodNotFound, "Tool "+t.Name+" must be called as a task (params.task)")
-	case p.Task == nil:
+	case !asked && t.TaskSupport == "required":
+		return false, 0, wire.NewError(wire.CodeMethodNotFound, "Tool "+t.Name+" must be called as a task (params.task)")
+	case !asked:
 		return false, 0, nil
 	case t.TaskSupport == "forbidden":
-		return false, 0, wire.Errorf(wire.CodeMethodNotFound, "Tool "+t.Name+" cannot be called as a task")
+		return false, 0, wire.NewError(wire.CodeMethodNotFound, "Tool "+t.Name+" cannot be called as a task")
 	}
+	var task struct {
+		TTL *float64 `json:"ttl"`
+	}
+	_ = json.Unmarshal(tc.p.task, &task)
 	ttl := t.TaskTTL
-	if p.Task.TTL != nil && *p.Task.TTL > 0 {
-		ttl = time.Duration(*p.Task.TTL * float64(time.Millisecond))
+	if task.TTL != nil && *task.TTL > 0 {
+		ttl = time.Duration(*task.TTL * float64(time.Millisecond))
 	}
 	return true, ttl, nil
 }
 
-// hasInputResponses reports whether a 2026 tools/call is an MRTR retry.
-func hasInputResponses(params json.RawMessage) bool {
-	var p struct {
-		InputResponses json.RawMessage `json:"inputResponses"`
-	}
-	return json.Unmarshal(params, &p) == nil && wire.FirstByte(p.InputResponses) == '{'
-}
-
 // declaresTasks reports whether 2026 client capabilities name the tasks
 // extension.
-func declaresTasks(caps json.RawMessage) bool {
-	var c struct {
-		Extensions map[string]json.RawMessage `json:"extensions"`
-	}
-	if json.Unmarshal(caps, &c) != nil {
+func declaresTasks(caps map[string]json.RawMessage) bool {
+	var ext map[string]json.RawMessage
+	if json.Unmarshal(caps["extensions"], &ext) != nil {
 		return false
 	}
-	_, ok := c.Extensions[TasksExtension]
+	_, ok := ext[TasksExtension]
 	return ok
 }
 
@@ -248,30 +236,24 @@ func (s *Server) startTask(tc toolCall, cfg *catalog.Config, t *catalog.Tool, sn
 	if ttl <= 0 {
 		ttl = time.Millisecond
 	}
-	now := time.Now().UTC()
-	ctx, cancel := context.WithCancelCause(s.base)
-	tk := &task{id: newTaskID(), tool: t.Name, modern: tc.req.Era == transport.Modern, session: tc.req.Session, created: now, ttl: ttl,
-		cancel: cancel, done: make(chan struct{}), status: taskWorking, updated: now}
-	s.mu.Lock()
-	stopping := s.stopping
-	if !stopping {
-		s.calls.Add(1)
-	}
-	s.mu.Unlock()
-	if stopping {
-		cancel(nil)
+	// The task takes over the call's admission: it counts against the
+	// busy bound until its tool ends, as the call would have.
+	own, ok := tc.tk.toTask()
+	if !ok {
 		return nil, errClosing()
 	}
+	now := time.Now().UTC()
+	tk := &task{id: newTaskID(), tool: t.Name, modern: tc.req.Era == transport.Modern, session: tc.req.Session, created: now, ttl: ttl,
+		cancel: own.stop, done: make(chan struct{}), status: taskWorking, updated: now}
 	s.tasks.add(tk)
 	s.log.Info("task created", zap.String("task", tk.id), zap.String("tool", t.Name), zap.Duration("ttl", ttl))
-	own := toolCall{req: tc.req, params: tc.params, conn: tc.conn, events: s.taskEvents(tk), ask: s.taskAsk(tk, tc)}
+	run := toolCall{req: tc.req, p: tc.p, caps: tc.caps, conn: tc.conn, tk: own, events: s.tasks.events(tk), ask: s.taskAsk(tk, tc)}
 	go func() {
-		defer s.calls.Done()
-		defer cancel(nil)
-		res, oc := s.runTool(ctx, own, cfg, t, snap, args)
-		s.finishTask(tk, res, oc, cfg)
+		defer own.end()
+		res, oc, _ := s.runTool(own.ctx, run, cfg, t, snap, args)
+		s.tasks.finish(tk, res, oc, cfg)
 	}()
-	body := s.taskFields(tk, false)
+	body := s.tasks.fields(tk, false)
 	if tk.modern {
 		return &Result{Body: object(append(body, field{"resultType", json.RawMessage(`"task"`)})...)}, nil
 	}
@@ -286,8 +268,8 @@ func newTaskID() string {
 	return hex.EncodeToString(b[:])
 }
 
-// taskEvents makes a task's mcp_progress its status message.
-func (s *Server) taskEvents(tk *task) func(supervisor.Event) {
+// events makes a task's mcp_progress its status message.
+func (st *taskStore) events(tk *task) func(supervisor.Event) {
 	return func(ev supervisor.Event) {
 		if ev.Kind != "progress" {
 			return
@@ -299,26 +281,26 @@ func (s *Server) taskEvents(tk *task) func(supervisor.Event) {
 				msg += "/" + string(ev.Total)
 			}
 		}
-		s.tasks.mu.Lock()
+		st.mu.Lock()
 		if tk.status == taskWorking || tk.status == taskAwaiting {
 			tk.message, tk.updated = msg, time.Now().UTC()
 		}
-		s.tasks.mu.Unlock()
+		st.mu.Unlock()
 	}
 }
 
-// finishTask records how the task's call ended and schedules its removal.
-func (s *Server) finishTask(tk *task, res *Result, oc supervisor.Outcome, cfg *catalog.Config) {
-	s.tasks.mu.Lock()
+// finish records how the task's call ended and schedules its removal.
+func (st *taskStore) finish(tk *task, res *Result, oc supervisor.Outcome, cfg *catalog.Config) {
+	st.mu.Lock()
 	now := time.Now().UTC()
 	switch {
 	case res == nil || tk.status == taskCancelled:
 		tk.status = taskCancelled
-	case oc.SetupErr != nil || oc.TimedOut || oc.Signal != 0:
+	case oc.End == supervisor.NotRun || oc.End == supervisor.TimedOut || oc.Signal != 0:
 		// The call produced no result of the tool's own: a protocol-level
 		// failure, reported as the error the task ends with.
 		tk.status = taskFailed
-		tk.err = &wire.Error{Code: wire.CodeInternal, Message: "Tool " + tk.tool + " did not complete: " + resultText(res)}
+		tk.err = wire.Internal("Tool " + tk.tool + " did not complete: " + resultText(res))
 	default:
 		tk.status = taskCompleted
 		tk.result = res.JSON()
@@ -333,12 +315,12 @@ func (s *Server) finishTask(tk *task, res *Result, oc supervisor.Outcome, cfg *c
 		keep = tk.ttl
 	}
 	status := tk.status
-	s.tasks.mu.Unlock()
+	st.mu.Unlock()
 	close(tk.done)
-	s.log.Info("task ended", zap.String("task", tk.id), zap.String("tool", tk.tool), zap.String("status", status), zap.Duration("kept_for", keep))
+	st.log.Info("task ended", zap.String("task", tk.id), zap.String("tool", tk.tool), zap.String("status", status), zap.Duration("kept_for", keep))
 	time.AfterFunc(keep, func() {
-		s.tasks.drop(tk.id)
-		s.log.Info("task expired", zap.String("task", tk.id))
+		st.drop(tk.id)
+		st.log.Info("task expired", zap.String("task", tk.id))
 	})
 }
 
@@ -358,12 +340,12 @@ func resultText(res *Result) string {
 	return "no result"
 }
 
-// taskFields are the Task members of tk as its shape has them; detailed
+// fields are the Task members of tk as its shape has them; detailed
 // adds, in 2026, the inlined result, error or inputRequests. Called
 // without the store's lock.
-func (s *Server) taskFields(tk *task, detailed bool) []field {
-	s.tasks.mu.Lock()
-	defer s.tasks.mu.Unlock()
+func (st *taskStore) fields(tk *task, detailed bool) []field {
+	st.mu.Lock()
+	defer st.mu.Unlock()
 	ttl := json.RawMessage(fmt.Sprint(tk.ttl.Milliseconds()))
 	fs := []field{
 		{"taskId", wire.Quote(tk.id)},

@@ -3,6 +3,7 @@ package mcp
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -38,7 +39,7 @@ import (
 func (s *Server) toolResult(t *catalog.Tool, oc supervisor.Outcome, sdk2026 bool) *Result {
 	name := t.Name
 	sh := shape{sdk2026Text: sdk2026 && t.Exe == "", omitFalse: sdk2026}
-	if t.Exe != "" && oc.SetupErr == nil && !oc.TimedOut {
+	if t.Exe != "" && oc.End != supervisor.NotRun && oc.End != supervisor.TimedOut {
 		// A tools-directory executable may print a whole CallToolResult.
 		if out := bytes.TrimSpace(oc.Output); wire.FirstByte(out) == '{' {
 			if r, why := fullResult(out); why == "" {
@@ -152,10 +153,8 @@ func (s *Server) richResult(t *catalog.Tool, oc supervisor.Outcome, isErr bool, 
 			return errorResult("Tool " + name + " returned structured content larger than the output cap.")
 		}
 		if !r.hasText {
-			r.item("text")
-			r.json(`"text":`)
-			r.str(asText)
-			r.json("}")
+			r.sep()
+			r.contentItem(supervisor.Item{Kind: "text", Text: asText})
 		}
 	}
 	r.json("]")
@@ -179,49 +178,40 @@ type richBody struct {
 	hasText bool
 }
 
-// item opens the next content item of type typ.
+// item opens the next content item of type typ (the result's own text
+// item, written in parts).
 func (r *richBody) item(typ string) {
+	r.sep()
+	r.json(`{"type":"` + typ + `",`)
+}
+
+// sep separates the next content item from the last.
+func (r *richBody) sep() {
 	if r.items > 0 {
 		r.json(",")
 	}
 	r.items++
-	r.json(`{"type":"` + typ + `",`)
 }
 
 // add appends one of the tool's content items; false when its text does
-// not fit in what is left of the budget.
+// not fit in what is left of the budget. Binary content is bounded by the
+// bytes the supervisor read.
 func (r *richBody) add(it supervisor.Item) bool {
 	switch it.Kind {
 	case "text":
-		if r.left -= wire.StringBodyLen(it.Text); r.left < 0 {
-			return false
-		}
-		r.hasText = true
-		r.item("text")
-		r.json(`"text":`)
-		r.str(it.Text)
-		r.json("}")
-	case "image", "audio":
-		// Binary content is bounded by the bytes the supervisor read.
-		r.item(it.Kind)
-		r.json(`"data":`)
-		r.base64(it.Data)
-		r.json(`,"mimeType":`)
-		r.str(it.MIME)
-		r.json("}")
+		r.left -= wire.StringBodyLen(it.Text)
 	case "resource":
-		if r.left -= wire.StringBodyLen(it.URI) + wire.StringBodyLen(it.MIME) + wire.StringBodyLen(it.Text); r.left < 0 {
-			return false
-		}
-		r.item("resource")
-		r.json(`"resource":{"uri":`)
-		r.str(it.URI)
-		r.json(`,"mimeType":`)
-		r.str(it.MIME)
-		r.json(`,"text":`)
-		r.str(it.Text)
-		r.json("}}")
+		r.left -= wire.StringBodyLen(it.URI) + wire.StringBodyLen(it.MIME) + wire.StringBodyLen(it.Text)
+	case "image", "audio":
+	default:
+		return true
 	}
+	if r.left < 0 {
+		return false
+	}
+	r.hasText = r.hasText || it.Kind == "text"
+	r.sep()
+	r.contentItem(it)
 	return true
 }
 
@@ -299,13 +289,13 @@ func fullResult(raw json.RawMessage) (*Result, string) {
 // nothing (N is 128+S for a tool killed by signal S, as $? read it).
 func outcomeText(tool string, o supervisor.Outcome, sdk2026 bool) (parts []string, isError bool) {
 	switch {
-	case o.SetupErr != nil && o.SetupDir:
+	case o.End == supervisor.NotRun && errors.Is(o.Err, supervisor.ErrCallDir):
 		return []string{"Cannot run " + tool + ": its call directory could not be created."}, true
-	case o.SetupErr != nil:
-		return []string{"Cannot run " + tool + ": " + o.SetupErr.Error() + "."}, true
+	case o.End == supervisor.NotRun:
+		return []string{"Cannot run " + tool + ": " + o.Err.Error() + "."}, true
 	case o.OutputErr != nil:
 		return []string{"Tool " + tool + " ran, but its output could not be read back: " + o.OutputErr.Error() + "."}, true
-	case o.TimedOut:
+	case o.End == supervisor.TimedOut:
 		t := fmt.Sprintf("Tool %s timed out after %s and was stopped.", tool, o.Timeout)
 		if out := trimNewlines(o.Output); out != "" {
 			return []string{t + " Output so far:\n", out, truncation(o)}, true

@@ -29,9 +29,9 @@ func TestOutcomeText(t *testing.T) {
 		{"killed", supervisor.Outcome{Signal: syscall.SIGKILL}, "Error executing where: ", true},
 		{"hook refused", supervisor.Outcome{Phase: "refused", HookStatus: 3, HookOutput: []byte("no way\n")}, "Error executing where: no way", true},
 		{"hook exited", supervisor.Outcome{Phase: "hook", ExitCode: 1}, "mcp_before_tool_call ended the call instead of returning; tool where did not run.", true},
-		{"timed out", supervisor.Outcome{TimedOut: true, Timeout: time.Second, Output: []byte("so far\n")}, "Tool where timed out after 1s and was stopped. Output so far:\nso far", true},
+		{"timed out", supervisor.Outcome{End: supervisor.TimedOut, Timeout: time.Second, Output: []byte("so far\n")}, "Tool where timed out after 1s and was stopped. Output so far:\nso far", true},
 		{"truncated", supervisor.Outcome{Output: []byte("abc"), Truncated: 7}, "abc\n[mcp-bashd: output truncated; 7 more bytes not shown]", false},
-		{"no call directory", supervisor.Outcome{SetupErr: errors.New("x"), SetupDir: true}, "Cannot run where: its call directory could not be created.", true},
+		{"no call directory", supervisor.Outcome{End: supervisor.NotRun, Err: supervisor.ErrCallDir}, "Cannot run where: its call directory could not be created.", true},
 		{"output unreadable", supervisor.Outcome{OutputErr: errors.New("out: too many open files")}, "Tool where ran, but its output could not be read back: out: too many open files.", true},
 		{"tools-dir stderr", supervisor.Outcome{Output: []byte("out"), Stderr: []byte("err\n"), ExitCode: 1}, "Error executing where: out\nerr", true},
 	}
@@ -57,7 +57,7 @@ func TestOutcomeTextSDK2026(t *testing.T) {
 		{"failed silently", supervisor.Outcome{Output: []byte("\n"), ExitCode: 4}, "Tool 'where' failed with exit status 4"},
 		{"killed", supervisor.Outcome{Signal: syscall.SIGKILL, ExitCode: 137}, "Tool 'where' failed with exit status 137"},
 		{"truncated", supervisor.Outcome{Output: []byte("abc"), ExitCode: 1, Truncated: 7}, "abc\n[mcp-bashd: output truncated; 7 more bytes not shown]"},
-		{"timed out", supervisor.Outcome{TimedOut: true, Timeout: time.Second}, "Tool where timed out after 1s and was stopped."},
+		{"timed out", supervisor.Outcome{End: supervisor.TimedOut, Timeout: time.Second}, "Tool where timed out after 1s and was stopped."},
 	}
 	for _, c := range cases {
 		parts, isErr := outcomeText("where", c.o, true)

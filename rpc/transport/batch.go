@@ -43,7 +43,7 @@ func SplitBatch(members [][]byte, versionHeader string, modernEnabled func() boo
 		case msg.Method == "initialize":
 			why = wire.InitializeInBatch()
 		case req.Era == Modern:
-			why = wire.Errorf(wire.CodeInvalidRequest, "Invalid Request: a JSON-RPC batch may hold "+wire.BatchVersion+" messages only")
+			why = wire.InvalidRequest("a JSON-RPC batch may hold " + wire.BatchVersion + " messages only")
 		}
 		if why != nil {
 			logf("JSON-RPC batch member refused: " + why.Message)
@@ -64,6 +64,7 @@ type Batch struct {
 	pending int
 	lines   [][]byte
 	done    bool
+	written chan struct{} // closed once the array went out (or none will)
 }
 
 // NewBatch starts gathering: out gets the members' notifications at once
@@ -73,7 +74,7 @@ type Batch struct {
 // out is finished without a response. requests is how many members will
 // answer through Member; with none, the array goes out now.
 func NewBatch(out Stream, requests int, refused [][]byte) *Batch {
-	b := &Batch{out: out, pending: requests, lines: refused}
+	b := &Batch{out: out, pending: requests, lines: refused, written: make(chan struct{})}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.flushLocked()
@@ -103,6 +104,7 @@ func (b *Batch) flushLocked() {
 		return
 	}
 	b.done = true
+	defer close(b.written)
 	if len(b.lines) == 0 {
 		b.out.Finish()
 		return
@@ -115,6 +117,7 @@ func (b *Batch) flushLocked() {
 		arr = append(arr, bytes.TrimRight(l, "\n")...)
 	}
 	b.out.Respond(Response{Raw: append(arr, ']', '\n')})
+	b.lines = nil
 }
 
 type batchMember struct{ b *Batch }
@@ -122,3 +125,26 @@ type batchMember struct{ b *Batch }
 func (m batchMember) Notify(method string, params json.RawMessage) { m.b.out.Notify(method, params) }
 func (m batchMember) Respond(r Response)                           { m.b.answered(r.Line()) }
 func (m batchMember) Finish()                                      { m.b.answered(nil) }
+
+// Written is closed once the batch's array has been written (or the batch
+// ended without one): until then a member's answer is held in memory, and
+// the server counts it against the slot that produced it.
+func (m batchMember) Written() <-chan struct{} { return m.b.written }
+
+// WrittenOf finds, under s and the wrappers that give it back with
+// Unwrap, a stream whose answers are held until a later write (a batch
+// member's) and returns the channel closed at that write; false for a
+// stream that writes an answer when it is given.
+func WrittenOf(s Stream) (<-chan struct{}, bool) {
+	for s != nil {
+		if w, ok := s.(interface{ Written() <-chan struct{} }); ok {
+			return w.Written(), true
+		}
+		u, ok := s.(interface{ Unwrap() Stream })
+		if !ok {
+			break
+		}
+		s = u.Unwrap()
+	}
+	return nil, false
+}

@@ -43,5 +43,5 @@ func EmptyBatch() []byte {
 // InitializeInBatch is the error entry for an initialize request found in
 // a batch ("The initialize request MUST NOT be part of a JSON-RPC batch").
 func InitializeInBatch() *Error {
-	return Errorf(CodeInvalidRequest, "Invalid Request: initialize must not be part of a JSON-RPC batch")
+	return InvalidRequest("initialize must not be part of a JSON-RPC batch")
 }
