@@ -24,7 +24,7 @@ import "strings"
 // arguments decoded for mcp_arg (nil for a resource, prompt or completion
 // function, and for a tools-dir executable, which has no mcp_arg).
 func (req Request) values() []byte {
-	if req.Func != "" || req.Exe != "" {
+	if req.Kind != ToolFunc {
 		return nil
 	}
 	return argValues(req.Args)
