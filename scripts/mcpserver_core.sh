@@ -5,7 +5,8 @@
 # runs once, as before; run_mcp_server then hands the running shell's state
 # (functions, variables, shell options, EXIT trap, working directory) to the
 # mcp-bashd daemon, which serves every call in a fresh bash process group.
-# No jq, ps or mkfifo is needed: the logic lives in the Go binary.
+# No jq or ps is needed (only the ask helpers run mkfifo, for their reply
+# FIFO): the logic lives in the Go binary.
 #
 # Kept bash 3.2-compatible (macOS /bin/bash): no {var} redirections, no
 # mapfile, no ${var,,}, no printf %(...)T without a fallback.

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcp-bashd/mcp-bashd/tests/internal/harness"
 	"github.com/mcp-bashd/mcp-bashd/tests/internal/proctest"
 )
 
@@ -38,7 +39,7 @@ const admTools = `{"tools":[
 
 // admServer writes the server's files; the release file ends every hold.
 func admServer(t *testing.T) string {
-	dir := writeServer(t, map[string]string{"server.sh": admScript, "tools.json": admTools})
+	dir := harness.WriteFiles(t, map[string]string{"server.sh": admScript, "tools.json": admTools})
 	t.Cleanup(func() { os.WriteFile(filepath.Join(dir, "release"), nil, 0o644) })
 	return dir
 }
@@ -116,9 +117,10 @@ func (c *admHTTP) initialize(t *testing.T) {
 // queueing behind them.
 func TestTasksCountAgainstTheBusyBound(t *testing.T) {
 	dir := admServer(t)
-	cmd := exec.Command(binary, "--http", "--http-bind", "127.0.0.1", "--http-port", "0", "--max-concurrency", "1", filepath.Join(dir, "server.sh"))
+	cmd := exec.Command(harness.Binary, "--http", "--http-bind", "127.0.0.1", "--http-port", "0", "--max-concurrency", "1", filepath.Join(dir, "server.sh"))
 	cmd.Env = append(os.Environ(), "ADM_DIR="+dir)
-	url, stderr, _ := startHTTPDaemon(t, cmd)
+	d := harness.StartHTTPCmd(t, cmd)
+	url, stderr := d.URL, d.Stderr
 	a, b := &admHTTP{url: url}, &admHTTP{url: url}
 	a.initialize(t)
 	b.initialize(t)
@@ -144,7 +146,7 @@ func TestTasksCountAgainstTheBusyBound(t *testing.T) {
 	}
 	// The plain call gets an answer well before the deadline; without
 	// one, the client's own bound ends the wait.
-	client := &http.Client{Timeout: time.Until(deadline(t))}
+	client := &http.Client{Timeout: time.Until(harness.Deadline(t))}
 	r, err := b.post(t, client, 1, "tools/call", map[string]any{"name": "quick", "arguments": map[string]any{}})
 	switch {
 	case err != nil:
@@ -191,12 +193,12 @@ func TestBatchAnswersCountAgainstTheSlots(t *testing.T) {
 	const slots = 1
 	const limitKiB = (outputCap + slots*50<<20) >> 10
 	dir := admServer(t)
-	s := startServer(t, serverOpt{args: []string{"--max-concurrency", strconv.Itoa(slots), "--output-cap", strconv.Itoa(outputCap), filepath.Join(dir, "server.sh")},
-		env: []string{"ADM_DIR=" + dir}})
-	if r := s.roundTrip(btInit("2025-03-26")); !strings.Contains(r, `"protocolVersion":"2025-03-26"`) {
+	s := harness.Start(t, harness.Options{Args: []string{"--max-concurrency", strconv.Itoa(slots), "--output-cap", strconv.Itoa(outputCap), filepath.Join(dir, "server.sh")},
+		Env: []string{"ADM_DIR=" + dir}})
+	if r := s.RoundTrip(btInit("2025-03-26")); !strings.Contains(r, `"protocolVersion":"2025-03-26"`) {
 		t.Fatalf("initialize: %s", r)
 	}
-	pid := s.cmd.Process.Pid
+	pid := s.Cmd.Process.Pid
 	var peak int64
 	var mu sync.Mutex
 	stop, stopped := make(chan struct{}), make(chan struct{})
@@ -208,7 +210,7 @@ func TestBatchAnswersCountAgainstTheSlots(t *testing.T) {
 				peak = max(peak, kib)
 				mu.Unlock()
 				if kib > 1<<20 { // past 1 GiB: stop it before it takes the host
-					s.cmd.Process.Kill()
+					s.Cmd.Process.Kill()
 				}
 			}
 			select {
@@ -223,15 +225,15 @@ func TestBatchAnswersCountAgainstTheSlots(t *testing.T) {
 	for i := range parts {
 		parts[i] = `{"jsonrpc":"2.0","id":` + strconv.Itoa(i+1) + `,"method":"tools/call","params":{"name":"big","arguments":{}}}`
 	}
-	s.send("[" + strings.Join(parts, ",") + "]")
+	s.Send("[" + strings.Join(parts, ",") + "]")
 	var line []byte
 	select {
-	case l, ok := <-s.lines:
+	case l, ok := <-s.Lines:
 		if !ok {
-			t.Fatalf("the daemon closed stdout (peak VmRSS %d KiB); stderr:\n%s", peak, tail(s.stderr.String(), 2000))
+			t.Fatalf("the daemon closed stdout (peak VmRSS %d KiB); stderr:\n%s", peak, tail(s.Stderr.String(), 2000))
 		}
 		line = l
-	case <-time.After(time.Until(deadline(t))):
+	case <-time.After(time.Until(harness.Deadline(t))):
 		t.Fatal("no answer to the batch before the deadline")
 	}
 	hwm, err := procStatusKiB(pid, "VmHWM")

@@ -17,7 +17,6 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -28,6 +27,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcp-bashd/mcp-bashd/tests/internal/harness"
 	"github.com/mcp-bashd/mcp-bashd/tests/internal/proctest"
 )
 
@@ -130,7 +130,7 @@ func (a *akClient) client() *mcp.Client {
 type akSession struct {
 	cs     *mcp.ClientSession
 	daemon int
-	stderr *lockedWriter
+	stderr *harness.Output
 	wire   func() []clMsg
 	check  func() // the schema check of everything the daemon sent
 }
@@ -139,20 +139,19 @@ type akSession struct {
 // proxy) on a server dir and connects the client, pinned to version.
 func akConnect(t *testing.T, a *akClient, overHTTP bool, version, mark string, env []string, script string) *akSession {
 	t.Helper()
-	t.Cleanup(func() { clKillMarked(mark) })
+	t.Cleanup(func() { harness.KillMarked(mark) })
 	s := &akSession{}
 	var transport mcp.Transport
 	if overHTTP {
-		d := cmStartHTTP(t, mark, env, script)
-		proxy := cmStartProxy(t, d.url)
-		s.stderr, s.daemon = d.stderr, d.cmd.Process.Pid
+		d := harness.StartHTTP(t, harness.Options{Script: script, Env: env, Marked: mark})
+		proxy := cmStartProxy(t, d.URL)
+		s.stderr, s.daemon = d.Stderr, d.Cmd.Process.Pid
 		transport = &mcp.StreamableClientTransport{Endpoint: proxy.url, HTTPClient: &http.Client{}, MaxRetries: -1}
 		s.wire = proxy.wire
 		s.check = func() { cmCheckExchanges(t, proxy) }
 	} else {
-		cmd := exec.Command(binary, script)
-		cmd.Env = append(append(os.Environ(), clMarkKey+"="+mark), env...)
-		s.stderr = &lockedWriter{w: &bytes.Buffer{}}
+		cmd := harness.Command(t, harness.Options{Script: script, Env: env, Marked: mark})
+		s.stderr = &harness.Output{}
 		cmd.Stderr = s.stderr
 		w := &clWire{}
 		transport = &mcp.LoggingTransport{Transport: &mcp.CommandTransport{Command: cmd}, Writer: w}
@@ -164,11 +163,11 @@ func akConnect(t *testing.T, a *akClient, overHTTP bool, version, mark string, e
 			}
 		}()
 	}
-	ctx, cancel := context.WithDeadline(context.Background(), deadline(t))
+	ctx, cancel := context.WithDeadline(context.Background(), harness.Deadline(t))
 	defer cancel()
 	cs, err := a.client().Connect(ctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
-		t.Fatalf("connect: %v\nstderr:\n%s", err, clLocked(s.stderr))
+		t.Fatalf("connect: %v\nstderr:\n%s", err, s.stderr.String())
 	}
 	t.Cleanup(func() { cs.Close() })
 	if got := cs.InitializeResult().ProtocolVersion; got != version {
@@ -179,25 +178,25 @@ func akConnect(t *testing.T, a *akClient, overHTTP bool, version, mark string, e
 }
 
 func akServerDir(t *testing.T, waitTimeout string) string {
-	dir := writeServer(t, map[string]string{"server.sh": akServer, "tools.json": akTools(waitTimeout)})
+	dir := harness.WriteFiles(t, map[string]string{"server.sh": akServer, "tools.json": akTools(waitTimeout)})
 	return filepath.Join(dir, "server.sh")
 }
 
 // Every helper's request reaches the client's handler as the tool wrote
 // it, and every answer reaches the tool, over stdio and HTTP.
-func TestAkGoSDKAnswersReachTheTool(t *testing.T) {
+func TestAskAnswersFromTheGoSDKReachTheTool(t *testing.T) {
 	for _, c := range []struct {
 		name, version string
 		http          bool
 	}{{"stdio-2025-06-18", "2025-06-18", false}, {"stdio-2025-11-25", "2025-11-25", false}, {"http-2025-11-25", "2025-11-25", true}} {
 		t.Run(c.name, func(t *testing.T) {
 			a := newAkClient()
-			s := akConnect(t, a, c.http, c.version, clMarker(t), []string{"TMPDIR=" + t.TempDir()}, akServerDir(t, ""))
-			ctx, cancel := context.WithDeadline(context.Background(), deadline(t))
+			s := akConnect(t, a, c.http, c.version, harness.Mark(t, "cl"), []string{"TMPDIR=" + t.TempDir()}, akServerDir(t, ""))
+			ctx, cancel := context.WithDeadline(context.Background(), harness.Deadline(t))
 			defer cancel()
 			res, err := s.cs.CallTool(ctx, &mcp.CallToolParams{Name: "ask", Arguments: map[string]any{}})
 			if err != nil {
-				t.Fatalf("tools/call ask: %v\nstderr:\n%s", err, clLocked(s.stderr))
+				t.Fatalf("tools/call ask: %v\nstderr:\n%s", err, s.stderr.String())
 			}
 			text := akText(t, res)
 			want := "elicit={\"action\":\"accept\",\"content\":{\"confirm\":true}}\n" +
@@ -205,7 +204,7 @@ func TestAkGoSDKAnswersReachTheTool(t *testing.T) {
 				"roots={\"roots\":[{\"name\":\"project\",\"uri\":\"file:///srv/project\"}]}\n" +
 				"all={\"p\":{},\"r\":{\"roots\":[{\"name\":\"project\",\"uri\":\"file:///srv/project\"}]}}"
 			if res.IsError || text != want {
-				t.Fatalf("ask: isError=%v\n%s\nwant\n%s\nstderr:\n%s", res.IsError, text, want, clLocked(s.stderr))
+				t.Fatalf("ask: isError=%v\n%s\nwant\n%s\nstderr:\n%s", res.IsError, text, want, s.stderr.String())
 			}
 			e := <-a.elicited
 			schema, _ := json.Marshal(e.RequestedSchema)
@@ -241,12 +240,11 @@ func TestAkGoSDKAnswersReachTheTool(t *testing.T) {
 
 // A client that did not declare a capability is never asked: the helper
 // fails with a message naming it.
-func TestAkUndeclaredCapabilityFailsTheHelper(t *testing.T) {
+func TestAskForAnUndeclaredCapabilityFailsTheHelper(t *testing.T) {
 	c := mcp.NewClient(&mcp.Implementation{Name: "no-caps", Version: "0"}, &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}})
-	cmd := exec.Command(binary, akServerDir(t, ""))
-	cmd.Env = append(os.Environ(), "TMPDIR="+t.TempDir())
+	cmd := harness.Command(t, harness.Options{Args: []string{akServerDir(t, "")}, TempDir: true})
 	w := &clWire{}
-	ctx, cancel := context.WithDeadline(context.Background(), deadline(t))
+	ctx, cancel := context.WithDeadline(context.Background(), harness.Deadline(t))
 	defer cancel()
 	cs, err := c.Connect(ctx, &mcp.LoggingTransport{Transport: &mcp.CommandTransport{Command: cmd}, Writer: w}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err != nil {
@@ -272,7 +270,7 @@ func TestAkUndeclaredCapabilityFailsTheHelper(t *testing.T) {
 // helper waits for the client's answer: the call's processes are gone, the
 // client's handler is told to stop (notifications/cancelled), and its late
 // answer, if any, is dropped without disturbing the session.
-func TestAkCallEndsWhileTheHelperWaits(t *testing.T) {
+func TestCallEndsWhileTheAskHelperWaits(t *testing.T) {
 	for _, c := range []struct {
 		name    string
 		http    bool
@@ -281,7 +279,7 @@ func TestAkCallEndsWhileTheHelperWaits(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			a := newAkClient()
 			a.block = make(chan struct{})
-			mark := clMarker(t)
+			mark := harness.Mark(t, "cl")
 			ready := filepath.Join(t.TempDir(), "ready")
 			s := akConnect(t, a, c.http, "2025-11-25", mark, []string{"TMPDIR=" + t.TempDir(), "AK_READY=" + ready}, akServerDir(t, c.timeout))
 			ctx, cancel := context.WithCancel(context.Background())
@@ -297,8 +295,8 @@ func TestAkCallEndsWhileTheHelperWaits(t *testing.T) {
 			}()
 			select {
 			case <-a.asked:
-			case <-time.After(time.Until(deadline(t))):
-				t.Fatalf("the client was never asked\nstderr:\n%s", clLocked(s.stderr))
+			case <-time.After(time.Until(harness.Deadline(t))):
+				t.Fatalf("the client was never asked\nstderr:\n%s", s.stderr.String())
 			}
 			pgid := akReadyGroup(t, ready)
 			if c.timeout == "" {
@@ -307,8 +305,8 @@ func TestAkCallEndsWhileTheHelperWaits(t *testing.T) {
 			var o outcome
 			select {
 			case o = <-done:
-			case <-time.After(time.Until(deadline(t))):
-				t.Fatalf("the call did not end\nstderr:\n%s", clLocked(s.stderr))
+			case <-time.After(time.Until(harness.Deadline(t))):
+				t.Fatalf("the call did not end\nstderr:\n%s", s.stderr.String())
 			}
 			switch {
 			case c.timeout == "" && !errors.Is(o.err, context.Canceled):
@@ -323,12 +321,12 @@ func TestAkCallEndsWhileTheHelperWaits(t *testing.T) {
 				if !errors.Is(err, context.Canceled) {
 					t.Errorf("the handler's context ended with %v", err)
 				}
-			case <-time.After(time.Until(deadline(t))):
+			case <-time.After(time.Until(harness.Deadline(t))):
 				t.Errorf("the client's handler was never cancelled")
 			}
 			// The session goes on.
 			close(a.block)
-			cctx, ccancel := context.WithDeadline(context.Background(), deadline(t))
+			cctx, ccancel := context.WithDeadline(context.Background(), harness.Deadline(t))
 			defer ccancel()
 			if res, err := s.cs.CallTool(cctx, &mcp.CallToolParams{Name: "confirm", Arguments: map[string]any{}}); err != nil || akText(t, res) != "deleted" {
 				t.Errorf("a call after: %+v %v", res, err)
@@ -345,8 +343,8 @@ func TestAkCallEndsWhileTheHelperWaits(t *testing.T) {
 // their command line; they carry the marker too).
 func akWaitCallGone(t *testing.T, mark string, daemon, pgid int) {
 	t.Helper()
-	proctest.WaitUntil(t, deadline(t), "the call's processes to be gone", func() (bool, string) {
-		marked, err := clMarked(mark, daemon)
+	proctest.WaitUntil(t, harness.Deadline(t), "the call's processes to be gone", func() (bool, string) {
+		marked, err := harness.Marked(mark, daemon)
 		if err != nil {
 			return false, err.Error()
 		}
@@ -403,15 +401,15 @@ func akText(t *testing.T, res *mcp.CallToolResult) string {
 // The TypeScript SDK v1 over stdio answers the tool's elicitation: the
 // request it sees is the tool's, the answer reaches the tool, and every
 // daemon message is valid for the negotiated revision.
-func TestAkTypeScriptSDKElicitation(t *testing.T) {
+func TestAskElicitationFromTheTypeScriptSDK(t *testing.T) {
 	cmNodeModules(t)
-	mark := clMarker(t)
-	t.Cleanup(func() { clKillMarked(mark) })
-	args := []string{repoPath("tests/clients/asks_client.mjs"), "--sdk", "v1"}
-	for _, kv := range []string{clMarkKey + "=" + mark, "TMPDIR=" + t.TempDir()} {
+	mark := harness.Mark(t, "cl")
+	t.Cleanup(func() { harness.KillMarked(mark) })
+	args := []string{harness.RepoPath("tests/clients/asks_client.mjs"), "--sdk", "v1"}
+	for _, kv := range []string{harness.MarkKey + "=" + mark, "TMPDIR=" + t.TempDir()} {
 		args = append(args, "--env", kv)
 	}
-	args = append(args, "--", binary, akServerDir(t, ""))
+	args = append(args, "--", harness.Binary, akServerDir(t, ""))
 	n := cmStartNode(t, cmNode22(), "", nil, args...)
 	var connected struct {
 		ProtocolVersion string `json:"protocolVersion"`
@@ -456,8 +454,8 @@ func TestAkTypeScriptSDKElicitation(t *testing.T) {
 
 // The README's example, as printed there: declined, the file stays;
 // accepted, it is gone — with the Go SDK over stdio.
-func TestAkReadmeDeleteExample(t *testing.T) {
-	readme, err := os.ReadFile(repoPath("README.md"))
+func TestAskReadmeDeleteExample(t *testing.T) {
+	readme, err := os.ReadFile(harness.RepoPath("README.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -467,15 +465,15 @@ func TestAkReadmeDeleteExample(t *testing.T) {
 		t.Fatal("the README has no tool_delete_file example")
 	}
 	code := string(readme[start : start+end+3])
-	dir := writeServer(t, map[string]string{"server.sh": code, "tools.json": `{"tools":[{"name":"delete_file","description":"Deletes a file once the user agrees",` +
+	dir := harness.WriteFiles(t, map[string]string{"server.sh": code, "tools.json": `{"tools":[{"name":"delete_file","description":"Deletes a file once the user agrees",` +
 		`"inputSchema":{"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}}]}`})
 	victim := filepath.Join(t.TempDir(), "victim")
 	if err := os.WriteFile(victim, []byte("x"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	a := newAkClient()
-	s := akConnect(t, a, false, "2025-11-25", clMarker(t), []string{"TMPDIR=" + t.TempDir()}, filepath.Join(dir, "server.sh"))
-	ctx, cancel := context.WithDeadline(context.Background(), deadline(t))
+	s := akConnect(t, a, false, "2025-11-25", harness.Mark(t, "cl"), []string{"TMPDIR=" + t.TempDir()}, filepath.Join(dir, "server.sh"))
+	ctx, cancel := context.WithDeadline(context.Background(), harness.Deadline(t))
 	defer cancel()
 	call := func() string {
 		res, err := s.cs.CallTool(ctx, &mcp.CallToolParams{Name: "delete_file", Arguments: map[string]any{"path": victim}})
@@ -513,38 +511,38 @@ func TestAkReadmeDeleteExample(t *testing.T) {
 // akOwnID is the form of the ids the daemon gives its requests.
 var akOwnID = regexp.MustCompile(`^"mcp-bashd-[0-9a-f]{32}"$`)
 
-func TestAkLateAnswerIsDropped(t *testing.T) {
+func TestAskLateAnswerIsDropped(t *testing.T) {
 	tmp := t.TempDir()
 	ready, logFile := filepath.Join(tmp, "ready"), filepath.Join(tmp, "daemon.log")
-	s := startServer(t, serverOpt{args: []string{akServerDir(t, "")}, env: []string{"TMPDIR=" + tmp, "AK_READY=" + ready, "MCP_LOG_FILE=" + logFile}})
-	s.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{"elicitation":{}},"clientInfo":{"name":"wire","version":"0"}}}`)
-	s.recv()
-	s.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
-	s.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"wait","arguments":{}}}`)
+	s := harness.Start(t, harness.Options{Args: []string{akServerDir(t, "")}, Env: []string{"TMPDIR=" + tmp, "AK_READY=" + ready, "MCP_LOG_FILE=" + logFile}})
+	s.Send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{"elicitation":{}},"clientInfo":{"name":"wire","version":"0"}}}`)
+	s.Recv()
+	s.Send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	s.Send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"wait","arguments":{}}}`)
 	var asked struct {
 		ID     json.RawMessage
 		Method string
 		Params struct{ Message string }
 	}
 	// The id: the server's own, and not one another client could guess.
-	if err := json.Unmarshal(s.recv(), &asked); err != nil || asked.Method != "elicitation/create" || !akOwnID.Match(asked.ID) || asked.Params.Message != "Wait for me" {
+	if err := json.Unmarshal(s.Recv(), &asked); err != nil || asked.Method != "elicitation/create" || !akOwnID.Match(asked.ID) || asked.Params.Message != "Wait for me" {
 		t.Fatalf("the server's request: %+v %v", asked, err)
 	}
 	id := string(asked.ID)
 	pgid := akReadyGroup(t, ready)
-	s.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2}}`)
-	if got := string(s.recv()); got != `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":`+id+`,"reason":"the tool call ended"}}` {
+	s.Send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2}}`)
+	if got := string(s.Recv()); got != `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":`+id+`,"reason":"the tool call ended"}}` {
 		t.Errorf("after the client cancelled the call: %s", got)
 	}
-	proctest.WaitUntil(t, deadline(t), "the call's group to be gone", func() (bool, string) {
+	proctest.WaitUntil(t, harness.Deadline(t), "the call's group to be gone", func() (bool, string) {
 		g, err := proctest.InGroup(pgid)
 		return err == nil && len(proctest.Alive(g)) == 0, fmt.Sprint(g, err)
 	})
-	s.send(`{"jsonrpc":"2.0","id":` + id + `,"result":{"action":"accept","content":{}}}`)
-	if got := s.roundTrip(`{"jsonrpc":"2.0","id":3,"method":"ping"}`); got != `{"jsonrpc":"2.0","id":3,"result":{}}` {
+	s.Send(`{"jsonrpc":"2.0","id":` + id + `,"result":{"action":"accept","content":{}}}`)
+	if got := s.RoundTrip(`{"jsonrpc":"2.0","id":3,"method":"ping"}`); got != `{"jsonrpc":"2.0","id":3,"result":{}}` {
 		t.Errorf("the line after the late answer: %s", got)
 	}
-	proctest.WaitUntil(t, deadline(t), "the late answer's log line", func() (bool, string) {
+	proctest.WaitUntil(t, harness.Deadline(t), "the late answer's log line", func() (bool, string) {
 		b, _ := os.ReadFile(logFile)
 		return bytes.Contains(b, []byte(`"level":"debug"`)) && bytes.Contains(b, []byte(`"msg":"response to no pending request dropped","id":"\"`+strings.Trim(id, `"`)+`\""`)), string(b)
 	})

@@ -4,14 +4,13 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/mcp-bashd/mcp-bashd/tests/internal/harness"
 	"github.com/mcp-bashd/mcp-bashd/tests/internal/mcpschema"
 )
 
@@ -123,19 +122,19 @@ func btCheckArray(t *testing.T, line []byte) {
 
 // btRecv is the server's next line, which may be an array (the harness's
 // recv reads objects only); the caller checks it against the schema.
-func btRecv(t *testing.T, s *server) []byte {
+func btRecv(t *testing.T, s *harness.Daemon) []byte {
 	t.Helper()
 	select {
-	case line, ok := <-s.lines:
+	case line, ok := <-s.Lines:
 		if !ok {
-			t.Fatalf("server closed stdout; stderr:\n%s", s.stderr.String())
+			t.Fatalf("server closed stdout; stderr:\n%s", s.Stderr.String())
 		}
 		if err := mcpschema.Check("2025-03-26", "", line); err != nil {
 			t.Errorf("line not valid for 2025-03-26: %v\n%s", err, line)
 		}
 		return []byte(strings.TrimSuffix(string(line), "\n"))
-	case <-time.After(time.Until(deadline(t))):
-		t.Fatalf("no line before the deadline; stderr:\n%s", s.stderr.String())
+	case <-time.After(time.Until(harness.Deadline(t))):
+		t.Fatalf("no line before the deadline; stderr:\n%s", s.Stderr.String())
 	}
 	return nil
 }
@@ -143,16 +142,16 @@ func btRecv(t *testing.T, s *server) []byte {
 func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
 
 func btServerDir(t *testing.T) string {
-	return writeServer(t, map[string]string{"server.sh": btScript, "tools.json": btTools})
+	return harness.WriteFiles(t, map[string]string{"server.sh": btScript, "tools.json": btTools})
 }
 
 func TestBatchStdio2025_03_26(t *testing.T) {
 	dir := btServerDir(t)
-	s := startServer(t, serverOpt{args: []string{filepath.Join(dir, "server.sh")}})
-	if r := s.roundTrip(btInit("2025-03-26")); !strings.Contains(r, `"protocolVersion":"2025-03-26"`) {
+	s := harness.Start(t, harness.Options{Args: []string{filepath.Join(dir, "server.sh")}})
+	if r := s.RoundTrip(btInit("2025-03-26")); !strings.Contains(r, `"protocolVersion":"2025-03-26"`) {
 		t.Fatalf("initialize: %s", r)
 	}
-	s.send(btBatch)
+	s.Send(btBatch)
 	// The progress of member 1 comes on its own line, then the array.
 	var arr []byte
 	for arr == nil {
@@ -171,16 +170,16 @@ func TestBatchStdio2025_03_26(t *testing.T) {
 	btCheckArray(t, arr)
 
 	// Notifications only: nothing is written; the next answer is the ping's.
-	s.send(`[{"jsonrpc":"2.0","method":"notifications/initialized"},{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":99}}]`)
-	if r := s.roundTrip(`{"jsonrpc":"2.0","id":7,"method":"ping"}`); r != `{"jsonrpc":"2.0","id":7,"result":{}}` {
+	s.Send(`[{"jsonrpc":"2.0","method":"notifications/initialized"},{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":99}}]`)
+	if r := s.RoundTrip(`{"jsonrpc":"2.0","id":7,"method":"ping"}`); r != `{"jsonrpc":"2.0","id":7,"result":{}}` {
 		t.Errorf("after a batch of notifications, the next line is %s", r)
 	}
 	// An empty array is one Invalid Request error, not an array.
-	if r := s.roundTrip(`[]`); r != `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request: an empty JSON-RPC batch"}}` {
+	if r := s.RoundTrip(`[]`); r != `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request: an empty JSON-RPC batch"}}` {
 		t.Errorf("empty batch answered %s", r)
 	}
 	// Members that are not requests: one error entry each.
-	s.send(`[1,"x"]`)
+	s.Send(`[1,"x"]`)
 	if r := string(btRecv(t, s)); r != `[{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request: expected a JSON object"}},{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request: expected a JSON object"}}]` {
 		t.Errorf("[1,\"x\"] answered %s", r)
 	}
@@ -193,12 +192,12 @@ func TestBatchRefusedOutside2025_03_26(t *testing.T) {
 	for _, v := range []string{"", "2024-11-05", "2025-06-18", "2025-11-25"} {
 		t.Run("v"+v, func(t *testing.T) {
 			dir := btServerDir(t)
-			s := startServer(t, serverOpt{args: []string{filepath.Join(dir, "server.sh")}})
+			s := harness.Start(t, harness.Options{Args: []string{filepath.Join(dir, "server.sh")}})
 			if v != "" {
-				s.roundTrip(btInit(v))
+				s.RoundTrip(btInit(v))
 			}
 			for _, line := range []string{btBatch, `[]`} {
-				if r := s.roundTrip(line); r != notObject {
+				if r := s.RoundTrip(line); r != notObject {
 					t.Errorf("%.40s answered %s, want %s", line, r, notObject)
 				}
 			}
@@ -241,16 +240,11 @@ func btHTTP(t *testing.T, url, session, version, body string) (int, string, []by
 	return resp.StatusCode, ct, []byte(events[len(events)-1]), events[:len(events)-1]
 }
 
-func btStartHTTP(t *testing.T) string {
-	dir := btServerDir(t)
-	cmd := exec.Command(binary, "--http", "--http-bind", "127.0.0.1", "--http-port", "0", filepath.Join(dir, "server.sh"))
-	cmd.Env = os.Environ()
-	url, _, _ := startHTTPDaemon(t, cmd)
-	return url
-}
+// btServer is the batch server.
+var btServer = harness.Options{Files: map[string]string{"server.sh": btScript, "tools.json": btTools}}
 
 func TestBatchHTTP2025_03_26(t *testing.T) {
-	url := btStartHTTP(t)
+	url := harness.StartHTTP(t, btServer).URL
 	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(btInit("2025-03-26")))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
@@ -295,7 +289,7 @@ func TestBatchHTTP2025_03_26(t *testing.T) {
 }
 
 func TestBatchHTTPRefusedOutside2025_03_26(t *testing.T) {
-	url := btStartHTTP(t)
+	url := harness.StartHTTP(t, btServer).URL
 	for _, v := range []string{"2025-06-18", "2025-11-25"} {
 		status, _, payload, _ := btHTTP(t, url, "", v, btBatch)
 		if status != http.StatusBadRequest || !strings.Contains(string(payload), `"message":"Invalid Request: expected a JSON object"`) {

@@ -1,8 +1,8 @@
 package tests
 
 import (
-	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,6 +18,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"github.com/mcp-bashd/mcp-bashd/tests/internal/harness"
 	"github.com/mcp-bashd/mcp-bashd/tests/internal/proctest"
 )
 
@@ -38,8 +39,8 @@ import (
 //	                         (waits for one to go, up to the deadline)
 //	waitfile FILE            wait until FILE exists (a tool's readiness
 //	                         handshake), up to the deadline
-func TestCliScripts(t *testing.T) {
-	root, err := filepath.Abs(repoPath(""))
+func TestCLIScriptsRun(t *testing.T) {
+	root, err := filepath.Abs(harness.RepoPath(""))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,9 +51,9 @@ func TestCliScripts(t *testing.T) {
 		// Report every broken expectation of a script, not only the first.
 		ContinueOnError: true,
 		Setup: func(e *testscript.Env) error {
-			e.Setenv("PATH", filepath.Dir(binary)+string(os.PathListSeparator)+e.Getenv("PATH"))
+			e.Setenv("PATH", filepath.Dir(harness.Binary)+string(os.PathListSeparator)+e.Getenv("PATH"))
 			e.Setenv("REPO", root)
-			e.Setenv(cliMarkKey, "cli-"+strconv.Itoa(os.Getpid())+"-"+filepath.Base(e.WorkDir))
+			e.Setenv(harness.MarkKey, "cli-"+strconv.Itoa(os.Getpid())+"-"+filepath.Base(e.WorkDir))
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
@@ -64,8 +65,6 @@ func TestCliScripts(t *testing.T) {
 		},
 	})
 }
-
-const cliMarkKey = "MCPBASHD_TEST_MARK"
 
 func cliExitCode(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) < 2 {
@@ -112,29 +111,31 @@ func cliValidUTF8(ts *testscript.TestScript, neg bool, args []string) {
 	}
 }
 
+// cliTB lets a testscript command wait with proctest.WaitUntil, which
+// only calls Helper and Fatalf.
+type cliTB struct {
+	testing.TB
+	ts *testscript.TestScript
+}
+
+func (c cliTB) Helper()                      {}
+func (c cliTB) Fatalf(f string, args ...any) { c.ts.Fatalf(f, args...) }
+
 func cliNoProcs(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 0 {
 		ts.Fatalf("usage: noprocs")
 	}
-	mark := ts.Getenv(cliMarkKey)
-	end := time.Now().Add(30 * time.Second)
-	for {
-		ps, err := proctest.WithEnv(cliMarkKey, mark)
+	mark := ts.Getenv(harness.MarkKey)
+	proctest.WaitUntil(cliTB{ts: ts}, time.Now().Add(30*time.Second), "no process left running", func() (bool, string) {
+		ps, err := proctest.WithEnv(harness.MarkKey, mark)
 		ts.Check(err)
 		alive := proctest.Alive(ps)
-		if len(alive) == 0 {
-			return
+		var s []string
+		for _, p := range alive {
+			s = append(s, p.String())
 		}
-		if time.Now().After(end) {
-			var s []string
-			for _, p := range alive {
-				s = append(s, p.String())
-			}
-			ts.Fatalf("processes left running:\n%s", strings.Join(s, "\n"))
-		}
-		// Polling, not synchronisation: the condition is re-checked.
-		time.Sleep(10 * time.Millisecond)
-	}
+		return len(alive) == 0, "processes left running:\n" + strings.Join(s, "\n")
+	})
 }
 
 func cliWaitFile(ts *testscript.TestScript, neg bool, args []string) {
@@ -142,32 +143,25 @@ func cliWaitFile(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("usage: waitfile FILE")
 	}
 	path := ts.MkAbs(args[0])
-	end := time.Now().Add(30 * time.Second)
-	for {
-		if _, err := os.Stat(path); err == nil {
-			return
-		}
-		if time.Now().After(end) {
-			ts.Fatalf("%s did not appear", args[0])
-		}
-		// Polling, not synchronisation: the condition is re-checked.
-		time.Sleep(10 * time.Millisecond)
-	}
+	proctest.WaitUntil(cliTB{ts: ts}, time.Now().Add(30*time.Second), args[0]+" to appear", func() (bool, string) {
+		_, err := os.Stat(path)
+		return err == nil, fmt.Sprint(err)
+	})
 }
 
 // Issue 12, item 5: `mcp-bashd call --url` calls a tool on a running
 // Streamable HTTP server (with its bearer token), shows the tool's
 // progress and log lines on stderr, and prints the result.
-func TestCliCallURL(t *testing.T) {
-	dir := writeServer(t, map[string]string{
+func TestCLICallURL(t *testing.T) {
+	dir := harness.WriteFiles(t, map[string]string{
 		"server.sh":  "tool_steps() { mcp_progress 1 2 first; mcp_log warning careful; mcp_progress 2 2; echo \"done $1\"; }\n",
 		"tools.json": `{"tools":[{"name":"steps","description":"d","inputSchema":{"type":"object","properties":{"n":{"type":"integer"}}}}]}`,
 		"token":      "s3cret\n",
 	})
 	mark := "cli-url-" + strconv.Itoa(os.Getpid())
-	d := cmStartHTTP(t, mark, nil, filepath.Join(dir, "server.sh"), "--auth-token-file", filepath.Join(dir, "token"))
+	d := harness.StartHTTP(t, harness.Options{Script: filepath.Join(dir, "server.sh"), Flags: []string{"--auth-token-file", filepath.Join(dir, "token")}, Env: nil, Marked: mark})
 	run := func(args ...string) (string, string, int) {
-		cmd := exec.Command(binary, append([]string{"call", "--url", d.url}, args...)...)
+		cmd := exec.Command(harness.Binary, append([]string{"call", "--url", d.URL}, args...)...)
 		var out, errb strings.Builder
 		cmd.Stdout, cmd.Stderr = &out, &errb
 		err := cmd.Run()
@@ -197,24 +191,20 @@ func TestCliCallURL(t *testing.T) {
 // Issue 12, item 3: started from a terminal, the server says on stderr
 // that it speaks MCP on stdin and how to try its tools, in one line pair;
 // stdout stays protocol-only.
-func TestCliTerminalHint(t *testing.T) {
-	dir := writeServer(t, map[string]string{"server.sh": "tool_a() { :; }\n", "tools.json": toolsJSON("a")})
+func TestCLITerminalHint(t *testing.T) {
+	dir := harness.WriteFiles(t, map[string]string{"server.sh": "tool_a() { :; }\n", "tools.json": harness.ToolsJSON("a")})
 	master, slave := cliOpenPTY(t)
 	defer master.Close()
-	cmd := exec.Command(binary, filepath.Join(dir, "server.sh"))
-	stderr, stdout := &lockedWriter{w: &bytes.Buffer{}}, &lockedWriter{w: &bytes.Buffer{}}
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = slave, stdout, stderr
-	cmd.Env = append(os.Environ(), "TMPDIR="+t.TempDir())
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	stdout := &harness.Output{}
+	p, _ := harness.RunCmd(t, harness.Options{Dir: dir, TempDir: true}, func(cmd *exec.Cmd) { cmd.Stdin, cmd.Stdout = slave, stdout })
+	stderr := p.Stderr
 	slave.Close()
-	proctest.WaitUntil(t, deadline(t), "the hint on stderr", func() (bool, string) {
+	proctest.WaitUntil(t, harness.Deadline(t), "the hint on stderr", func() (bool, string) {
 		return strings.Contains(stderr.String(), "mcp-bashd call "), stderr.String()
 	})
 	// Ctrl-D at the start of a line: EOF on the terminal, the server ends.
 	master.Write([]byte{4})
-	if err := cmd.Wait(); err != nil {
+	if err := p.Wait(t, "the server at EOF on its terminal"); err != nil {
 		t.Fatalf("server at EOF: %v\nstderr: %s", err, stderr.String())
 	}
 	want := "mcp-bashd: serving " + filepath.Join(dir, "server.sh") + " as MCP on stdin/stdout"

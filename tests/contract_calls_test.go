@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/mcp-bashd/mcp-bashd/tests/internal/harness"
 )
 
 // ---------------------------------------------------------------- 15, 16
@@ -18,7 +20,7 @@ import (
 // The script's top level runs once; every call sees its functions,
 // variables with their attributes, shell options and EXIT-free state;
 // errexit is off; stdin is /dev/null; $0 is the script.
-func TestCtTopLevelState(t *testing.T) {
+func TestTopLevelStateReachesEveryCall(t *testing.T) {
 	script := `set -euo pipefail
 shopt -s extglob nullglob
 declare -a ARR=(one "two words" three)
@@ -55,9 +57,9 @@ tool_state() {
   printf 'top0=%s\n' "$TOP0"
   printf 'args='; printf '%s|' "${TOP_ARGS[@]}"; echo
 }`
-	s := ctStart(t, ctOpt{script: script, tools: toolsJSON("state"), scriptArgs: []string{"a b", "", "--ct-marker"}})
-	s.roundTrip(initLine)
-	scriptPath := filepath.Join(s.dir, "server.sh")
+	s := harness.Start(t, ctServer(t, ctOpt{script: script, tools: harness.ToolsJSON("state"), scriptArgs: []string{"a b", "", "--ct-marker"}}))
+	s.RoundTrip(harness.InitLine)
+	scriptPath := filepath.Join(s.Dir, "server.sh")
 	want := strings.Join([]string{
 		"arr=two words|3",
 		"map=v1|v 2|2",
@@ -81,29 +83,29 @@ tool_state() {
 		"args=a b||--ct-marker|",
 	}, "\n")
 	for i := 1; i <= 2; i++ {
-		got, isErr := s.call(i, "state", `{}`).text(t)
+		got, isErr := s.Call(i, "state", `{}`).Text(t)
 		if isErr || got != want {
 			t.Errorf("call %d:\n got (isError=%v)\n%s\nwant\n%s", i, isErr, got, want)
 		}
 	}
-	if got := strings.TrimSpace(s.read("loads")); got != "1" {
+	if got := strings.TrimSpace(ctRead(s, "loads")); got != "1" {
 		t.Errorf("the top level ran %s times, want once", got)
 	}
 }
 
 // A script in POSIX mode still serves, and its tools run in POSIX mode.
-func TestCtPosixModeScript(t *testing.T) {
-	s := ctStart(t, ctOpt{script: `set -o posix
-tool_x() { [ -o posix ] && echo posix-on || echo posix-off; false; echo after-false; }`, tools: toolsJSON("x")})
-	s.roundTrip(initLine)
-	ctWantText(t, s.call(1, "x", `{}`), false, "posix-on\nafter-false")
+func TestPosixModeScriptServes(t *testing.T) {
+	s := harness.Start(t, ctServer(t, ctOpt{script: `set -o posix
+tool_x() { [ -o posix ] && echo posix-on || echo posix-off; false; echo after-false; }`, tools: harness.ToolsJSON("x")}))
+	s.RoundTrip(harness.InitLine)
+	ctWantText(t, s.Call(1, "x", `{}`), false, "posix-on\nafter-false")
 }
 
 // Result shaping: stdout+stderr in one text, every trailing newline
 // stripped, a non-zero status or a signal is "Error executing <name>: ",
 // the tool's EXIT trap output joins the text.
-func TestCtResultShaping(t *testing.T) {
-	s := ctStart(t, ctOpt{
+func TestResultShaping(t *testing.T) {
+	s := harness.Start(t, ctServer(t, ctOpt{
 		script: `tool_merge() { echo out; echo err >&2; echo out2; printf '\n\n\n'; }
 tool_inner_blank() { printf 'a\n\n\nb\n\n'; }
 tool_fail() { echo "bad thing" >&2; printf '\n'; return 3; }
@@ -114,38 +116,38 @@ tool_trap() { trap 'printf "trap output\n"' EXIT; printf 'body output\n'; }
 tool_exit_trap_fail() { trap 'echo cleanup' EXIT; echo body; exit 5; }
 tool_empty() { :; }
 tool_cr() { printf 'x\r\n'; }`,
-		tools: toolsJSON("merge", "inner_blank", "fail", "fail_silent", "killed", "termed", "trap", "exit_trap_fail", "empty", "cr"),
-	})
-	s.roundTrip(initLine)
-	if got := s.roundTrip(ctCallLine(1, "merge", `{}`)); got != `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"out\nerr\nout2"}],"isError":false}}` {
+		tools: harness.ToolsJSON("merge", "inner_blank", "fail", "fail_silent", "killed", "termed", "trap", "exit_trap_fail", "empty", "cr"),
+	}))
+	s.RoundTrip(harness.InitLine)
+	if got := s.RoundTrip(harness.CallLine(1, "merge", `{}`)); got != `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"out\nerr\nout2"}],"isError":false}}` {
 		t.Errorf("merge: %s", got)
 	}
-	ctWantText(t, s.call(2, "inner_blank", `{}`), false, "a\n\n\nb")
-	ctWantText(t, s.call(3, "fail", `{}`), true, "Error executing fail: bad thing")
-	ctWantText(t, s.call(4, "fail_silent", `{}`), true, "Error executing fail_silent: ")
-	ctWantText(t, s.call(5, "killed", `{}`), true, "Error executing killed: ")
-	ctWantText(t, s.call(6, "termed", `{}`), true, "Error executing termed: ")
-	ctWantText(t, s.call(7, "trap", `{}`), false, "body output\ntrap output")
-	ctWantText(t, s.call(8, "exit_trap_fail", `{}`), true, "Error executing exit_trap_fail: body\ncleanup")
-	ctWantText(t, s.call(9, "empty", `{}`), false, "")
-	ctWantText(t, s.call(10, "cr", `{}`), false, "x\r")
+	ctWantText(t, s.Call(2, "inner_blank", `{}`), false, "a\n\n\nb")
+	ctWantText(t, s.Call(3, "fail", `{}`), true, "Error executing fail: bad thing")
+	ctWantText(t, s.Call(4, "fail_silent", `{}`), true, "Error executing fail_silent: ")
+	ctWantText(t, s.Call(5, "killed", `{}`), true, "Error executing killed: ")
+	ctWantText(t, s.Call(6, "termed", `{}`), true, "Error executing termed: ")
+	ctWantText(t, s.Call(7, "trap", `{}`), false, "body output\ntrap output")
+	ctWantText(t, s.Call(8, "exit_trap_fail", `{}`), true, "Error executing exit_trap_fail: body\ncleanup")
+	ctWantText(t, s.Call(9, "empty", `{}`), false, "")
+	ctWantText(t, s.Call(10, "cr", `{}`), false, "x\r")
 }
 
 // Output past --output-cap is cut and the cut is marked.
-func TestCtOutputCap(t *testing.T) {
-	s := ctStart(t, ctOpt{
+func TestOutputCap(t *testing.T) {
+	s := harness.Start(t, ctServer(t, ctOpt{
 		flags: []string{"--output-cap", "100"},
 		script: `tool_big() { local i; for ((i = 0; i < 1000; i++)); do printf a; done; echo; } 
 tool_big_fail() { local i; for ((i = 0; i < 1000; i++)); do printf b; done; return 2; }
 tool_small() { printf '%0100d\n' 0; }`,
-		tools: toolsJSON("big", "big_fail", "small"),
-	})
-	s.roundTrip(initLine)
+		tools: harness.ToolsJSON("big", "big_fail", "small"),
+	}))
+	s.RoundTrip(harness.InitLine)
 	for i, c := range []struct {
 		tool, ch, prefix string
 		isErr            bool
 	}{{"big", "a", "", false}, {"big_fail", "b", "Error executing big_fail: ", true}} {
-		txt, isErr := s.call(i+1, c.tool, `{}`).text(t)
+		txt, isErr := s.Call(i+1, c.tool, `{}`).Text(t)
 		if isErr != c.isErr {
 			t.Errorf("%s: isError=%v", c.tool, isErr)
 		}
@@ -159,7 +161,7 @@ tool_small() { printf '%0100d\n' 0; }`,
 		}
 	}
 	// Exactly at the cap (100 digits + a newline = 101 bytes: one over).
-	txt, _ := s.call(3, "small", `{}`).text(t)
+	txt, _ := s.Call(3, "small", `{}`).Text(t)
 	if !strings.HasPrefix(txt, strings.Repeat("0", 100)) {
 		t.Errorf("small: %q", txt)
 	}
@@ -169,8 +171,8 @@ tool_small() { printf '%0100d\n' 0; }`,
 
 // MCP_CALL_TMPDIR: <TMPDIR>/mcp-call.XXXXXX/tmp, both mode 0700, empty,
 // distinct per call, the same for hook, tool and children, removed after.
-func TestCtCallTmpdirShape(t *testing.T) {
-	s := ctStart(t, ctOpt{
+func TestCallTmpdirShape(t *testing.T) {
+	s := harness.Start(t, ctServer(t, ctOpt{
 		script: `mcp_before_tool_call() { printf '%s' "$MCP_CALL_TMPDIR" > "$MARKS/hook.$2"; }
 tool_probe() {
   printf '%s\n' "$MCP_CALL_TMPDIR"
@@ -180,20 +182,20 @@ tool_probe() {
   bash -c 'printf "child %s\n" "$MCP_CALL_TMPDIR"'
   printf '%s\n' "$MCP_CALL_TMPDIR" > "$MARKS/tool.$1"
 }`,
-		tools: toolsJSON("probe"),
-	})
-	s.roundTrip(initLine)
+		tools: harness.ToolsJSON("probe"),
+	}))
+	s.RoundTrip(harness.InitLine)
 	var dirs []string
 	for i := 1; i <= 2; i++ {
-		txt, isErr := s.call(i, "probe", fmt.Sprintf(`{"n":%d}`, i)).text(t)
+		txt, isErr := s.Call(i, "probe", fmt.Sprintf(`{"n":%d}`, i)).Text(t)
 		lines := strings.Split(txt, "\n")
 		if isErr || len(lines) != 6 {
 			t.Fatalf("call %d: isError=%v\n%s", i, isErr, txt)
 		}
 		dir := lines[0]
 		dirs = append(dirs, dir)
-		if filepath.Base(dir) != "tmp" || !strings.HasPrefix(filepath.Base(filepath.Dir(dir)), "mcp-call.") || filepath.Dir(filepath.Dir(dir)) != s.tmp {
-			t.Errorf("call %d: MCP_CALL_TMPDIR %q is not %s/mcp-call.*/tmp", i, dir, s.tmp)
+		if filepath.Base(dir) != "tmp" || !strings.HasPrefix(filepath.Base(filepath.Dir(dir)), "mcp-call.") || filepath.Dir(filepath.Dir(dir)) != s.Tmp {
+			t.Errorf("call %d: MCP_CALL_TMPDIR %q is not %s/mcp-call.*/tmp", i, dir, s.Tmp)
 		}
 		if lines[1] != "700" || lines[2] != "700" {
 			t.Errorf("call %d: modes tmp=%s root=%s, want 700 and 700", i, lines[1], lines[2])
@@ -204,7 +206,7 @@ tool_probe() {
 		if lines[5] != "child "+dir {
 			t.Errorf("call %d: a child saw %q, the tool %q", i, lines[5], dir)
 		}
-		if hook := s.read(fmt.Sprintf(`hook.{"n":%d}`, i)); hook != dir {
+		if hook := ctRead(s, fmt.Sprintf(`hook.{"n":%d}`, i)); hook != dir {
 			t.Errorf("call %d: the hook saw %q, the tool %q", i, hook, dir)
 		}
 		if _, err := os.Lstat(filepath.Dir(dir)); err == nil {
@@ -214,32 +216,32 @@ tool_probe() {
 	if dirs[0] == dirs[1] {
 		t.Errorf("two calls shared %s", dirs[0])
 	}
-	if left := s.callRoots(); len(left) != 0 {
+	if left := ctCallRoots(s); len(left) != 0 {
 		t.Errorf("call roots left: %v", left)
 	}
 }
 
 // A relative TMPDIR still gives an absolute MCP_CALL_TMPDIR, also when
 // the hook changes directory, and the root is removed.
-func TestCtCallTmpdirRelativeTMPDIR(t *testing.T) {
-	s := ctStart(t, ctOpt{
+func TestCallTmpdirRelativeTMPDIR(t *testing.T) {
+	s := harness.Start(t, ctServer(t, ctOpt{
 		relTMPDIR: true,
 		script: `mcp_before_tool_call() { cd / || return 1; }
 tool_x() {
   if [[ $MCP_CALL_TMPDIR == /* && -d $MCP_CALL_TMPDIR ]]; then printf 'absolute and present %s\n' "$MCP_CALL_TMPDIR"; else printf 'not usable: %s\n' "$MCP_CALL_TMPDIR"; fi
 }`,
-		tools: toolsJSON("x"),
-	})
-	s.roundTrip(initLine)
-	txt, isErr := s.call(1, "x", `{}`).text(t)
+		tools: harness.ToolsJSON("x"),
+	}))
+	s.RoundTrip(harness.InitLine)
+	txt, isErr := s.Call(1, "x", `{}`).Text(t)
 	dir := strings.TrimPrefix(txt, "absolute and present ")
 	if isErr || dir == txt {
 		t.Fatalf("isError=%v %q", isErr, txt)
 	}
-	if filepath.Dir(filepath.Dir(dir)) != s.tmp {
-		t.Errorf("MCP_CALL_TMPDIR %q is not under %s", dir, s.tmp)
+	if filepath.Dir(filepath.Dir(dir)) != s.Tmp {
+		t.Errorf("MCP_CALL_TMPDIR %q is not under %s", dir, s.Tmp)
 	}
-	if left := s.callRoots(); len(left) != 0 {
+	if left := ctCallRoots(s); len(left) != 0 {
 		t.Errorf("call roots left: %v", left)
 	}
 }
@@ -248,9 +250,9 @@ tool_x() {
 // directory, a read-only directory with a file, MCP_CALL_TMPDIR itself at
 // mode 000 — without following a symlink out of it and without a warning.
 // As root the daemon runs as nobody, so the modes bind as for a user.
-func TestCtCallTmpdirRemoval(t *testing.T) {
+func TestCallTmpdirRemoval(t *testing.T) {
 	var outside string
-	s := ctStart(t, ctOpt{
+	s := harness.Start(t, ctServer(t, ctOpt{
 		unprivileged: true,
 		prepare: func(t *testing.T, base string, cred *syscall.Credential) []string {
 			outside = filepath.Join(base, "outside")
@@ -284,14 +286,14 @@ tool_links() {
 }
 tool_swap() { rm -rf "$MCP_CALL_TMPDIR" && ln -s "$OUTSIDE" "$MCP_CALL_TMPDIR" || return 9; printf '%s\n' "$MCP_CALL_TMPDIR"; }
 tool_uid() { id -u; }`,
-		tools: toolsJSON("nested", "fail", "ro", "locked", "self_locked", "links", "swap", "uid"),
-	})
-	s.roundTrip(initLine)
-	if uid, _ := s.call(100, "uid", `{}`).text(t); uid == "0" {
+		tools: harness.ToolsJSON("nested", "fail", "ro", "locked", "self_locked", "links", "swap", "uid"),
+	}))
+	s.RoundTrip(harness.InitLine)
+	if uid, _ := s.Call(100, "uid", `{}`).Text(t); uid == "0" {
 		t.Fatal("tools run as root: the modes would not bind")
 	}
 	for i, tool := range []string{"nested", "fail", "ro", "locked", "self_locked", "links", "swap"} {
-		txt, isErr := s.call(i+1, tool, `{}`).text(t)
+		txt, isErr := s.Call(i+1, tool, `{}`).Text(t)
 		dir := txt
 		if tool == "fail" {
 			dir = strings.TrimPrefix(txt, "Error executing fail: ")
@@ -302,8 +304,8 @@ tool_uid() { id -u; }`,
 			t.Errorf("%s: isError %q", tool, txt)
 			continue
 		}
-		if filepath.Dir(filepath.Dir(dir)) != s.tmp {
-			t.Errorf("%s: %q is not a call directory under %s", tool, dir, s.tmp)
+		if filepath.Dir(filepath.Dir(dir)) != s.Tmp {
+			t.Errorf("%s: %q is not a call directory under %s", tool, dir, s.Tmp)
 			continue
 		}
 		if _, err := os.Lstat(filepath.Dir(dir)); err == nil {
@@ -317,10 +319,10 @@ tool_uid() { id -u; }`,
 			t.Fatalf("%s: the file outside the call was changed: %q %v", tool, b, err)
 		}
 	}
-	if left := s.callRoots(); len(left) != 0 {
+	if left := ctCallRoots(s); len(left) != 0 {
 		t.Errorf("call roots left: %v", left)
 	}
-	if w := s.warnings(); len(w) != 0 {
+	if w := ctWarnings(s); len(w) != 0 {
 		t.Errorf("removal logged warnings:\n%s", strings.Join(w, "\n"))
 	}
 }
@@ -328,79 +330,79 @@ tool_uid() { id -u; }`,
 // A call whose directory cannot be created answers isError with the SDK's
 // text, runs nothing, leaves nothing, and the server keeps serving: TMPDIR
 // replaced by a regular file, and TMPDIR made unwritable, mid-run.
-func TestCtCallTmpdirCreationFailure(t *testing.T) {
+func TestCallTmpdirCreationFailure(t *testing.T) {
 	const script = `mcp_before_tool_call() { : > "$MARKS/hook.ran"; }
 tool_x() { : > "$MARKS/tool.ran"; printf 'tool output\n'; }`
 	t.Run("TMPDIR is a regular file", func(t *testing.T) {
-		s := ctStart(t, ctOpt{script: script, tools: toolsJSON("x")})
-		s.roundTrip(initLine)
-		ctWantText(t, s.call(1, "x", `{}`), false, "tool output")
-		os.Remove(filepath.Join(s.marks, "hook.ran"))
-		os.Remove(filepath.Join(s.marks, "tool.ran"))
-		if err := os.Rename(s.tmp, s.tmp+".moved"); err != nil {
+		s := harness.Start(t, ctServer(t, ctOpt{script: script, tools: harness.ToolsJSON("x")}))
+		s.RoundTrip(harness.InitLine)
+		ctWantText(t, s.Call(1, "x", `{}`), false, "tool output")
+		os.Remove(filepath.Join(ctMarks(s), "hook.ran"))
+		os.Remove(filepath.Join(ctMarks(s), "tool.ran"))
+		if err := os.Rename(s.Tmp, s.Tmp+".moved"); err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(s.tmp, nil, 0o644); err != nil {
+		if err := os.WriteFile(s.Tmp, nil, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		before := ctListDir(t, s.base)
-		if got := s.roundTrip(ctCallLine(2, "x", `{}`)); got != `{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"Cannot run x: its call directory could not be created."}],"isError":true}}` {
+		before := ctListDir(t, s.Cmd.Dir)
+		if got := s.RoundTrip(harness.CallLine(2, "x", `{}`)); got != `{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"Cannot run x: its call directory could not be created."}],"isError":true}}` {
 			t.Errorf("got %s", got)
 		}
-		if s.exists("hook.ran") || s.exists("tool.ran") {
+		if ctExists(s, "hook.ran") || ctExists(s, "tool.ran") {
 			t.Error("the hook or the tool ran without a call directory")
 		}
-		if after := ctListDir(t, s.base); after != before {
+		if after := ctListDir(t, s.Cmd.Dir); after != before {
 			t.Errorf("files appeared beside TMPDIR:\nbefore %s\nafter  %s", before, after)
 		}
-		if m, _ := filepath.Glob(filepath.Join(s.tmp+".moved", "mcp-call.*")); len(m) != 0 {
+		if m, _ := filepath.Glob(filepath.Join(s.Tmp+".moved", "mcp-call.*")); len(m) != 0 {
 			t.Errorf("call roots left: %v", m)
 		}
-		if got := s.roundTrip(`{"jsonrpc":"2.0","id":3,"method":"ping"}`); got != `{"jsonrpc":"2.0","id":3,"result":{}}` {
+		if got := s.RoundTrip(`{"jsonrpc":"2.0","id":3,"method":"ping"}`); got != `{"jsonrpc":"2.0","id":3,"result":{}}` {
 			t.Errorf("ping: %s", got)
 		}
 	})
 	t.Run("TMPDIR not writable", func(t *testing.T) {
-		s := ctStart(t, ctOpt{script: script, tools: toolsJSON("x"), unprivileged: true})
-		s.roundTrip(initLine)
-		if os.Getuid() == 0 && s.cred == nil {
+		s := harness.Start(t, ctServer(t, ctOpt{script: script, tools: harness.ToolsJSON("x"), unprivileged: true}))
+		s.RoundTrip(harness.InitLine)
+		if os.Getuid() == 0 && ctCred(s) == nil {
 			t.Fatal("running as root without dropping privileges")
 		}
-		if err := os.Chmod(s.tmp, 0o555); err != nil {
+		if err := os.Chmod(s.Tmp, 0o555); err != nil {
 			t.Fatal(err)
 		}
-		defer os.Chmod(s.tmp, 0o755)
-		ctWantText(t, s.call(1, "x", `{}`), true, "Cannot run x: its call directory could not be created.")
-		if s.exists("hook.ran") || s.exists("tool.ran") {
+		defer os.Chmod(s.Tmp, 0o755)
+		ctWantText(t, s.Call(1, "x", `{}`), true, "Cannot run x: its call directory could not be created.")
+		if ctExists(s, "hook.ran") || ctExists(s, "tool.ran") {
 			t.Error("the hook or the tool ran without a call directory")
 		}
-		os.Chmod(s.tmp, 0o755)
-		ctWantText(t, s.call(2, "x", `{}`), false, "tool output")
+		os.Chmod(s.Tmp, 0o755)
+		ctWantText(t, s.Call(2, "x", `{}`), false, "tool output")
 	})
 }
 
 // TMPDIR that does not exist when the daemon starts: the SDK's server
 // starts and answers each call with the creation-failure result; the
 // server itself must not refuse to serve.
-func TestCtCallTmpdirMissingAtStart(t *testing.T) {
-	s := ctStart(t, ctOpt{
+func TestCallTmpdirMissingAtStart(t *testing.T) {
+	s := harness.Start(t, ctServer(t, ctOpt{
 		tmpdir: "no-such-dir",
 		script: `tool_x() { : > "$MARKS/tool.ran"; printf 'tool output\n'; }`,
-		tools:  toolsJSON("x"),
-	})
-	s.send(initLine)
+		tools:  harness.ToolsJSON("x"),
+	}))
+	s.Send(harness.InitLine)
 	select {
-	case line, ok := <-s.lines:
+	case line, ok := <-s.Lines:
 		if !ok {
-			<-s.done
-			t.Fatalf("the daemon exited (%v) instead of serving with TMPDIR missing; stderr:\n%s", s.waitErr, s.stderr.String())
+			<-s.Done
+			t.Fatalf("the daemon exited (%v) instead of serving with TMPDIR missing; stderr:\n%s", s.WaitErr, s.Stderr.String())
 		}
-		s.check(line)
-	case <-time.After(time.Until(deadline(t))):
+		s.Check(line)
+	case <-time.After(time.Until(harness.Deadline(t))):
 		t.Fatal("no initialize response")
 	}
-	ctWantText(t, s.call(1, "x", `{}`), true, "Cannot run x: its call directory could not be created.")
-	if s.exists("tool.ran") {
+	ctWantText(t, s.Call(1, "x", `{}`), true, "Cannot run x: its call directory could not be created.")
+	if ctExists(s, "tool.ran") {
 		t.Error("the tool ran")
 	}
 }

@@ -14,6 +14,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/mcp-bashd/mcp-bashd/tests/internal/harness"
 )
 
 const ctHookTools = `{"tools":[{"name":"x","inputSchema":{"type":"object","properties":{"n":{"type":"integer"}},"additionalProperties":false}}]}`
@@ -21,14 +23,14 @@ const ctHookTools = `{"tools":[{"name":"x","inputSchema":{"type":"object","prope
 // A hook that returns 0: its output is discarded; what it sets — a
 // variable, an exported variable, the working directory, a function, an
 // EXIT trap, PATH — reaches the tool.
-func TestCtHookStateCarriesOver(t *testing.T) {
+func TestHookStateCarriesOver(t *testing.T) {
 	hookDir := t.TempDir()
 	hookDir, _ = filepath.EvalSymlinks(hookDir)
 	bin := t.TempDir()
 	if err := os.WriteFile(filepath.Join(bin, "ct_hook_bin"), []byte("#!/bin/sh\necho hookbin ran\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	s := ctStart(t, ctOpt{
+	s := harness.Start(t, ctServer(t, ctOpt{
 		script: `mcp_before_tool_call() {
   : > "$MARKS/hook.ran"
   printf 'AUDIT\n'; printf 'AUDIT-ERR\n' >&2
@@ -50,36 +52,36 @@ tool_x() {
 }`,
 		tools: ctHookTools,
 		env:   []string{"HOOK_DIR=" + hookDir, "HOOK_BIN=" + bin},
-	})
-	s.roundTrip(initLine)
-	ctWantText(t, s.call(1, "x", `{}`), false, "var=from-hook\nchild=exported-by-hook\npwd="+hookDir+"\nhook fn\nhookbin ran")
-	if !s.exists("hook.ran") {
+	}))
+	s.RoundTrip(harness.InitLine)
+	ctWantText(t, s.Call(1, "x", `{}`), false, "var=from-hook\nchild=exported-by-hook\npwd="+hookDir+"\nhook fn\nhookbin ran")
+	if !ctExists(s, "hook.ran") {
 		t.Error("the hook did not run")
 	}
-	if got := s.read("trap.log"); got != "tool ran\nhook trap\n" {
+	if got := ctRead(s, "trap.log"); got != "tool ran\nhook trap\n" {
 		t.Errorf("the hook's EXIT trap should run once, after the tool: %q", got)
 	}
 }
 
 // The hook and the tool share one EXIT trap: the tool's replaces the
 // hook's.
-func TestCtHookToolTrapReplacesHookTrap(t *testing.T) {
-	s := ctStart(t, ctOpt{
+func TestHookToolTrapReplacesHookTrap(t *testing.T) {
+	s := harness.Start(t, ctServer(t, ctOpt{
 		script: `mcp_before_tool_call() { trap 'printf "hook trap\n" >> "$MARKS/trap.log"' EXIT; }
 tool_x() { trap 'printf "tool trap\n" >> "$MARKS/trap.log"' EXIT; printf 'tool output\n'; }`,
 		tools: ctHookTools,
-	})
-	s.roundTrip(initLine)
-	ctWantText(t, s.call(1, "x", `{}`), false, "tool output")
-	if got := s.read("trap.log"); got != "tool trap\n" {
+	}))
+	s.RoundTrip(harness.InitLine)
+	ctWantText(t, s.Call(1, "x", `{}`), false, "tool output")
+	if got := ctRead(s, "trap.log"); got != "tool trap\n" {
 		t.Errorf("trap log %q, want only the tool's trap", got)
 	}
 }
 
 // The hook gets the tool name and the arguments JSON the tool gets, with
 // errexit off and stdin at /dev/null.
-func TestCtHookArgumentsAndEnvironment(t *testing.T) {
-	s := ctStart(t, ctOpt{
+func TestHookArgumentsAndEnvironment(t *testing.T) {
+	s := harness.Start(t, ctServer(t, ctOpt{
 		script: `mcp_before_tool_call() {
   printf '%s\n%s\n' "$1" "$2" > "$MARKS/hook.args"
   local st=0
@@ -89,23 +91,23 @@ func TestCtHookArgumentsAndEnvironment(t *testing.T) {
 }
 tool_x() { printf '%s\n' "$1" > "$MARKS/tool.args"; }`,
 		tools: ctHookTools,
-	})
-	s.roundTrip(initLine)
-	ctWantText(t, s.call(1, "x", `{ "n" : 7 }`), false, "")
-	if got := s.read("tool.args"); got != "{\"n\":7}\n" {
+	}))
+	s.RoundTrip(harness.InitLine)
+	ctWantText(t, s.Call(1, "x", `{ "n" : 7 }`), false, "")
+	if got := ctRead(s, "tool.args"); got != "{\"n\":7}\n" {
 		t.Errorf("tool args %q", got)
 	}
-	if got := s.read("hook.args"); got != "x\n{\"n\":7}\n" {
+	if got := ctRead(s, "hook.args"); got != "x\n{\"n\":7}\n" {
 		t.Errorf("hook args %q", got)
 	}
-	if got := s.read("hook.env"); got != "read status 1, ran past false\n" {
+	if got := ctRead(s, "hook.env"); got != "read status 1, ran past false\n" {
 		t.Errorf("hook environment: %q", got)
 	}
 }
 
 // set and shopt options the hook turns on are undone before the tool.
-func TestCtHookOptionsRestored(t *testing.T) {
-	s := ctStart(t, ctOpt{
+func TestHookOptionsRestored(t *testing.T) {
+	s := harness.Start(t, ctServer(t, ctOpt{
 		script: `mcp_before_tool_call() { set -euo pipefail; shopt -s nullglob; return 0; }
 tool_x() {
   case $- in *e*) echo errexit-on;; *) echo errexit-off;; esac
@@ -117,18 +119,18 @@ tool_x() {
   echo "$UNSET_VARIABLE_CT" done
 }`,
 		tools: ctHookTools,
-	})
-	s.roundTrip(initLine)
-	ctWantText(t, s.call(1, "x", `{}`), false, "errexit-off\nnounset-off\npipefail-off\nshopt -u nullglob\nmatches=1\n done")
+	}))
+	s.RoundTrip(harness.InitLine)
+	ctWantText(t, s.Call(1, "x", `{}`), false, "errexit-off\nnounset-off\npipefail-off\nshopt -u nullglob\nmatches=1\n done")
 }
 
 // The daemon's steps after the hook returns must not be diverted by
 // functions the hook defines (rm, shopt, set, printf) nor by a PATH that
 // names nothing: the options are still restored, the call still answers as
 // a success or a refusal, and its directory is still removed.
-func TestCtHookCannotDivertDaemonSteps(t *testing.T) {
+func TestHookCannotDivertDaemonSteps(t *testing.T) {
 	t.Run("functions", func(t *testing.T) {
-		s := ctStart(t, ctOpt{
+		s := harness.Start(t, ctServer(t, ctOpt{
 			script: `mcp_before_tool_call() {
   builtin shopt -s nullglob
   builtin set -u
@@ -144,30 +146,30 @@ tool_x() {
   [[ -o nounset ]] && echo nounset-on || echo nounset-off
 }`,
 			tools: ctHookTools,
-		})
-		s.roundTrip(initLine)
-		ctWantText(t, s.call(1, "x", `{}`), false, "shopt -u nullglob\nnounset-off")
-		if !s.exists("tool.ran") {
+		}))
+		s.RoundTrip(harness.InitLine)
+		ctWantText(t, s.Call(1, "x", `{}`), false, "shopt -u nullglob\nnounset-off")
+		if !ctExists(s, "tool.ran") {
 			t.Error("the tool did not run")
 		}
-		if left := s.callRoots(); len(left) != 0 {
+		if left := ctCallRoots(s); len(left) != 0 {
 			t.Errorf("call roots left: %v", left)
 		}
 	})
 	t.Run("PATH names nothing", func(t *testing.T) {
-		s := ctStart(t, ctOpt{
+		s := harness.Start(t, ctServer(t, ctOpt{
 			script: `mcp_before_tool_call() { PATH=/nonexistent; [ "$2" = '{"n":3}' ] && { echo 'denied by policy'; return 3; }; return 0; }
 tool_x() { : > "$MARKS/tool.ran"; echo done; }`,
 			tools: ctHookTools,
-		})
-		s.roundTrip(initLine)
-		ctWantText(t, s.call(1, "x", `{}`), false, "done")
-		os.Remove(filepath.Join(s.marks, "tool.ran"))
-		ctWantText(t, s.call(2, "x", `{"n":3}`), true, "Error executing x: denied by policy")
-		if s.exists("tool.ran") {
+		}))
+		s.RoundTrip(harness.InitLine)
+		ctWantText(t, s.Call(1, "x", `{}`), false, "done")
+		os.Remove(filepath.Join(ctMarks(s), "tool.ran"))
+		ctWantText(t, s.Call(2, "x", `{"n":3}`), true, "Error executing x: denied by policy")
+		if ctExists(s, "tool.ran") {
 			t.Error("the tool ran after a refusal")
 		}
-		if left := s.callRoots(); len(left) != 0 {
+		if left := ctCallRoots(s); len(left) != 0 {
 			t.Errorf("call roots left: %v", left)
 		}
 	})
@@ -176,33 +178,33 @@ tool_x() { : > "$MARKS/tool.ran"; echo done; }`,
 // A hook that returns non-zero refuses the call with its output; the tool
 // does not run; the log records a refusal (with the status), not a tool
 // failure.
-func TestCtHookRefusal(t *testing.T) {
-	s := ctStart(t, ctOpt{
+func TestHookRefusal(t *testing.T) {
+	s := harness.Start(t, ctServer(t, ctOpt{
 		script: `mcp_before_tool_call() { printf 'denied by policy\n'; echo 'and why' >&2; printf '\n\n'; return 3; }
 tool_x() { : > "$MARKS/tool.ran"; printf 'tool output\n'; }`,
 		tools: ctHookTools,
-	})
-	s.roundTrip(initLine)
-	if got := s.roundTrip(ctCallLine(1, "x", `{}`)); got != `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"Error executing x: denied by policy\nand why"}],"isError":true}}` {
+	}))
+	s.RoundTrip(harness.InitLine)
+	if got := s.RoundTrip(harness.CallLine(1, "x", `{}`)); got != `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"Error executing x: denied by policy\nand why"}],"isError":true}}` {
 		t.Errorf("got %s", got)
 	}
-	if s.exists("tool.ran") {
+	if ctExists(s, "tool.ran") {
 		t.Error("the tool ran after a refusal")
 	}
-	s.closeAndWait()
-	if !ctLogHas(s.log, func(rec map[string]any) bool {
+	s.CloseAndWait()
+	if !ctLogHas(s.Log, func(rec map[string]any) bool {
 		msg, _ := rec["msg"].(string)
 		return strings.Contains(strings.ToLower(msg), "refus") && rec["tool"] == "x" && ctAnyValue(rec, 3)
 	}) {
-		b, _ := os.ReadFile(s.log)
+		b, _ := os.ReadFile(s.Log)
 		t.Errorf("no log record of the refusal of tool x with status 3:\n%s", b)
 	}
 }
 
 // A hook that ends the shell with exit (any status, 0 included) stops the
 // call; its output, when it printed, follows the message.
-func TestCtHookExit(t *testing.T) {
-	s := ctStart(t, ctOpt{
+func TestHookExit(t *testing.T) {
+	s := harness.Start(t, ctServer(t, ctOpt{
 		script: `mcp_before_tool_call() {
   case $2 in
   *'"n":0'*) exit 0 ;;
@@ -212,17 +214,17 @@ func TestCtHookExit(t *testing.T) {
 }
 tool_x() { : > "$MARKS/tool.ran"; printf 'tool output\n'; }`,
 		tools: ctHookTools,
-	})
-	s.roundTrip(initLine)
+	}))
+	s.RoundTrip(harness.InitLine)
 	const msg = "mcp_before_tool_call ended the call instead of returning; tool x did not run."
-	ctWantText(t, s.call(1, "x", `{"n":0}`), true, msg)
-	ctWantText(t, s.call(2, "x", `{"n":4}`), true, msg+"\nX")
-	ctWantText(t, s.call(3, "x", `{"n":5}`), true, msg+"\nto stderr")
-	if s.exists("tool.ran") {
+	ctWantText(t, s.Call(1, "x", `{"n":0}`), true, msg)
+	ctWantText(t, s.Call(2, "x", `{"n":4}`), true, msg+"\nX")
+	ctWantText(t, s.Call(3, "x", `{"n":5}`), true, msg+"\nto stderr")
+	if ctExists(s, "tool.ran") {
 		t.Error("the tool ran after the hook exited")
 	}
-	ctWantText(t, s.call(4, "x", `{"n":1}`), false, "tool output")
-	if left := s.callRoots(); len(left) != 0 {
+	ctWantText(t, s.Call(4, "x", `{"n":1}`), false, "tool output")
+	if left := ctCallRoots(s); len(left) != 0 {
 		t.Errorf("call roots left: %v", left)
 	}
 }
@@ -230,8 +232,8 @@ tool_x() { : > "$MARKS/tool.ran"; printf 'tool output\n'; }`,
 // A hook killed by a signal stops the call naming the signal; with no hook
 // defined (or a hook that returned), a tool that kills its own shell is
 // the tool's failure, never the hook's.
-func TestCtHookKilledBySignal(t *testing.T) {
-	s := ctStart(t, ctOpt{
+func TestHookKilledBySignal(t *testing.T) {
+	s := harness.Start(t, ctServer(t, ctOpt{
 		script: `mcp_before_tool_call() {
   case $1 in
   x) printf 'about to be killed\n'; kill -9 "$BASHPID" ;;
@@ -242,42 +244,42 @@ func TestCtHookKilledBySignal(t *testing.T) {
 tool_x() { : > "$MARKS/tool.ran"; }
 tool_y() { : > "$MARKS/tool.ran"; }
 tool_z() { kill -9 "$BASHPID"; }`,
-		tools: toolsJSON("x", "y", "z"),
-	})
-	s.roundTrip(initLine)
-	ctWantText(t, s.call(1, "x", `{}`), true, "mcp_before_tool_call was killed by signal 9; tool x did not run.")
-	ctWantText(t, s.call(2, "y", `{}`), true, "mcp_before_tool_call was killed by signal 15; tool y did not run.")
-	if s.exists("tool.ran") {
+		tools: harness.ToolsJSON("x", "y", "z"),
+	}))
+	s.RoundTrip(harness.InitLine)
+	ctWantText(t, s.Call(1, "x", `{}`), true, "mcp_before_tool_call was killed by signal 9; tool x did not run.")
+	ctWantText(t, s.Call(2, "y", `{}`), true, "mcp_before_tool_call was killed by signal 15; tool y did not run.")
+	if ctExists(s, "tool.ran") {
 		t.Error("the tool ran after the hook was killed")
 	}
-	ctWantText(t, s.call(3, "z", `{}`), true, "Error executing z: ")
+	ctWantText(t, s.Call(3, "z", `{}`), true, "Error executing z: ")
 
-	s2 := ctStart(t, ctOpt{script: `tool_z() { kill -9 "$BASHPID"; }`, tools: toolsJSON("z")})
-	s2.roundTrip(initLine)
-	ctWantText(t, s2.call(1, "z", `{}`), true, "Error executing z: ")
+	s2 := harness.Start(t, ctServer(t, ctOpt{script: `tool_z() { kill -9 "$BASHPID"; }`, tools: harness.ToolsJSON("z")}))
+	s2.RoundTrip(harness.InitLine)
+	ctWantText(t, s2.Call(1, "z", `{}`), true, "Error executing z: ")
 }
 
 // Calls that are not dispatched — undeclared, invalid arguments, invalid
 // name, no function — do not run the hook; an mcp_before_tool_call
 // executable on PATH is never run as the hook.
-func TestCtHookNotRunForUndispatchedCalls(t *testing.T) {
-	s := ctStart(t, ctOpt{
+func TestHookNotRunForUndispatchedCalls(t *testing.T) {
+	s := harness.Start(t, ctServer(t, ctOpt{
 		script: `mcp_before_tool_call() { printf '%s\n' "$1" >> "$MARKS/hook.log"; }
 tool_x() { : > "$MARKS/tool.ran"; printf 'tool output\n'; }
 tool_undeclared() { : > "$MARKS/undeclared.ran"; }`,
 		tools: `{"tools":[{"name":"x","inputSchema":{"type":"object","properties":{"n":{"type":"integer"}},"additionalProperties":false}},{"name":"nofn","inputSchema":{"type":"object"}}]}`,
-	})
-	s.roundTrip(initLine)
-	ctWantError(t, s.call(1, "undeclared", `{}`), -32601, "Tool not found: undeclared")
-	ctWantText(t, s.call(2, "x", `{"n":"seven"}`), true, `Invalid type(s): n expected integer, got string ("seven").`)
-	ctWantText(t, s.call(3, "x", `null`), true, "Invalid arguments: expected a JSON object, got null.")
-	ctWantError(t, s.call(4, "a-b", `{}`), -32602, "Invalid tool name: a-b")
-	ctWantError(t, s.call(5, "nofn", `{}`), -32601, "Tool not found: nofn")
-	if s.exists("hook.log") || s.exists("tool.ran") || s.exists("undeclared.ran") {
+	}))
+	s.RoundTrip(harness.InitLine)
+	ctWantError(t, s.Call(1, "undeclared", `{}`), -32601, "Tool not found: undeclared")
+	ctWantText(t, s.Call(2, "x", `{"n":"seven"}`), true, `Invalid type(s): n expected integer, got string ("seven").`)
+	ctWantText(t, s.Call(3, "x", `null`), true, "Invalid arguments: expected a JSON object, got null.")
+	ctWantError(t, s.Call(4, "a-b", `{}`), -32602, "Invalid tool name: a-b")
+	ctWantError(t, s.Call(5, "nofn", `{}`), -32601, "Tool not found: nofn")
+	if ctExists(s, "hook.log") || ctExists(s, "tool.ran") || ctExists(s, "undeclared.ran") {
 		t.Error("the hook or a tool ran for a call that was not dispatched")
 	}
-	ctWantText(t, s.call(6, "x", `{"n":1}`), false, "tool output")
-	if got := s.read("hook.log"); got != "x\n" {
+	ctWantText(t, s.Call(6, "x", `{"n":1}`), false, "tool output")
+	if got := ctRead(s, "hook.log"); got != "x\n" {
 		t.Errorf("hook log %q", got)
 	}
 
@@ -286,9 +288,9 @@ tool_undeclared() { : > "$MARKS/undeclared.ran"; }`,
 	if err := os.WriteFile(filepath.Join(bin, "mcp_before_tool_call"), []byte("#!/bin/sh\n: > "+marker+"\nexit 1\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	s2 := ctStart(t, ctOpt{script: `tool_x() { printf 'tool output\n'; }`, tools: ctHookTools, env: []string{"PATH=" + bin + ":" + os.Getenv("PATH")}})
-	s2.roundTrip(initLine)
-	ctWantText(t, s2.call(1, "x", `{}`), false, "tool output")
+	s2 := harness.Start(t, ctServer(t, ctOpt{script: `tool_x() { printf 'tool output\n'; }`, tools: ctHookTools, env: []string{"PATH=" + bin + ":" + os.Getenv("PATH")}}))
+	s2.RoundTrip(harness.InitLine)
+	ctWantText(t, s2.Call(1, "x", `{}`), false, "tool output")
 	if _, err := os.Stat(marker); err == nil {
 		t.Error("an mcp_before_tool_call executable on PATH ran as the hook")
 	}

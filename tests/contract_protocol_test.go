@@ -12,84 +12,85 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcp-bashd/mcp-bashd/tests/internal/harness"
 	"github.com/mcp-bashd/mcp-bashd/tests/internal/proctest"
 )
 
 // ---------------------------------------------------------------- 8, 9
 
-func TestCtInitializeDefaults(t *testing.T) {
-	s := ctStart(t, ctOpt{script: `:`, tools: `{"tools":[]}`})
-	if got := s.roundTrip(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`); got != `{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2024-11-05","serverInfo":{"name":"mcp-server","version":"1.0.0"},"capabilities":{"tools":{}}}}` {
+func TestInitializeDefaults(t *testing.T) {
+	s := harness.Start(t, ctServer(t, ctOpt{script: `:`, tools: `{"tools":[]}`}))
+	if got := s.RoundTrip(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`); got != `{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2024-11-05","serverInfo":{"name":"mcp-server","version":"1.0.0"},"capabilities":{"tools":{}}}}` {
 		t.Errorf("no params version, no config: %s", got)
 	}
-	if got := s.roundTrip(`{"jsonrpc":"2.0","id":2,"method":"initialize"}`); got != `{"jsonrpc":"2.0","id":2,"result":{"protocolVersion":"2024-11-05","serverInfo":{"name":"mcp-server","version":"1.0.0"},"capabilities":{"tools":{}}}}` {
+	if got := s.RoundTrip(`{"jsonrpc":"2.0","id":2,"method":"initialize"}`); got != `{"jsonrpc":"2.0","id":2,"result":{"protocolVersion":"2024-11-05","serverInfo":{"name":"mcp-server","version":"1.0.0"},"capabilities":{"tools":{}}}}` {
 		t.Errorf("no params at all: %s", got)
 	}
 	for i, v := range []string{"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"} {
 		line := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"initialize","params":{"protocolVersion":%q,"capabilities":{},"clientInfo":{"name":"ct","version":"0"}}}`, 10+i, v)
 		want := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"result":{"protocolVersion":%q,"serverInfo":{"name":"mcp-server","version":"1.0.0"},"capabilities":{"tools":{}}}}`, 10+i, v)
-		if got := s.roundTrip(line); got != want {
+		if got := s.RoundTrip(line); got != want {
 			t.Errorf("version %s:\n got %s\nwant %s", v, got, want)
 		}
 	}
 	line := `{"jsonrpc":"2.0","id":20,"method":"initialize","params":{"protocolVersion":"1999-01-01","capabilities":{},"clientInfo":{"name":"ct","version":"0"}}}`
-	if got := s.roundTrip(line); got != `{"jsonrpc":"2.0","id":20,"result":{"protocolVersion":"2025-11-25","serverInfo":{"name":"mcp-server","version":"1.0.0"},"capabilities":{"tools":{}}}}` {
+	if got := s.RoundTrip(line); got != `{"jsonrpc":"2.0","id":20,"result":{"protocolVersion":"2025-11-25","serverInfo":{"name":"mcp-server","version":"1.0.0"},"capabilities":{"tools":{}}}}` {
 		t.Errorf("unknown version: %s", got)
 	}
 }
 
-func TestCtInitializeWithConfig(t *testing.T) {
-	s := ctStart(t, ctOpt{script: `:`, tools: `{"tools":[]}`,
-		config: "{\n  \"protocolVersion\": \"2025-06-18\",\n  \"serverInfo\": {\"name\": \"probe\", \"version\": \"9.9.9\"},\n  \"instructions\": \"Be kind.\"\n}\n"})
-	if got := s.roundTrip(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`); got != `{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18","serverInfo":{"name":"probe","version":"9.9.9"},"capabilities":{"tools":{}},"instructions":"Be kind."}}` {
+func TestInitializeWithConfig(t *testing.T) {
+	s := harness.Start(t, ctServer(t, ctOpt{script: `:`, tools: `{"tools":[]}`,
+		config: "{\n  \"protocolVersion\": \"2025-06-18\",\n  \"serverInfo\": {\"name\": \"probe\", \"version\": \"9.9.9\"},\n  \"instructions\": \"Be kind.\"\n}\n"}))
+	if got := s.RoundTrip(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`); got != `{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18","serverInfo":{"name":"probe","version":"9.9.9"},"capabilities":{"tools":{}},"instructions":"Be kind."}}` {
 		t.Errorf("absent version: %s", got)
 	}
 	line := `{"jsonrpc":"2.0","id":2,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"ct","version":"0"}}}`
-	if got := ctParse(t, s.roundTrip(line)); !strings.Contains(got.Raw, `"protocolVersion":"2025-03-26"`) {
+	if got := harness.Parse(t, s.RoundTrip(line)); !strings.Contains(got.Raw, `"protocolVersion":"2025-03-26"`) {
 		t.Errorf("a supported client version is echoed: %s", got.Raw)
 	}
 	line = `{"jsonrpc":"2.0","id":3,"method":"initialize","params":{"protocolVersion":"2099-01-01","capabilities":{},"clientInfo":{"name":"ct","version":"0"}}}`
-	if got := ctParse(t, s.roundTrip(line)); !strings.Contains(got.Raw, `"protocolVersion":"2025-06-18"`) {
+	if got := harness.Parse(t, s.RoundTrip(line)); !strings.Contains(got.Raw, `"protocolVersion":"2025-06-18"`) {
 		t.Errorf("an unknown client version gets the configured one: %s", got.Raw)
 	}
 }
 
 // A config that is not one JSON object is -32603 naming the path; the
 // server keeps serving everything else.
-func TestCtInitializeInvalidConfig(t *testing.T) {
+func TestInitializeInvalidConfig(t *testing.T) {
 	for _, c := range []struct{ name, body string }{
 		{"malformed", `{ not json`}, {"empty", "\n"}, {"two documents", `{"protocolVersion":"1.0"}` + "\n" + `{"protocolVersion":"2.0"}`},
 		{"array", `[1]`}, {"null", `null`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			s := ctStart(t, ctOpt{script: `tool_x() { echo x; }`, tools: toolsJSON("x"), config: c.body})
-			want := `{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"Cannot read server configuration: ` + s.conf + `"}}`
-			if got := s.roundTrip(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`); got != want {
+			s := harness.Start(t, ctServer(t, ctOpt{script: `tool_x() { echo x; }`, tools: harness.ToolsJSON("x"), config: c.body}))
+			want := `{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"Cannot read server configuration: ` + ctConfFile(s) + `"}}`
+			if got := s.RoundTrip(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`); got != want {
 				t.Errorf("\n got %s\nwant %s", got, want)
 			}
-			if got := s.roundTrip(`{"jsonrpc":"2.0","id":2,"method":"ping"}`); got != `{"jsonrpc":"2.0","id":2,"result":{}}` {
+			if got := s.RoundTrip(`{"jsonrpc":"2.0","id":2,"method":"ping"}`); got != `{"jsonrpc":"2.0","id":2,"result":{}}` {
 				t.Errorf("ping: %s", got)
 			}
-			ctWantText(t, s.call(3, "x", `{}`), false, "x")
+			ctWantText(t, s.Call(3, "x", `{}`), false, "x")
 		})
 	}
 }
 
 // A tools list that is not one JSON object is -32603 on tools/list.
-func TestCtToolsListInvalid(t *testing.T) {
+func TestToolsListInvalid(t *testing.T) {
 	for _, c := range []struct {
 		name, body string
 		missing    bool
 	}{{"missing", "", true}, {"malformed", `{"tools": [ broken`, false}, {"empty", "", false},
 		{"two documents", `{"tools":[]}` + "\n" + `{"tools":[]}`, false}, {"array", `[]`, false}} {
 		t.Run(c.name, func(t *testing.T) {
-			s := ctStart(t, ctOpt{script: `:`, tools: c.body, noTools: c.missing})
-			s.roundTrip(initLine)
-			want := `{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"Cannot read tools list: ` + s.tools + `"}}`
-			if got := s.roundTrip(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`); got != want {
+			s := harness.Start(t, ctServer(t, ctOpt{script: `:`, tools: c.body, noTools: c.missing}))
+			s.RoundTrip(harness.InitLine)
+			want := `{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"Cannot read tools list: ` + ctToolsFile(s) + `"}}`
+			if got := s.RoundTrip(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`); got != want {
 				t.Errorf("\n got %s\nwant %s", got, want)
 			}
-			if got := s.roundTrip(`{"jsonrpc":"2.0","id":2,"method":"ping"}`); got != `{"jsonrpc":"2.0","id":2,"result":{}}` {
+			if got := s.RoundTrip(`{"jsonrpc":"2.0","id":2,"method":"ping"}`); got != `{"jsonrpc":"2.0","id":2,"result":{}}` {
 				t.Errorf("ping: %s", got)
 			}
 		})
@@ -97,29 +98,29 @@ func TestCtToolsListInvalid(t *testing.T) {
 }
 
 // tools/list is .tools verbatim (compact, key order kept) or [] without it.
-func TestCtToolsListVerbatim(t *testing.T) {
-	s := ctStart(t, ctOpt{script: `:`, tools: "{\n \"tools\": [ {\"name\": \"greet\", \"description\": \"Say <hello> & bye.\", \"inputSchema\": {\"type\": \"object\", \"properties\": {\"z\": {\"type\": \"string\"}, \"a\": {\"type\": \"integer\"}}}} ]\n}\n"})
-	s.roundTrip(initLine)
-	if got := s.roundTrip(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`); got != `{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"greet","description":"Say <hello> & bye.","inputSchema":{"type":"object","properties":{"z":{"type":"string"},"a":{"type":"integer"}}}}]}}` {
+func TestToolsListVerbatim(t *testing.T) {
+	s := harness.Start(t, ctServer(t, ctOpt{script: `:`, tools: "{\n \"tools\": [ {\"name\": \"greet\", \"description\": \"Say <hello> & bye.\", \"inputSchema\": {\"type\": \"object\", \"properties\": {\"z\": {\"type\": \"string\"}, \"a\": {\"type\": \"integer\"}}}} ]\n}\n"}))
+	s.RoundTrip(harness.InitLine)
+	if got := s.RoundTrip(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`); got != `{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"greet","description":"Say <hello> & bye.","inputSchema":{"type":"object","properties":{"z":{"type":"string"},"a":{"type":"integer"}}}}]}}` {
 		t.Errorf("got %s", got)
 	}
-	s2 := ctStart(t, ctOpt{script: `:`, tools: `{"other":1}`})
-	s2.roundTrip(initLine)
-	if got := s2.roundTrip(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`); got != `{"jsonrpc":"2.0","id":1,"result":{"tools":[]}}` {
+	s2 := harness.Start(t, ctServer(t, ctOpt{script: `:`, tools: `{"other":1}`}))
+	s2.RoundTrip(harness.InitLine)
+	if got := s2.RoundTrip(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`); got != `{"jsonrpc":"2.0","id":1,"result":{"tools":[]}}` {
 		t.Errorf("no tools key: %s", got)
 	}
 }
 
 // An edited tools.json is seen by the next tools/list and tools/call,
 // without a restart.
-func TestCtToolsListEditedWithoutRestart(t *testing.T) {
-	start := func(t *testing.T) (*ctSrv, func(id int) string) {
-		s := ctStart(t, ctOpt{script: `tool_aa() { echo aa; }
+func TestToolsListEditedWithoutRestart(t *testing.T) {
+	start := func(t *testing.T) (*harness.Daemon, func(id int) string) {
+		s := harness.Start(t, ctServer(t, ctOpt{script: `tool_aa() { echo aa; }
 tool_bb() { echo bb; }
-tool_cc() { echo cc; }`, tools: toolsJSON("aa")})
-		s.roundTrip(initLine)
+tool_cc() { echo cc; }`, tools: harness.ToolsJSON("aa")}))
+		s.RoundTrip(harness.InitLine)
 		list := func(id int) string {
-			return s.roundTrip(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/list"}`, id))
+			return s.RoundTrip(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/list"}`, id))
 		}
 		if got := list(1); !strings.Contains(got, `"name":"aa"`) {
 			t.Fatalf("first list: %s", got)
@@ -128,27 +129,27 @@ tool_cc() { echo cc; }`, tools: toolsJSON("aa")})
 	}
 	t.Run("in place, new size", func(t *testing.T) {
 		s, list := start(t)
-		if err := os.WriteFile(s.tools, []byte(toolsJSON("aa", "bb")), 0o644); err != nil {
+		if err := os.WriteFile(ctToolsFile(s), []byte(harness.ToolsJSON("aa", "bb")), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		if got := list(2); !strings.Contains(got, `"name":"bb"`) {
 			t.Errorf("edit not seen by tools/list: %s", got)
 		}
-		ctWantText(t, s.call(3, "bb", `{}`), false, "bb")
+		ctWantText(t, s.Call(3, "bb", `{}`), false, "bb")
 	})
 	t.Run("replaced by rename", func(t *testing.T) {
 		s, list := start(t)
-		tmp := s.tools + ".new"
-		if err := os.WriteFile(tmp, []byte(toolsJSON("cc")), 0o644); err != nil {
+		tmp := ctToolsFile(s) + ".new"
+		if err := os.WriteFile(tmp, []byte(harness.ToolsJSON("cc")), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		if err := os.Rename(tmp, s.tools); err != nil {
+		if err := os.Rename(tmp, ctToolsFile(s)); err != nil {
 			t.Fatal(err)
 		}
 		if got := list(2); !strings.Contains(got, `"name":"cc"`) || strings.Contains(got, `"name":"aa"`) {
 			t.Errorf("edit not seen by tools/list: %s", got)
 		}
-		ctWantError(t, s.call(3, "aa", `{}`), -32601, "Tool not found: aa")
+		ctWantError(t, s.Call(3, "aa", `{}`), -32601, "Tool not found: aa")
 	})
 	// Same size, same inode, and the same mtime as the version the daemon
 	// read: what an in-place save within one timestamp tick leaves on a
@@ -158,24 +159,24 @@ tool_cc() { echo cc; }`, tools: toolsJSON("aa")})
 	// clock granularity.
 	t.Run("in place, same size, same mtime", func(t *testing.T) {
 		s, list := start(t)
-		fi, err := os.Stat(s.tools)
+		fi, err := os.Stat(ctToolsFile(s))
 		if err != nil {
 			t.Fatal(err)
 		}
-		next := toolsJSON("cc")
+		next := harness.ToolsJSON("cc")
 		if len(next) != int(fi.Size()) {
 			t.Fatalf("test bug: sizes differ")
 		}
-		if err := os.WriteFile(s.tools, []byte(next), 0o644); err != nil {
+		if err := os.WriteFile(ctToolsFile(s), []byte(next), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		if err := os.Chtimes(s.tools, fi.ModTime(), fi.ModTime()); err != nil {
+		if err := os.Chtimes(ctToolsFile(s), fi.ModTime(), fi.ModTime()); err != nil {
 			t.Fatal(err)
 		}
 		if got := list(2); !strings.Contains(got, `"name":"cc"`) || strings.Contains(got, `"name":"aa"`) {
 			t.Errorf("same-size in-place edit not seen by tools/list: %s", got)
 		}
-		if r := s.call(3, "cc", `{}`); r.Result == nil {
+		if r := s.Call(3, "cc", `{}`); r.Result == nil {
 			t.Errorf("same-size in-place edit not seen by tools/call: %s", r.Raw)
 		}
 	})
@@ -187,12 +188,12 @@ tool_cc() { echo cc; }`, tools: toolsJSON("aa")})
 // the one shared/spec/REVISIONS.md gives for a request missing its
 // required _meta (-32602; the conformance suite sends exactly this).
 // resources/list, resources/templates/list and prompts/list are empty.
-func TestCtOtherMethods(t *testing.T) {
-	s := ctStart(t, ctOpt{script: `tool_wait() { : > "$MARKS/started"; while [ ! -e "$MARKS/gate" ]; do sleep 0.01; done; echo released; }`, tools: toolsJSON("wait")})
-	s.roundTrip(initLine)
-	s.send(ctCallLine(1, "wait", `{}`))
-	proctest.WaitUntil(t, deadline(t), "the tool started", func() (bool, string) { return s.exists("started"), "" })
-	if r := ctParse(t, s.roundTrip(`{"jsonrpc":"2.0","id":2,"method":"server/discover","params":{}}`)); r.Error == nil || r.Error.Code != -32602 || string(r.ID) != "2" {
+func TestOtherMethods(t *testing.T) {
+	s := harness.Start(t, ctServer(t, ctOpt{script: `tool_wait() { : > "$MARKS/started"; while [ ! -e "$MARKS/gate" ]; do sleep 0.01; done; echo released; }`, tools: harness.ToolsJSON("wait")}))
+	s.RoundTrip(harness.InitLine)
+	s.Send(harness.CallLine(1, "wait", `{}`))
+	proctest.WaitUntil(t, harness.Deadline(t), "the tool started", func() (bool, string) { return ctExists(s, "started"), "" })
+	if r := harness.Parse(t, s.RoundTrip(`{"jsonrpc":"2.0","id":2,"method":"server/discover","params":{}}`)); r.Error == nil || r.Error.Code != -32602 || string(r.ID) != "2" {
 		t.Errorf("server/discover without _meta: %s", r.Raw)
 	}
 	for i, c := range []struct{ method, result string }{
@@ -201,12 +202,12 @@ func TestCtOtherMethods(t *testing.T) {
 		{"prompts/list", `{"prompts":[]}`},
 	} {
 		want := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"result":%s}`, 10+i, c.result)
-		if got := s.roundTrip(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":%q}`, 10+i, c.method)); got != want {
+		if got := s.RoundTrip(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":%q}`, 10+i, c.method)); got != want {
 			t.Errorf("%s:\n got %s\nwant %s", c.method, got, want)
 		}
 	}
-	os.WriteFile(filepath.Join(s.marks, "gate"), nil, 0o644)
-	ctWantText(t, ctParse(t, string(s.recv())), false, "released")
+	os.WriteFile(filepath.Join(ctMarks(s), "gate"), nil, 0o644)
+	ctWantText(t, harness.Parse(t, string(s.Recv())), false, "released")
 }
 
 // ---------------------------------------------------------------- 31
@@ -214,7 +215,7 @@ func TestCtOtherMethods(t *testing.T) {
 // While a call runs, its bash processes show the server script, the
 // script's own arguments (a marker) and the tool name in their command
 // line, as the SDK's subshells did. Manifest and drop-in forms.
-func TestCtProcessesShowScriptAndArguments(t *testing.T) {
+func TestProcessesShowScriptAndArguments(t *testing.T) {
 	const tool = `tool_ps_probe_tool() {
   printf '%s\n' "$BASHPID" > "$MARKS/tool.pid.tmp"
   ( while [ ! -e "$MARKS/gate" ]; do sleep 0.01; done ) &
@@ -225,11 +226,11 @@ func TestCtProcessesShowScriptAndArguments(t *testing.T) {
   echo released
 }`
 	instance := fmt.Sprintf("--ct-instance=%d-%d", os.Getpid(), time.Now().UnixNano())
-	check := func(t *testing.T, s *server, marks, script string) {
-		s.roundTrip(initLine)
-		s.send(ctCallLine(1, "ps_probe_tool", `{}`))
+	check := func(t *testing.T, s *harness.Daemon, marks, script string) {
+		s.RoundTrip(harness.InitLine)
+		s.Send(harness.CallLine(1, "ps_probe_tool", `{}`))
 		pidFile := filepath.Join(marks, "tool.pid")
-		proctest.WaitUntil(t, deadline(t), "the tool started", func() (bool, string) {
+		proctest.WaitUntil(t, harness.Deadline(t), "the tool started", func() (bool, string) {
 			_, err := os.Stat(pidFile)
 			return err == nil, ""
 		})
@@ -264,18 +265,18 @@ func TestCtProcessesShowScriptAndArguments(t *testing.T) {
 			t.Errorf("expected the tool shell %d, its subshell %d and the sentinel among the call's bash processes, checked %v", toolPID, subPID, checked)
 		}
 		os.WriteFile(filepath.Join(marks, "gate"), nil, 0o644)
-		ctWantText(t, ctParse(t, string(s.recv())), false, "released")
+		ctWantText(t, harness.Parse(t, string(s.Recv())), false, "released")
 	}
 	t.Run("manifest", func(t *testing.T) {
-		s := ctStart(t, ctOpt{script: tool, tools: toolsJSON("ps_probe_tool"), scriptArgs: []string{instance}})
-		check(t, s.server, s.marks, filepath.Join(s.dir, "server.sh"))
+		s := harness.Start(t, ctServer(t, ctOpt{script: tool, tools: harness.ToolsJSON("ps_probe_tool"), scriptArgs: []string{instance}}))
+		check(t, s, ctMarks(s), filepath.Join(s.Dir, "server.sh"))
 	})
 	t.Run("drop-in", func(t *testing.T) {
 		dir := t.TempDir()
 		script := filepath.Join(dir, "server.sh")
-		ctWrite(t, filepath.Join(dir, "tools.json"), toolsJSON("ps_probe_tool"), 0o644, nil)
+		ctWrite(t, filepath.Join(dir, "tools.json"), harness.ToolsJSON("ps_probe_tool"), 0o644, nil)
 		ctWrite(t, script, "#!/usr/bin/env bash\nexport MCP_TOOLS_LIST_FILE=\""+filepath.Join(dir, "tools.json")+"\"\nsource \"$SHIM\"\n"+tool+"\nrun_mcp_server\n", 0o755, nil)
-		s := startExec(t, script, []string{instance}, []string{"MCP_BASHD=" + binary, "SHIM=" + repoPath("scripts/mcpserver_core.sh"), "MARKS=" + dir, "TMPDIR=" + t.TempDir()})
+		s := harness.Exec(t, script, []string{instance}, []string{"MCP_BASHD=" + harness.Binary, "SHIM=" + harness.RepoPath("scripts/mcpserver_core.sh"), "MARKS=" + dir, "TMPDIR=" + t.TempDir()})
 		check(t, s, dir, script)
 	})
 }
@@ -297,17 +298,17 @@ func ctReadPID(t *testing.T, path string) int {
 // lists them with `jobs`) sees only its own jobs: nothing the daemon starts
 // in the tool's shell may be one of them. Bounded by a per-tool timeout so
 // a hang fails fast.
-func TestCtToolWaitSeesOnlyItsOwnJobs(t *testing.T) {
-	s := ctStart(t, ctOpt{
+func TestToolWaitSeesOnlyItsOwnJobs(t *testing.T) {
+	s := harness.Start(t, ctServer(t, ctOpt{
 		script: `tool_jobs() { printf 'jobs=%s\n' "$(jobs -p | wc -l)"; }
 tool_par() { local i; for i in 1 2 3; do (sleep 0.05; echo "job $i" > "$MARKS/job.$i") & done; wait; echo waited; }`,
 		tools: `{"tools":[{"name":"jobs","inputSchema":{"type":"object"}},{"name":"par","inputSchema":{"type":"object"},"x-mcp-bashd":{"timeout":"5s"}}]}`,
-	})
-	s.roundTrip(initLine)
-	ctWantText(t, s.call(1, "jobs", `{}`), false, "jobs=0")
-	ctWantText(t, s.call(2, "par", `{}`), false, "waited")
+	}))
+	s.RoundTrip(harness.InitLine)
+	ctWantText(t, s.Call(1, "jobs", `{}`), false, "jobs=0")
+	ctWantText(t, s.Call(2, "par", `{}`), false, "waited")
 	for i := 1; i <= 3; i++ {
-		if !s.exists("job." + strconv.Itoa(i)) {
+		if !ctExists(s, "job."+strconv.Itoa(i)) {
 			t.Errorf("job %d did not finish before wait returned", i)
 		}
 	}
@@ -318,9 +319,9 @@ tool_par() { local i; for i in 1 2 3; do (sleep 0.05; echo "job $i" > "$MARKS/jo
 // The request gates through the binary, in the SDK's order and with its
 // texts; every rejected line leaves the server serving, and nothing is
 // ever answered for a notification.
-func TestCtRequestGates(t *testing.T) {
-	s := ctStart(t, ctOpt{script: `tool_x() { : > "$MARKS/x.ran"; echo x; }`, tools: toolsJSON("x")})
-	s.roundTrip(initLine)
+func TestRequestGates(t *testing.T) {
+	s := harness.Start(t, ctServer(t, ctOpt{script: `tool_x() { : > "$MARKS/x.ran"; echo x; }`, tools: harness.ToolsJSON("x")}))
+	s.RoundTrip(harness.InitLine)
 	const (
 		parse    = `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error: Invalid JSON"}}`
 		oneDoc   = `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error: Expected exactly one JSON document per line"}}`
@@ -352,7 +353,7 @@ func TestCtRequestGates(t *testing.T) {
 		{`{"jsonrpc":"2.0","id":9,"method":"notifications/initialized"}`, `{"jsonrpc":"2.0","id":9,"error":{"code":-32601,"message":"Method not found: notifications/initialized"}}`},
 		{`{"jsonrpc":"2.0","id":10,"method":"notifications/cancelled","params":{"requestId":1}}`, `{"jsonrpc":"2.0","id":10,"error":{"code":-32601,"message":"Method not found: notifications/cancelled"}}`},
 	} {
-		if got := s.roundTrip(c.line); got != c.want {
+		if got := s.RoundTrip(c.line); got != c.want {
 			t.Errorf("line %s\n got %s\nwant %s", c.line, got, c.want)
 		}
 	}
@@ -365,12 +366,12 @@ func TestCtRequestGates(t *testing.T) {
 		`{"jsonrpc":"2.0","method":"some/unknown"}`,
 		`{"jsonrpc":"2.0","method":"tools/call","params":{"name":"x"}}`,
 	} {
-		s.send(n)
+		s.Send(n)
 	}
-	if got := s.roundTrip(`{"jsonrpc":"2.0","id":"after","method":"ping"}`); got != `{"jsonrpc":"2.0","id":"after","result":{}}` {
+	if got := s.RoundTrip(`{"jsonrpc":"2.0","id":"after","method":"ping"}`); got != `{"jsonrpc":"2.0","id":"after","result":{}}` {
 		t.Errorf("a notification or empty line was answered: %s", got)
 	}
-	if s.exists("x.ran") {
+	if ctExists(s, "x.ran") {
 		t.Error("a tools/call from a rejected line or a notification ran")
 	}
 }
@@ -378,13 +379,13 @@ func TestCtRequestGates(t *testing.T) {
 // An entry whose "inputSchema" comes before its "name" is the same tool:
 // key order inside a tools.json entry carries no meaning, so every text
 // naming the tool names it.
-func TestCtSchemaEntryKeyOrder(t *testing.T) {
-	s := ctStart(t, ctOpt{
+func TestSchemaEntryKeyOrder(t *testing.T) {
+	s := harness.Start(t, ctServer(t, ctOpt{
 		script: `tool_late() { echo late; }`,
 		tools:  `{"tools":[{"inputSchema":{"type":"object","required":["n"]},"description":"d","name":"late"}]}`,
-	})
-	s.roundTrip(initLine)
-	ctWantText(t, s.call(1, "late", `{}`), true, "Missing required parameter(s): n.")
-	ctWantText(t, s.call(2, "late", `{"n":1e999999}`), true, "Cannot validate arguments for late: they could not be evaluated against its schema.")
-	ctWantText(t, s.call(3, "late", `{"n":1}`), false, "late")
+	}))
+	s.RoundTrip(harness.InitLine)
+	ctWantText(t, s.Call(1, "late", `{}`), true, "Missing required parameter(s): n.")
+	ctWantText(t, s.Call(2, "late", `{"n":1e999999}`), true, "Cannot validate arguments for late: they could not be evaluated against its schema.")
+	ctWantText(t, s.Call(3, "late", `{"n":1}`), false, "late")
 }

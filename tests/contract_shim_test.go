@@ -18,6 +18,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcp-bashd/mcp-bashd/tests/internal/harness"
 )
 
 // ctShimEnv is the environment of a shim test: the test's own minus every
@@ -31,7 +33,7 @@ func ctShimEnv(extra ...string) []string {
 		}
 		env = append(env, kv)
 	}
-	env = append(env, "MCP_BASHD="+binary, "SHIM="+repoPath("scripts/mcpserver_core.sh"))
+	env = append(env, "MCP_BASHD="+harness.Binary, "SHIM="+harness.RepoPath("scripts/mcpserver_core.sh"))
 	return append(env, extra...)
 }
 
@@ -63,7 +65,7 @@ func ctBash(t *testing.T, env []string, script string) (string, string, int) {
 // options alone and turns on errexit, nounset and pipefail as the SDK's
 // file did (issue 11 item 2), can be repeated, and sources no other file
 // (mcp_arg, inside a call, sources the call's values file).
-func TestCtShimSourcing(t *testing.T) {
+func TestShimSourcing(t *testing.T) {
 	out, errOut, code := ctBash(t, ctShimEnv(), `set -euo pipefail; shopt -s nullglob
 source "$SHIM"
 source "$SHIM"
@@ -80,7 +82,7 @@ done`)
 	if code != 0 || out != "sdk-options\n" || errOut != "" {
 		t.Errorf("sourcing in a shell without options: status %d stdout %q stderr %q", code, out, errOut)
 	}
-	body, err := os.ReadFile(repoPath("scripts/mcpserver_core.sh"))
+	body, err := os.ReadFile(harness.RepoPath("scripts/mcpserver_core.sh"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +97,7 @@ done`)
 
 // Sourcing the shim's stdout is empty (checked on its own: the protocol
 // stream of a drop-in server starts right after it).
-func TestCtShimSourcingStdoutEmpty(t *testing.T) {
+func TestShimSourcingStdoutEmpty(t *testing.T) {
 	out, errOut, code := ctBash(t, ctShimEnv(), `source "$SHIM"`)
 	if code != 0 || out != "" || errOut != "" {
 		t.Errorf("status %d stdout %q stderr %q", code, out, errOut)
@@ -105,7 +107,7 @@ func TestCtShimSourcingStdoutEmpty(t *testing.T) {
 // log LEVEL MSG: "[YYYY-mm-dd HH:MM:SS] [LEVEL] msg" appended to
 // MCP_LOG_FILE and MCP_EXTRA_LOG_FILE, mirrored to stderr only when
 // MCP_LOG_STDERR is exactly 1; never stdout.
-func TestCtShimLog(t *testing.T) {
+func TestShimLog(t *testing.T) {
 	lineRE := regexp.MustCompile(`^\[(\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2})\] \[INFO\] hello  world\n$`)
 	checkLine := func(t *testing.T, what, s string) {
 		t.Helper()
@@ -174,7 +176,7 @@ func TestCtShimLog(t *testing.T) {
 // _configure_extra_log_file: empty is a no-op, a relative path resolves
 // against PROJECT_ROOT, an absolute one is used as is, a missing parent
 // logs a WARN and leaves the extra log off.
-func TestCtShimConfigureExtraLogFile(t *testing.T) {
+func TestShimConfigureExtraLogFile(t *testing.T) {
 	dir := t.TempDir()
 	if err := os.Mkdir(filepath.Join(dir, "subdir"), 0o755); err != nil {
 		t.Fatal(err)
@@ -207,7 +209,7 @@ _configure_extra_log_file "nonexistent/debug.log"; printf 'missing=[%s] rc=%s\n'
 
 // create_response ID RESULT and create_error_response ID CODE MSG [DATA]:
 // compact envelopes in the SDK's key order; an invalid data JSON fails.
-func TestCtShimEnvelopes(t *testing.T) {
+func TestShimEnvelopes(t *testing.T) {
 	for _, c := range []struct {
 		name, call, out string
 		fail            bool
@@ -241,7 +243,7 @@ func TestCtShimEnvelopes(t *testing.T) {
 // read_json_file: exactly one JSON object → compact print; anything else
 // (missing, empty, two documents, unparseable, not an object, null,
 // false) → status 1, nothing on stdout, the reason logged.
-func TestCtShimReadJSONFile(t *testing.T) {
+func TestShimReadJSONFile(t *testing.T) {
 	dir := t.TempDir()
 	files := map[string]string{
 		"one.json":   "{\n  \"a\": 1,\n  \"b\": [2, 3]\n}\n",
@@ -280,7 +282,7 @@ func TestCtShimReadJSONFile(t *testing.T) {
 // fails, prints nothing on stdout and leaves the shell options alone (the
 // SDK's preflight came before its set -euo pipefail); with set -e the
 // script stops there.
-func TestCtShimWithoutBinary(t *testing.T) {
+func TestShimWithoutBinary(t *testing.T) {
 	bash, err := exec.LookPath("bash")
 	if err != nil {
 		t.Fatal(err)
@@ -349,8 +351,8 @@ func ctNonExecutable(t *testing.T) string {
 // bash ≥ 4 constructs a bash 3.2 parser (macOS /bin/bash) rejects or
 // misreads — as far as a static scan of its code (comments removed) can
 // tell.
-func TestCtShimSyntax(t *testing.T) {
-	shim := repoPath("scripts/mcpserver_core.sh")
+func TestShimSyntax(t *testing.T) {
+	shim := harness.RepoPath("scripts/mcpserver_core.sh")
 	for _, args := range [][]string{{"-n", shim}, {"--posix", "-n", shim}} {
 		out, err := exec.Command("bash", args...).CombinedOutput()
 		if err != nil || len(out) != 0 {
@@ -395,10 +397,10 @@ func TestCtShimSyntax(t *testing.T) {
 // A drop-in server run as ./server.sh a b: the script's $0 and arguments
 // are what its top level saw and what each call's $0/$@ hold; errexit set
 // by the script is off in the tool; stdin is /dev/null.
-func TestCtDropInScriptArguments(t *testing.T) {
+func TestDropInScriptArguments(t *testing.T) {
 	dir := t.TempDir()
 	tools := filepath.Join(dir, "tools.json")
-	if err := os.WriteFile(tools, []byte(toolsJSON("who")), 0o644); err != nil {
+	if err := os.WriteFile(tools, []byte(harness.ToolsJSON("who")), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	script := filepath.Join(dir, "server.sh")
@@ -425,25 +427,22 @@ run_mcp_server
 	want := func(zero, top0 string) string {
 		return "zero=" + zero + "\ntop0=" + top0 + "\nargs=a b||--ct-marker=1|x\ny|\nerrexit-off\nread=1"
 	}
-	env := []string{"MCP_BASHD=" + binary, "SHIM=" + repoPath("scripts/mcpserver_core.sh"), "TMPDIR=" + t.TempDir()}
+	env := []string{"MCP_BASHD=" + harness.Binary, "SHIM=" + harness.RepoPath("scripts/mcpserver_core.sh"), "TMPDIR=" + t.TempDir()}
 
 	t.Run("./server.sh", func(t *testing.T) {
-		s := startExec(t, script, args, env)
-		s.roundTrip(initLine)
-		ctWantText(t, ctParse(t, s.roundTrip(ctCallLine(1, "who", `{}`))), false, want(script, script))
+		s := harness.Exec(t, script, args, env)
+		s.RoundTrip(harness.InitLine)
+		ctWantText(t, harness.Parse(t, s.RoundTrip(harness.CallLine(1, "who", `{}`))), false, want(script, script))
 	})
 	t.Run("bash server.sh", func(t *testing.T) {
-		s := startExec(t, "bash", append([]string{script}, args...), env)
-		s.roundTrip(initLine)
-		ctWantText(t, ctParse(t, s.roundTrip(ctCallLine(1, "who", `{}`))), false, want(script, script))
+		s := harness.Exec(t, "bash", append([]string{script}, args...), env)
+		s.RoundTrip(harness.InitLine)
+		ctWantText(t, harness.Parse(t, s.RoundTrip(harness.CallLine(1, "who", `{}`))), false, want(script, script))
 	})
 	t.Run("relative ./server.sh", func(t *testing.T) {
-		cmd := exec.Command("./server.sh", args...)
-		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), env...)
-		s := startPrepared(t, cmd)
-		s.roundTrip(initLine)
-		txt, isErr := ctParse(t, s.roundTrip(ctCallLine(1, "who", `{}`))).text(t)
+		s := harness.Start(t, harness.Options{Exe: "./server.sh", Args: append([]string{}, args...), WorkDir: dir, Env: env})
+		s.RoundTrip(harness.InitLine)
+		txt, isErr := harness.Parse(t, s.RoundTrip(harness.CallLine(1, "who", `{}`))).Text(t)
 		lines := strings.SplitN(txt, "\n", 3)
 		if isErr || len(lines) != 3 {
 			t.Fatalf("isError=%v %q", isErr, txt)

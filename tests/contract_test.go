@@ -14,63 +14,30 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/mcp-bashd/mcp-bashd/tests/internal/harness"
 )
 
-// ctResp is one decoded response line.
-type ctResp struct {
-	Raw string
-	callResponse
-}
-
-func ctParse(t *testing.T, line string) ctResp {
-	t.Helper()
-	var r ctResp
-	if err := json.Unmarshal([]byte(line), &r); err != nil {
-		t.Fatalf("response is not JSON: %v\n%s", err, line)
-	}
-	r.Raw = line
-	return r
-}
-
-// text returns the single text item of a tools/call result.
-func (r ctResp) text(t *testing.T) (string, bool) {
-	t.Helper()
-	if r.Result == nil || len(r.Result.Content) != 1 {
-		t.Fatalf("not a one-item tools/call result: %s", r.Raw)
-	}
-	return r.Result.Content[0].Text, r.Result.IsError
-}
-
 // ctWantText fails unless r is a result with exactly text and isError.
-func ctWantText(t *testing.T, r ctResp, isError bool, text string) {
+func ctWantText(t *testing.T, r harness.Response, isError bool, text string) {
 	t.Helper()
-	got, gotErr := r.text(t)
+	got, gotErr := r.Text(t)
 	if got != text || gotErr != isError {
 		t.Errorf("result mismatch\n got isError=%v text %q\nwant isError=%v text %q\nline: %s", gotErr, got, isError, text, r.Raw)
 	}
 }
 
 // ctWantError fails unless r is a JSON-RPC error with code and message.
-func ctWantError(t *testing.T, r ctResp, code int, msg string) {
+func ctWantError(t *testing.T, r harness.Response, code int, msg string) {
 	t.Helper()
 	if r.Error == nil || r.Result != nil || r.Error.Code != code || r.Error.Message != msg {
 		t.Errorf("want error %d %q, got %s", code, msg, r.Raw)
 	}
-}
-
-// ctCallLine builds a tools/call request; args "" leaves "arguments" out.
-func ctCallLine(id int, name, args string) string {
-	n, _ := json.Marshal(name)
-	if args == "" {
-		return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":%s}}`, id, n)
-	}
-	return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":%s,"arguments":%s}}`, id, n, args)
 }
 
 // ctOpt describes one throwaway server.
@@ -93,18 +60,24 @@ type ctOpt struct {
 	unprivileged bool
 }
 
-// ctSrv is a running server with the paths the test looks at.
-type ctSrv struct {
-	*server
-	base  string // the layout's root; the daemon's working directory
-	dir   string // holds server.sh, tools.json, config.json
-	tmp   string // TMPDIR (absolute)
-	marks string // where tools write evidence ($MARKS)
-	log   string // MCP_LOG_FILE
-	tools string // MCP_TOOLS_LIST_FILE (absolute)
-	conf  string // MCP_CONFIG_FILE (absolute)
-	mark  string // MCPBASHD_TEST_MARK value
-	cred  *syscall.Credential
+// A contract server's layout: the daemon runs in a base directory (its
+// working directory, s.Cmd.Dir) holding srv/ (server.sh, tools.json,
+// config.json: s.Dir), tmp/ (TMPDIR: s.Tmp) and marks/ (where tools write
+// evidence, $MARKS, and the daemon's log: s.Log).
+
+// ctMarks is where a contract server's tools write evidence ($MARKS).
+func ctMarks(s *harness.Daemon) string { return filepath.Join(s.Cmd.Dir, "marks") }
+
+// ctToolsFile is its MCP_TOOLS_LIST_FILE; ctConfFile its config.json.
+func ctToolsFile(s *harness.Daemon) string { return filepath.Join(s.Dir, "tools.json") }
+func ctConfFile(s *harness.Daemon) string  { return filepath.Join(s.Dir, "config.json") }
+
+// ctCred is the credential the daemon runs with (nil: the test's own).
+func ctCred(s *harness.Daemon) *syscall.Credential {
+	if s.Cmd.SysProcAttr == nil {
+		return nil
+	}
+	return s.Cmd.SysProcAttr.Credential
 }
 
 // ctLayout makes the directory tree for a server: private to the test, or
@@ -172,107 +145,83 @@ func ctWrite(t *testing.T, p, body string, mode os.FileMode, cred *syscall.Crede
 	ctChown(t, p, cred)
 }
 
-// ctStart writes server.sh (+ tools.json, config.json) and starts the
-// daemon in manifest mode.
-func ctStart(t *testing.T, o ctOpt) *ctSrv {
+// ctServer writes server.sh (+ tools.json, config.json) into a fresh
+// layout and describes the daemon serving it in manifest mode.
+func ctServer(t *testing.T, o ctOpt) harness.Options {
 	t.Helper()
 	base, cred := ctLayout(t, o.unprivileged)
-	s := &ctSrv{base: base, dir: filepath.Join(base, "srv"), tmp: filepath.Join(base, "tmp"), marks: filepath.Join(base, "marks"), cred: cred}
-	for _, d := range []string{s.dir, s.tmp, s.marks} {
+	dir, tmp, marks := filepath.Join(base, "srv"), filepath.Join(base, "tmp"), filepath.Join(base, "marks")
+	for _, d := range []string{dir, tmp, marks} {
 		ctMkdir(t, d, cred)
 	}
-	s.log = filepath.Join(s.marks, "server.log")
-	s.tools = filepath.Join(s.dir, "tools.json")
-	s.conf = filepath.Join(s.dir, "config.json")
-	ctWrite(t, filepath.Join(s.dir, "server.sh"), o.script+"\n", 0o755, cred)
+	toolsFile, confFile := filepath.Join(dir, "tools.json"), filepath.Join(dir, "config.json")
+	ctWrite(t, filepath.Join(dir, "server.sh"), o.script+"\n", 0o755, cred)
 	if !o.noTools {
-		ctWrite(t, s.tools, o.tools, 0o644, cred)
+		ctWrite(t, toolsFile, o.tools, 0o644, cred)
 	}
 	if o.config != "" {
-		ctWrite(t, s.conf, o.config, 0o644, cred)
+		ctWrite(t, confFile, o.config, 0o644, cred)
 	}
-	bin := binary
+	bin := harness.Binary
 	if cred != nil {
 		bin = filepath.Join(base, "bin", "mcp-bashd")
 		ctMkdir(t, filepath.Dir(bin), nil)
-		data, err := os.ReadFile(binary)
+		data, err := os.ReadFile(harness.Binary)
 		if err != nil {
 			t.Fatal(err)
 		}
 		ctWrite(t, bin, string(data), 0o755, nil)
 	}
-	s.mark = fmt.Sprintf("ct-%s-%d", t.Name(), os.Getpid())
-	tmpdir := s.tmp
 	if o.tmpdir != "" {
-		s.tmp = filepath.Join(base, o.tmpdir)
-		tmpdir = s.tmp
+		tmp = filepath.Join(base, o.tmpdir)
 	}
+	env := []string{"MARKS=" + marks, "MCP_TOOLS_LIST_FILE=" + toolsFile}
 	if o.relTMPDIR {
-		tmpdir, _ = filepath.Rel(base, s.tmp)
+		rel, _ := filepath.Rel(base, tmp)
+		env = append(env, "TMPDIR="+rel)
 	}
-	var extra []string
-	if o.prepare != nil {
-		extra = o.prepare(t, base, cred)
-	}
-	args := append(append([]string{}, o.flags...), filepath.Join(s.dir, "server.sh"))
-	if len(o.scriptArgs) > 0 {
-		// Issue 12: the script's own arguments go after "--" (a flag
-		// before it is the daemon's).
-		args = append(append(args, "--"), o.scriptArgs...)
-	}
-	cmd := exec.Command(bin, args...)
-	cmd.Dir = base
-	cmd.Env = append(os.Environ(),
-		"TMPDIR="+tmpdir,
-		"MARKS="+s.marks,
-		"MCP_LOG_FILE="+s.log,
-		"MCP_TOOLS_LIST_FILE="+s.tools,
-		"MCPBASHD_TEST_MARK="+s.mark,
-	)
 	if o.config != "" {
 		// Named only when written: a config file named explicitly must
 		// exist (issue 11 item 8). Without it the default beside the
 		// script, the same file, applies.
-		cmd.Env = append(cmd.Env, "MCP_CONFIG_FILE="+s.conf)
+		env = append(env, "MCP_CONFIG_FILE="+confFile)
 	}
-	cmd.Env = append(append(cmd.Env, o.env...), extra...)
+	env = append(env, o.env...)
+	if o.prepare != nil {
+		env = append(env, o.prepare(t, base, cred)...)
+	}
+	h := harness.Options{Exe: bin, Dir: dir, Script: "server.sh", Flags: o.flags, ScriptArgs: o.scriptArgs, WorkDir: base,
+		Tmp: tmp, LogFile: filepath.Join(marks, "server.log"), Mark: "ct", Env: env}
 	if cred != nil {
-		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
+		h.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
 	}
-	s.server = startPrepared(t, cmd)
-	return s
+	return h
 }
 
-// call sends a tools/call and returns the decoded response.
-func (s *ctSrv) call(id int, name, args string) ctResp {
-	s.t.Helper()
-	return ctParse(s.t, s.roundTrip(ctCallLine(id, name, args)))
-}
-
-// exists reports whether a marker file was written.
-func (s *ctSrv) exists(name string) bool {
-	_, err := os.Lstat(filepath.Join(s.marks, name))
+// ctExists reports whether a marker file was written.
+func ctExists(s *harness.Daemon, name string) bool {
+	_, err := os.Lstat(filepath.Join(ctMarks(s), name))
 	return err == nil
 }
 
-func (s *ctSrv) read(name string) string {
-	s.t.Helper()
-	b, err := os.ReadFile(filepath.Join(s.marks, name))
+func ctRead(s *harness.Daemon, name string) string {
+	s.T.Helper()
+	b, err := os.ReadFile(filepath.Join(ctMarks(s), name))
 	if err != nil {
-		s.t.Fatalf("marker %s: %v", name, err)
+		s.T.Fatalf("marker %s: %v", name, err)
 	}
 	return string(b)
 }
 
-// callRoots lists the mcp-call.* directories left under TMPDIR.
-func (s *ctSrv) callRoots() []string {
-	m, _ := filepath.Glob(filepath.Join(s.tmp, "mcp-call.*"))
+// ctCallRoots lists the mcp-call.* directories left under TMPDIR.
+func ctCallRoots(s *harness.Daemon) []string {
+	m, _ := filepath.Glob(filepath.Join(s.Tmp, "mcp-call.*"))
 	return m
 }
 
-// warnings returns the log records at level warn or above.
-func (s *ctSrv) warnings() []string {
-	b, _ := os.ReadFile(s.log)
+// ctWarnings returns the log records at level warn or above.
+func ctWarnings(s *harness.Daemon) []string {
+	b, _ := os.ReadFile(s.Log)
 	var out []string
 	for _, line := range strings.Split(string(b), "\n") {
 		var rec struct {
@@ -288,7 +237,7 @@ func (s *ctSrv) warnings() []string {
 // ---------------------------------------------------------------- 12
 
 // The tools list, not the shell, decides what a tools/call reaches.
-func TestCtDeclarationRules(t *testing.T) {
+func TestDeclarationRules(t *testing.T) {
 	const fns = `
 tool_x() { : > "$MARKS/x.ran"; printf 'x done\n'; }
 tool_undeclared() { : > "$MARKS/undeclared.ran"; echo ran; }
@@ -302,108 +251,114 @@ tool_foo_cancel() { : > "$MARKS/foo_cancel.ran"; }
 		noFile bool
 		tool   string
 		args   string
-		check  func(t *testing.T, s *ctSrv, r ctResp)
+		check  func(t *testing.T, s *harness.Daemon, r harness.Response)
 	}{
 		{name: "declared and implemented runs", tools: `{"tools":[{"name":"x","inputSchema":{"type":"object","properties":{}}}]}`, tool: "x",
-			check: func(t *testing.T, s *ctSrv, r ctResp) {
+			check: func(t *testing.T, s *harness.Daemon, r harness.Response) {
 				if r.Raw != `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"x done"}],"isError":false}}` {
 					t.Errorf("got %s", r.Raw)
 				}
-				if !s.exists("x.ran") {
+				if !ctExists(s, "x.ran") {
 					t.Error("tool_x did not run")
 				}
 			}},
 		{name: "invalid name", tools: `{"tools":[]}`, tool: "a-b",
-			check: func(t *testing.T, s *ctSrv, r ctResp) {
+			check: func(t *testing.T, s *harness.Daemon, r harness.Response) {
 				if r.Raw != `{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Invalid tool name: a-b"}}` {
 					t.Errorf("got %s", r.Raw)
 				}
 			}},
 		{name: "invalid name checked before an unreadable list", noFile: true, tool: "1x",
-			check: func(t *testing.T, s *ctSrv, r ctResp) { ctWantError(t, r, -32602, "Invalid tool name: 1x") }},
+			check: func(t *testing.T, s *harness.Daemon, r harness.Response) {
+				ctWantError(t, r, -32602, "Invalid tool name: 1x")
+			}},
 		{name: "name with a newline", tools: `{"tools":[]}`, tool: "x\ny",
-			check: func(t *testing.T, s *ctSrv, r ctResp) { ctWantError(t, r, -32602, "Invalid tool name: x\ny") }},
+			check: func(t *testing.T, s *harness.Daemon, r harness.Response) {
+				ctWantError(t, r, -32602, "Invalid tool name: x\ny")
+			}},
 		{name: "undeclared with a function", tools: `{"tools":[{"name":"other","inputSchema":` + obj + `}]}`, tool: "undeclared",
-			check: func(t *testing.T, s *ctSrv, r ctResp) {
+			check: func(t *testing.T, s *harness.Daemon, r harness.Response) {
 				if r.Raw != `{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"Tool not found: undeclared"}}` {
 					t.Errorf("got %s", r.Raw)
 				}
-				if s.exists("undeclared.ran") {
+				if ctExists(s, "undeclared.ran") {
 					t.Error("an undeclared tool ran")
 				}
 			}},
 		{name: "cancel hook is not a tool", tools: `{"tools":[{"name":"foo","inputSchema":` + obj + `}]}`, tool: "foo_cancel",
-			check: func(t *testing.T, s *ctSrv, r ctResp) {
+			check: func(t *testing.T, s *harness.Daemon, r harness.Response) {
 				ctWantError(t, r, -32601, "Tool not found: foo_cancel")
-				if s.exists("foo_cancel.ran") {
+				if ctExists(s, "foo_cancel.ran") {
 					t.Error("the cancel hook ran as a tool")
 				}
 			}},
 		{name: "declared without a function", tools: `{"tools":[{"name":"nofn","inputSchema":` + obj + `}]}`, tool: "nofn",
-			check: func(t *testing.T, s *ctSrv, r ctResp) { ctWantError(t, r, -32601, "Tool not found: nofn") }},
+			check: func(t *testing.T, s *harness.Daemon, r harness.Response) {
+				ctWantError(t, r, -32601, "Tool not found: nofn")
+			}},
 		{name: "no inputSchema", tools: `{"tools":[{"name":"x","description":"no schema"}]}`, tool: "x",
-			check: func(t *testing.T, s *ctSrv, r ctResp) {
-				ctWantText(t, r, true, "Cannot validate arguments for x: its entry in "+s.tools+" declares no inputSchema.")
-				if s.exists("x.ran") {
+			check: func(t *testing.T, s *harness.Daemon, r harness.Response) {
+				ctWantText(t, r, true, "Cannot validate arguments for x: its entry in "+ctToolsFile(s)+" declares no inputSchema.")
+				if ctExists(s, "x.ran") {
 					t.Error("tool ran without a schema")
 				}
 			}},
 		{name: "null inputSchema", tools: `{"tools":[{"name":"x","inputSchema":null}]}`, tool: "x",
-			check: func(t *testing.T, s *ctSrv, r ctResp) {
-				ctWantText(t, r, true, "Cannot validate arguments for x: its entry in "+s.tools+" declares no inputSchema.")
-				if s.exists("x.ran") {
+			check: func(t *testing.T, s *harness.Daemon, r harness.Response) {
+				ctWantText(t, r, true, "Cannot validate arguments for x: its entry in "+ctToolsFile(s)+" declares no inputSchema.")
+				if ctExists(s, "x.ran") {
 					t.Error("tool ran with a null schema")
 				}
 			}},
 		{name: "declared twice", tools: `{"tools":[{"name":"x","inputSchema":{"type":"object"}},{"name":"x","inputSchema":{"type":"object","required":["n"]}}]}`, tool: "x",
-			check: func(t *testing.T, s *ctSrv, r ctResp) {
-				ctWantText(t, r, true, "Cannot validate arguments for x: the tool list at "+s.tools+" declares it more than once.")
-				if s.exists("x.ran") {
+			check: func(t *testing.T, s *harness.Daemon, r harness.Response) {
+				ctWantText(t, r, true, "Cannot validate arguments for x: the tool list at "+ctToolsFile(s)+" declares it more than once.")
+				if ctExists(s, "x.ran") {
 					t.Error("a duplicate ran")
 				}
 			}},
 		{name: "non-object element", tools: `{"tools":[1]}`, tool: "nofn",
-			check: func(t *testing.T, s *ctSrv, r ctResp) {
-				ctWantText(t, r, true, "Cannot validate arguments for nofn: the tool list at "+s.tools+" does not hold a usable tools list.")
+			check: func(t *testing.T, s *harness.Daemon, r harness.Response) {
+				ctWantText(t, r, true, "Cannot validate arguments for nofn: the tool list at "+ctToolsFile(s)+" does not hold a usable tools list.")
 			}},
 		{name: "non-object element beside a good entry", tools: `{"tools":[{"name":"x","inputSchema":{"type":"object"}},"junk"]}`, tool: "x",
-			check: func(t *testing.T, s *ctSrv, r ctResp) {
-				ctWantText(t, r, true, "Cannot validate arguments for x: the tool list at "+s.tools+" does not hold a usable tools list.")
-				if s.exists("x.ran") {
+			check: func(t *testing.T, s *harness.Daemon, r harness.Response) {
+				ctWantText(t, r, true, "Cannot validate arguments for x: the tool list at "+ctToolsFile(s)+" does not hold a usable tools list.")
+				if ctExists(s, "x.ran") {
 					t.Error("tool ran with an unusable list")
 				}
 			}},
 		{name: "missing list", noFile: true, tool: "nofn",
-			check: func(t *testing.T, s *ctSrv, r ctResp) {
-				ctWantText(t, r, true, "Cannot validate arguments for nofn: the tool list at "+s.tools+" is missing or does not hold one JSON object.")
+			check: func(t *testing.T, s *harness.Daemon, r harness.Response) {
+				ctWantText(t, r, true, "Cannot validate arguments for nofn: the tool list at "+ctToolsFile(s)+" is missing or does not hold one JSON object.")
 			}},
 		{name: "unparseable list", tools: `{"tools": [ broken`, tool: "x",
-			check: func(t *testing.T, s *ctSrv, r ctResp) {
-				ctWantText(t, r, true, "Cannot validate arguments for x: the tool list at "+s.tools+" is missing or does not hold one JSON object.")
-				if s.exists("x.ran") {
+			check: func(t *testing.T, s *harness.Daemon, r harness.Response) {
+				ctWantText(t, r, true, "Cannot validate arguments for x: the tool list at "+ctToolsFile(s)+" is missing or does not hold one JSON object.")
+				if ctExists(s, "x.ran") {
 					t.Error("tool ran with an unreadable list")
 				}
 			}},
 		{name: "two-document list", tools: `{"tools":[{"name":"x","inputSchema":{"type":"object"}}]}` + "\n" + `{"tools":[]}`, tool: "x",
-			check: func(t *testing.T, s *ctSrv, r ctResp) {
-				ctWantText(t, r, true, "Cannot validate arguments for x: the tool list at "+s.tools+" is missing or does not hold one JSON object.")
+			check: func(t *testing.T, s *harness.Daemon, r harness.Response) {
+				ctWantText(t, r, true, "Cannot validate arguments for x: the tool list at "+ctToolsFile(s)+" is missing or does not hold one JSON object.")
 			}},
 		{name: "object-valued tools map enforces its schema", tools: `{"tools":{"k":{"name":"x","inputSchema":{"type":"object","required":["n"]}}}}`, tool: "x",
-			check: func(t *testing.T, s *ctSrv, r ctResp) {
+			check: func(t *testing.T, s *harness.Daemon, r harness.Response) {
 				ctWantText(t, r, true, "Missing required parameter(s): n.")
-				if s.exists("x.ran") {
+				if ctExists(s, "x.ran") {
 					t.Error("tool ran despite a missing required parameter")
 				}
 			}},
 		{name: "object-valued tools map dispatches", tools: `{"tools":{"k":{"name":"x","inputSchema":{"type":"object","required":["n"]}}}}`, tool: "x", args: `{"n":1}`,
-			check: func(t *testing.T, s *ctSrv, r ctResp) { ctWantText(t, r, false, "x done") }},
+			check: func(t *testing.T, s *harness.Daemon, r harness.Response) { ctWantText(t, r, false, "x done") }},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			s := ctStart(t, ctOpt{script: fns, tools: c.tools, noTools: c.noFile})
-			s.roundTrip(initLine)
-			c.check(t, s, s.call(1, c.tool, c.args))
-			if got := s.roundTrip(`{"jsonrpc":"2.0","id":2,"method":"ping"}`); got != `{"jsonrpc":"2.0","id":2,"result":{}}` {
+			s := harness.Start(t, ctServer(t, ctOpt{script: fns, tools: c.tools, noTools: c.noFile}))
+			s.RoundTrip(harness.InitLine)
+			c.check(t, s, s.Call(1, c.tool, c.args))
+			if got := s.RoundTrip(`{"jsonrpc":"2.0","id":2,"method":"ping"}`); got != `{"jsonrpc":"2.0","id":2,"result":{}}` {
 				t.Errorf("server did not survive: %s", got)
 			}
 		})
@@ -412,7 +367,7 @@ tool_foo_cancel() { : > "$MARKS/foo_cancel.ran"; }
 
 // Only shell functions are tools: an executable tool_x on PATH never runs,
 // declared or not, and a declared tool without a function is -32601.
-func TestCtExecutableOnPathIsNeverATool(t *testing.T) {
+func TestExecutableOnPathIsNeverATool(t *testing.T) {
 	bin := t.TempDir()
 	marker := filepath.Join(bin, "path-tool.ran")
 	for _, n := range []string{"tool_x", "tool_y"} {
@@ -420,15 +375,15 @@ func TestCtExecutableOnPathIsNeverATool(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	s := ctStart(t, ctOpt{
+	s := harness.Start(t, ctServer(t, ctOpt{
 		script: `tool_z() { echo z; }`,
 		tools:  `{"tools":[{"name":"x","inputSchema":{"type":"object"}},{"name":"z","inputSchema":{"type":"object"}}]}`,
 		env:    []string{"PATH=" + bin + ":" + os.Getenv("PATH")},
-	})
-	s.roundTrip(initLine)
-	ctWantError(t, s.call(1, "x", `{}`), -32601, "Tool not found: x")
-	ctWantError(t, s.call(2, "y", `{}`), -32601, "Tool not found: y")
-	ctWantText(t, s.call(3, "z", `{}`), false, "z")
+	}))
+	s.RoundTrip(harness.InitLine)
+	ctWantError(t, s.Call(1, "x", `{}`), -32601, "Tool not found: x")
+	ctWantError(t, s.Call(2, "y", `{}`), -32601, "Tool not found: y")
+	ctWantText(t, s.Call(3, "z", `{}`), false, "z")
 	if _, err := os.Stat(marker); err == nil {
 		t.Error("an executable on PATH was run as a tool")
 	}
@@ -438,12 +393,12 @@ func TestCtExecutableOnPathIsNeverATool(t *testing.T) {
 
 // params that are not an object are -32602; null/false count as {} and
 // then fail the name check. The server keeps serving.
-func TestCtParamsGate(t *testing.T) {
-	s := ctStart(t, ctOpt{script: `tool_x() { : > "$MARKS/x.ran"; echo x; }`, tools: toolsJSON("x")})
-	s.roundTrip(initLine)
+func TestParamsGate(t *testing.T) {
+	s := harness.Start(t, ctServer(t, ctOpt{script: `tool_x() { : > "$MARKS/x.ran"; echo x; }`, tools: harness.ToolsJSON("x")}))
+	s.RoundTrip(harness.InitLine)
 	for i, p := range []string{`5`, `"x"`, `[1,2]`, `true`, `{"name":"x"}]`} {
 		line := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":%s}`, i+1, p)
-		r := ctParse(t, s.roundTrip(line))
+		r := harness.Parse(t, s.RoundTrip(line))
 		if i == 4 {
 			// Not a params case: a malformed line is a parse error.
 			ctWantError(t, r, -32700, "Parse error: Invalid JSON")
@@ -456,36 +411,36 @@ func TestCtParamsGate(t *testing.T) {
 	}
 	for i, p := range []string{`null`, `false`} {
 		line := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":%s}`, 10+i, p)
-		ctWantError(t, ctParse(t, s.roundTrip(line)), -32602, "Invalid tool name: ")
+		ctWantError(t, harness.Parse(t, s.RoundTrip(line)), -32602, "Invalid tool name: ")
 	}
-	ctWantError(t, ctParse(t, s.roundTrip(`{"jsonrpc":"2.0","id":12,"method":"tools/call"}`)), -32602, "Invalid tool name: ")
-	if s.exists("x.ran") {
+	ctWantError(t, harness.Parse(t, s.RoundTrip(`{"jsonrpc":"2.0","id":12,"method":"tools/call"}`)), -32602, "Invalid tool name: ")
+	if ctExists(s, "x.ran") {
 		t.Error("a tool ran for a malformed params")
 	}
-	if got := s.roundTrip(`{"jsonrpc":"2.0","id":20,"method":"ping"}`); got != `{"jsonrpc":"2.0","id":20,"result":{}}` {
+	if got := s.RoundTrip(`{"jsonrpc":"2.0","id":20,"method":"ping"}`); got != `{"jsonrpc":"2.0","id":20,"result":{}}` {
 		t.Errorf("ping after the params cases: %s", got)
 	}
-	if strings.Contains(s.stderr.String(), "Cannot index") {
-		t.Errorf("jq-style noise on stderr: %s", s.stderr.String())
+	if strings.Contains(s.Stderr.String(), "Cannot index") {
+		t.Errorf("jq-style noise on stderr: %s", s.Stderr.String())
 	}
 }
 
 // "arguments" present but not an object is rejected, never coerced; absent
 // means {}.
-func TestCtArgumentsGate(t *testing.T) {
-	s := ctStart(t, ctOpt{script: `tool_x() { : > "$MARKS/x.ran"; printf '%s\n' "$1"; }`, tools: toolsJSON("x")})
-	s.roundTrip(initLine)
+func TestArgumentsGate(t *testing.T) {
+	s := harness.Start(t, ctServer(t, ctOpt{script: `tool_x() { : > "$MARKS/x.ran"; printf '%s\n' "$1"; }`, tools: harness.ToolsJSON("x")}))
+	s.RoundTrip(harness.InitLine)
 	for i, c := range []struct{ args, kind string }{
 		{`null`, "null"}, {`false`, "boolean"}, {`true`, "boolean"}, {`0`, "number"},
 		{`"oops"`, "string"}, {`[1,2]`, "array"}, {`[]`, "array"},
 	} {
-		ctWantText(t, s.call(i+1, "x", c.args), true, "Invalid arguments: expected a JSON object, got "+c.kind+".")
+		ctWantText(t, s.Call(i+1, "x", c.args), true, "Invalid arguments: expected a JSON object, got "+c.kind+".")
 	}
-	if s.exists("x.ran") {
+	if ctExists(s, "x.ran") {
 		t.Fatal("the tool ran for non-object arguments")
 	}
-	ctWantText(t, s.call(20, "x", ""), false, "{}")
-	ctWantText(t, s.call(21, "x", `{ "a" : [1, 2] }`), false, `{"a":[1,2]}`)
+	ctWantText(t, s.Call(20, "x", ""), false, "{}")
+	ctWantText(t, s.Call(21, "x", `{ "a" : [1, 2] }`), false, `{"a":[1,2]}`)
 }
 
 // A schema that does not compile answers that tool's calls with an isError
@@ -493,8 +448,8 @@ func TestCtArgumentsGate(t *testing.T) {
 // lists every entry. (A malformed keyword no longer makes a schema fail to
 // compile — it is left unenforced, issue 11 item 9 — so these are
 // references that cannot be resolved.)
-func TestCtSchemaThatDoesNotCompile(t *testing.T) {
-	s := ctStart(t, ctOpt{
+func TestSchemaThatDoesNotCompile(t *testing.T) {
+	s := harness.Start(t, ctServer(t, ctOpt{
 		script: `tool_good() { echo good; }
 tool_bad() { : > "$MARKS/bad.ran"; }
 tool_late() { : > "$MARKS/late.ran"; }`,
@@ -503,16 +458,16 @@ tool_late() { : > "$MARKS/late.ran"; }`,
  {"name":"bad","inputSchema":{"type":"object","properties":{"a":{"$ref":"#/$defs/missing"}}}},
  {"inputSchema":{"type":"object","properties":{"a":{"$ref":"https://example.com/elsewhere.json"}}},"name":"late"}
 ]}`,
-	})
-	s.roundTrip(initLine)
+	}))
+	s.RoundTrip(harness.InitLine)
 	// Read raw: the harness would (rightly) flag the unusable schemas this
 	// list carries on purpose; the list itself must still be served.
-	s.send(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
+	s.Send(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
 	var list string
 	select {
-	case l := <-s.lines:
+	case l := <-s.Lines:
 		list = string(l)
-	case <-time.After(time.Until(deadline(t))):
+	case <-time.After(time.Until(harness.Deadline(t))):
 		t.Fatal("no tools/list response")
 	}
 	for _, n := range []string{`"good"`, `"bad"`, `"late"`} {
@@ -521,7 +476,7 @@ tool_late() { : > "$MARKS/late.ran"; }`,
 		}
 	}
 	for i, name := range []string{"bad", "late"} {
-		txt, isErr := s.call(10+i, name, `{}`).text(t)
+		txt, isErr := s.Call(10+i, name, `{}`).Text(t)
 		prefix := "Cannot validate arguments for " + name + ": its inputSchema does not compile: "
 		if !isErr || !strings.HasPrefix(txt, prefix) {
 			t.Errorf("%s: want isError text starting %q, got isError=%v %q", name, prefix, isErr, txt)
@@ -535,9 +490,9 @@ tool_late() { : > "$MARKS/late.ran"; }`,
 		if rest := strings.TrimPrefix(txt, prefix); strings.TrimSpace(strings.TrimSuffix(rest, ".")) == "" {
 			t.Errorf("%s: the message does not name the schema error: %q", name, txt)
 		}
-		if s.exists(name + ".ran") {
+		if ctExists(s, name+".ran") {
 			t.Errorf("%s ran with a schema that does not compile", name)
 		}
 	}
-	ctWantText(t, s.call(20, "good", `{}`), false, "good")
+	ctWantText(t, s.Call(20, "good", `{}`), false, "good")
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcp-bashd/mcp-bashd/tests/internal/harness"
 	"github.com/mcp-bashd/mcp-bashd/tests/internal/proctest"
 )
 
@@ -16,53 +17,48 @@ import (
 // the shim in place of the SDK file.
 func TestDropInGreeter(t *testing.T) {
 	tmp := t.TempDir()
-	s := startScript(t, repoPath("examples/greeter/server.sh"), "MCP_BASHD="+binary, "TMPDIR="+tmp, "MCP_LOG_FILE="+filepath.Join(tmp, "server.log"))
-	if got := s.roundTrip(initLine); got != `{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","serverInfo":{"name":"greeter","version":"1.0.0"},"capabilities":{"tools":{}},"instructions":"Use greet to say hello, count to count calls."}}` {
+	s := harness.Exec(t, harness.RepoPath("examples/greeter/server.sh"), nil, []string{"MCP_BASHD=" + harness.Binary, "TMPDIR=" + tmp, "MCP_LOG_FILE=" + filepath.Join(tmp, "server.log")})
+	if got := s.RoundTrip(harness.InitLine); got != `{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","serverInfo":{"name":"greeter","version":"1.0.0"},"capabilities":{"tools":{}},"instructions":"Use greet to say hello, count to count calls."}}` {
 		t.Fatalf("initialize: %s", got)
 	}
-	s.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
-	list := s.roundTrip(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
+	s.Send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	list := s.RoundTrip(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
 	if !strings.Contains(list, `"name":"greet"`) || !strings.Contains(list, `"name":"count"`) {
 		t.Fatalf("tools/list: %s", list)
 	}
-	if got := s.roundTrip(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"greet","arguments":{"name":"Ada"}}}`); got != `{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"Hello, Ada"}],"isError":false}}` {
+	if got := s.RoundTrip(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"greet","arguments":{"name":"Ada"}}}`); got != `{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"Hello, Ada"}],"isError":false}}` {
 		t.Fatalf("greet: %s", got)
 	}
 	for i := 1; i <= 3; i++ {
-		got := s.roundTrip(fmt.Sprintf(`{"jsonrpc":"2.0","id":"c%d","method":"tools/call","params":{"name":"count"}}`, i))
+		got := s.RoundTrip(fmt.Sprintf(`{"jsonrpc":"2.0","id":"c%d","method":"tools/call","params":{"name":"count"}}`, i))
 		want := fmt.Sprintf(`{"jsonrpc":"2.0","id":"c%d","result":{"content":[{"type":"text","text":"%d"}],"isError":false}}`, i, i)
 		if got != want {
 			t.Fatalf("count %d: %s", i, got)
 		}
 	}
-	if got := s.roundTrip(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"fail","arguments":{}}}`); got != `{"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"Error executing fail: this tool always fails"}],"isError":true}}` {
+	if got := s.RoundTrip(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"fail","arguments":{}}}`); got != `{"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"Error executing fail: this tool always fails"}],"isError":true}}` {
 		t.Fatalf("fail: %s", got)
 	}
-	if got := s.roundTrip(`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"greet","arguments":{"name":"Ada","x":1}}}`); !strings.Contains(got, `"isError":true`) || !strings.Contains(got, "Unknown parameter(s): x") {
+	if got := s.RoundTrip(`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"greet","arguments":{"name":"Ada","x":1}}}`); !strings.Contains(got, `"isError":true`) || !strings.Contains(got, "Unknown parameter(s): x") {
 		t.Fatalf("validation: %s", got)
 	}
-	if ee := s.closeAndWait(); ee != nil {
-		t.Fatalf("exit: %v\n%s", ee, s.stderr)
+	if ee := s.CloseAndWait(); ee != nil {
+		t.Fatalf("exit: %v\n%s", ee, s.Stderr)
 	}
-}
-
-// startScript runs a server script directly (the drop-in form).
-func startScript(t *testing.T, script string, env ...string) *server {
-	return startServerCmd(t, script, env)
 }
 
 // Manifest mode: the daemon loads a plain file of tool functions.
 func TestManifestPlainTools(t *testing.T) {
 	tmp := t.TempDir()
-	s := startServer(t, serverOpt{args: []string{repoPath("examples/plain/tools.sh")}, env: []string{"TMPDIR=" + tmp}})
-	s.roundTrip(initLine)
-	list := s.roundTrip(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
+	s := harness.Start(t, harness.Options{Args: []string{harness.RepoPath("examples/plain/tools.sh")}, Env: []string{"TMPDIR=" + tmp}})
+	s.RoundTrip(harness.InitLine)
+	list := s.RoundTrip(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
 	if strings.Contains(list, "x-mcp-bashd") {
 		t.Fatalf("private key leaked into tools/list: %s", list)
 	}
 	args := `{"s":"$(touch /tmp/pwned) '\"quoted\"' \\n new\nline ` + "`id`" + `"}`
 	req := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":` + args + `}}`
-	got := s.roundTrip(req)
+	got := s.RoundTrip(req)
 	var resp struct {
 		Result struct {
 			Content []struct{ Text string } `json:"content"`
@@ -76,11 +72,11 @@ func TestManifestPlainTools(t *testing.T) {
 
 // Arguments reach the tool byte for byte, also far past argv's 128 KiB.
 func TestTenMiBArgumentRoundTrip(t *testing.T) {
-	s := startServer(t, serverOpt{args: []string{repoPath("examples/plain/tools.sh")}, env: []string{"TMPDIR=" + t.TempDir()}})
-	s.roundTrip(initLine)
+	s := harness.Start(t, harness.Options{Args: []string{harness.RepoPath("examples/plain/tools.sh")}, Env: []string{"TMPDIR=" + t.TempDir()}})
+	s.RoundTrip(harness.InitLine)
 	big := strings.Repeat("a\\\"b$(x)\\n", (10<<20)/10)
 	args := `{"s":"` + big + `"}`
-	got := s.roundTrip(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":` + args + `}}`)
+	got := s.RoundTrip(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":` + args + `}}`)
 	var resp struct {
 		Result struct {
 			Content []struct{ Text string } `json:"content"`
@@ -96,19 +92,19 @@ func TestTenMiBArgumentRoundTrip(t *testing.T) {
 
 // ping and tools/list are answered while a call runs; responses carry ids.
 func TestConcurrentPingDuringCall(t *testing.T) {
-	dir := writeServer(t, map[string]string{
+	dir := harness.WriteFiles(t, map[string]string{
 		"server.sh":  `tool_wait() { while [ ! -e "$GATE" ]; do sleep 0.01; done; echo released; }`,
-		"tools.json": toolsJSON("wait"),
+		"tools.json": harness.ToolsJSON("wait"),
 	})
 	gate := filepath.Join(dir, "gate")
-	s := startServer(t, serverOpt{args: []string{filepath.Join(dir, "server.sh")}, env: []string{"GATE=" + gate, "TMPDIR=" + t.TempDir()}})
-	s.roundTrip(initLine)
-	s.send(`{"jsonrpc":"2.0","id":"long","method":"tools/call","params":{"name":"wait"}}`)
-	if got := s.roundTrip(`{"jsonrpc":"2.0","id":7,"method":"ping"}`); got != `{"jsonrpc":"2.0","id":7,"result":{}}` {
+	s := harness.Start(t, harness.Options{Args: []string{filepath.Join(dir, "server.sh")}, Env: []string{"GATE=" + gate, "TMPDIR=" + t.TempDir()}})
+	s.RoundTrip(harness.InitLine)
+	s.Send(`{"jsonrpc":"2.0","id":"long","method":"tools/call","params":{"name":"wait"}}`)
+	if got := s.RoundTrip(`{"jsonrpc":"2.0","id":7,"method":"ping"}`); got != `{"jsonrpc":"2.0","id":7,"result":{}}` {
 		t.Fatalf("ping during call: %s", got)
 	}
 	os.WriteFile(gate, nil, 0o644)
-	if got := string(s.recv()); !strings.Contains(got, `"id":"long"`) || !strings.Contains(got, "released") {
+	if got := string(s.Recv()); !strings.Contains(got, `"id":"long"`) || !strings.Contains(got, "released") {
 		t.Fatalf("long call: %s", got)
 	}
 }
@@ -116,29 +112,29 @@ func TestConcurrentPingDuringCall(t *testing.T) {
 // stdin EOF: every in-flight call finishes and is answered, then exit 0;
 // a last line without a newline is answered.
 func TestEOFDrainsInFlightCalls(t *testing.T) {
-	dir := writeServer(t, map[string]string{
+	dir := harness.WriteFiles(t, map[string]string{
 		"server.sh":  `tool_nap() { sleep 0.2; echo "done $1"; }`,
-		"tools.json": toolsJSON("nap"),
+		"tools.json": harness.ToolsJSON("nap"),
 	})
-	s := startServer(t, serverOpt{args: []string{filepath.Join(dir, "server.sh")}, env: []string{"TMPDIR=" + t.TempDir()}})
-	s.roundTrip(initLine)
+	s := harness.Start(t, harness.Options{Args: []string{filepath.Join(dir, "server.sh")}, Env: []string{"TMPDIR=" + t.TempDir()}})
+	s.RoundTrip(harness.InitLine)
 	for i := 0; i < 20; i++ {
-		s.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"nap","arguments":{"i":%d}}}`, i+1, i))
+		s.Send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"nap","arguments":{"i":%d}}}`, i+1, i))
 	}
-	s.stdin.Write([]byte(`{"jsonrpc":"2.0","id":"last","method":"ping"}`)) // no newline
-	s.methods.Store(`"last"`, "ping")
-	s.stdin.Close()
+	s.Stdin.Write([]byte(`{"jsonrpc":"2.0","id":"last","method":"ping"}`)) // no newline
+	s.Methods.Store(`"last"`, "ping")
+	s.Stdin.Close()
 	seen := map[string]bool{}
 	for i := 0; i < 21; i++ {
 		var m struct{ ID json.RawMessage }
-		line := s.recv()
+		line := s.Recv()
 		json.Unmarshal(line, &m)
 		seen[string(m.ID)] = true
 	}
 	if len(seen) != 21 {
 		t.Fatalf("answered %d distinct ids, want 21: %v", len(seen), seen)
 	}
-	if ee := s.closeAndWait(); ee != nil {
+	if ee := s.CloseAndWait(); ee != nil {
 		t.Fatalf("exit after EOF: %v", ee)
 	}
 }
@@ -146,25 +142,25 @@ func TestEOFDrainsInFlightCalls(t *testing.T) {
 // A tool that leaves a background child holding its output returns at
 // once, and the child is killed with the call's group.
 func TestBackgroundChildDoesNotHoldTheCall(t *testing.T) {
-	dir := writeServer(t, map[string]string{
+	dir := harness.WriteFiles(t, map[string]string{
 		"server.sh":  `tool_bg() { (sleep 100 &); sleep 100 & echo started; }`,
-		"tools.json": toolsJSON("bg"),
+		"tools.json": harness.ToolsJSON("bg"),
 	})
-	marker := "MCPBASHD_TEST_MARK=" + strconv.Itoa(os.Getpid()) + "-bg"
-	s := startServer(t, serverOpt{args: []string{filepath.Join(dir, "server.sh")}, env: []string{marker, "TMPDIR=" + t.TempDir()}})
-	s.roundTrip(initLine)
-	if got := s.roundTrip(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"bg"}}`); !strings.Contains(got, `"text":"started"`) {
+	marker := harness.MarkKey + "=" + strconv.Itoa(os.Getpid()) + "-bg"
+	s := harness.Start(t, harness.Options{Args: []string{filepath.Join(dir, "server.sh")}, Env: []string{marker, "TMPDIR=" + t.TempDir()}})
+	s.RoundTrip(harness.InitLine)
+	if got := s.RoundTrip(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"bg"}}`); !strings.Contains(got, `"text":"started"`) {
 		t.Fatalf("bg: %s", got)
 	}
 	kv := strings.SplitN(marker, "=", 2)
-	proctest.WaitUntil(t, deadline(t), "the call's background children are gone", func() (bool, string) {
+	proctest.WaitUntil(t, harness.Deadline(t), "the call's background children are gone", func() (bool, string) {
 		ps, err := proctest.WithEnv(kv[0], kv[1])
 		if err != nil {
 			return false, err.Error()
 		}
 		var left []string
 		for _, p := range proctest.Alive(ps) {
-			if p.PID != s.cmd.Process.Pid {
+			if p.PID != s.Cmd.Process.Pid {
 				left = append(left, fmt.Sprintf("%d %v", p.PID, p.Cmdline))
 			}
 		}
@@ -175,19 +171,19 @@ func TestBackgroundChildDoesNotHoldTheCall(t *testing.T) {
 // Nothing but protocol reaches stdout, even when the script and its tools
 // print at top level, in the hook and to stderr.
 func TestStdoutCarriesOnlyProtocol(t *testing.T) {
-	dir := writeServer(t, map[string]string{
+	dir := harness.WriteFiles(t, map[string]string{
 		"server.sh": `echo "top-level noise"; echo "stderr noise" >&2
 mcp_before_tool_call() { echo "hook noise"; }
 tool_loud() { echo "result"; echo "err" >&2; }`,
-		"tools.json": toolsJSON("loud"),
+		"tools.json": harness.ToolsJSON("loud"),
 	})
-	s := startServer(t, serverOpt{args: []string{filepath.Join(dir, "server.sh")}, env: []string{"TMPDIR=" + t.TempDir()}})
-	s.roundTrip(initLine)
-	if got := s.roundTrip(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"loud"}}`); got != `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"result\nerr"}],"isError":false}}` {
+	s := harness.Start(t, harness.Options{Args: []string{filepath.Join(dir, "server.sh")}, Env: []string{"TMPDIR=" + t.TempDir()}})
+	s.RoundTrip(harness.InitLine)
+	if got := s.RoundTrip(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"loud"}}`); got != `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"result\nerr"}],"isError":false}}` {
 		t.Fatalf("loud: %s", got)
 	}
-	s.closeAndWait()
-	for line := range s.lines {
+	s.CloseAndWait()
+	for line := range s.Lines {
 		t.Fatalf("unexpected extra stdout line: %q", line)
 	}
 }

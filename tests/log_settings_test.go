@@ -9,7 +9,6 @@ package tests
 
 import (
 	"bufio"
-	"bytes"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -30,6 +29,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcp-bashd/mcp-bashd/tests/internal/harness"
 	"github.com/mcp-bashd/mcp-bashd/tests/internal/proctest"
 )
 
@@ -38,15 +38,15 @@ const logToolBody = "tool_hi() { echo hi; }\n"
 // logStdio starts a stdio server with args before the script and env,
 // initializes it and makes one call; it returns the server once stdin is
 // closed and it exited, and its log file's contents.
-func logStdio(t *testing.T, args, env []string) (*server, string) {
+func logStdio(t *testing.T, args, env []string) (*harness.Daemon, string) {
 	t.Helper()
-	dir := writeServer(t, map[string]string{"server.sh": logToolBody, "tools.json": toolsJSON("hi")})
+	dir := harness.WriteFiles(t, map[string]string{"server.sh": logToolBody, "tools.json": harness.ToolsJSON("hi")})
 	logFile := filepath.Join(dir, "daemon.log")
-	s := startServer(t, serverOpt{args: append(args, filepath.Join(dir, "server.sh")), env: append(ctShimEnv("MCP_LOG_FILE="+logFile), env...)})
-	s.roundTrip(initLine)
-	s.roundTrip(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"hi","arguments":{}}}`)
-	if ee := s.closeAndWait(); ee != nil {
-		t.Fatalf("exit %v; stderr:\n%s", ee, s.stderr.String())
+	s := harness.Start(t, harness.Options{Args: append(args, filepath.Join(dir, "server.sh")), CleanEnv: true, Shim: true, Env: append([]string{"MCP_LOG_FILE=" + logFile}, env...)})
+	s.RoundTrip(harness.InitLine)
+	s.RoundTrip(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"hi","arguments":{}}}`)
+	if ee := s.CloseAndWait(); ee != nil {
+		t.Fatalf("exit %v; stderr:\n%s", ee, s.Stderr.String())
 	}
 	b, _ := os.ReadFile(logFile)
 	return s, string(b)
@@ -76,17 +76,17 @@ func TestLogLevelAppliesToEverySink(t *testing.T) {
 	if lv := levelsOf(t, file); lv["info"] != 0 || lv["debug"] != 0 {
 		t.Errorf("--log-level error: the log file has %v", lv)
 	}
-	if e := s.stderr.String(); e != "" {
+	if e := s.Stderr.String(); e != "" {
 		t.Errorf("--log-level error: stderr %q", e)
 	}
 	s, file = logStdio(t, nil, []string{"MCP_LOG_LEVEL=info"})
 	if lv := levelsOf(t, file); lv["info"] == 0 {
 		t.Errorf("MCP_LOG_LEVEL=info: no info line in the log file: %v", lv)
 	}
-	if e := s.stderr.String(); !strings.Contains(e, "mcp-bashd: INFO mcp: initialize") {
+	if e := s.Stderr.String(); !strings.Contains(e, "mcp-bashd: INFO mcp: initialize") {
 		t.Errorf("MCP_LOG_LEVEL=info: stderr lacks the info lines:\n%s", e)
 	}
-	out, err := exec.Command(binary, "--log-level", "loud", "x.sh").CombinedOutput()
+	out, err := exec.Command(harness.Binary, "--log-level", "loud", "x.sh").CombinedOutput()
 	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 || !strings.Contains(string(out), `"loud"`) {
 		t.Errorf("--log-level loud: %v %q, want exit 2 naming the value", err, out)
 	}
@@ -98,19 +98,19 @@ func TestLogLevelAppliesToEverySink(t *testing.T) {
 // serves with the default.
 func TestLogUnknownValuesAreNamed(t *testing.T) {
 	s, _ := logStdio(t, nil, []string{"MCP_LOG_STDERR=info"})
-	if e := s.stderr.String(); !strings.Contains(e, "mcp-bashd: INFO mcp: initialize") {
+	if e := s.Stderr.String(); !strings.Contains(e, "mcp-bashd: INFO mcp: initialize") {
 		t.Errorf("MCP_LOG_STDERR=info: stderr lacks the info lines:\n%s", e)
 	}
 	s, _ = logStdio(t, nil, []string{"MCP_LOG_STDERR=yes"})
-	if e := s.stderr.String(); !strings.Contains(e, "mcp-bashd: INFO") {
+	if e := s.Stderr.String(); !strings.Contains(e, "mcp-bashd: INFO") {
 		t.Errorf("MCP_LOG_STDERR=yes: stderr lacks the info lines:\n%s", e)
 	}
 	s, _ = logStdio(t, nil, []string{"MCP_LOG_STDERR=no"})
-	if e := s.stderr.String(); e != "" {
+	if e := s.Stderr.String(); e != "" {
 		t.Errorf("MCP_LOG_STDERR=no: stderr %q", e)
 	}
 	s, _ = logStdio(t, nil, []string{"MCP_LOG_STDERR=bogus", "MCP_LOG_LEVEL=loud", "MCP_LOG_FORMAT=xml"})
-	e := s.stderr.String()
+	e := s.Stderr.String()
 	for _, v := range []string{"MCP_LOG_STDERR=bogus", "MCP_LOG_LEVEL=loud", "MCP_LOG_FORMAT=xml"} {
 		if strings.Count(e, v) != 1 {
 			t.Errorf("stderr names %s %d times, want once:\n%s", v, strings.Count(e, v), e)
@@ -125,18 +125,18 @@ func TestLogUnknownValuesAreNamed(t *testing.T) {
 // line.
 type logHTTP struct {
 	cmd    *exec.Cmd
-	stderr *lockedWriter
+	Stderr *harness.Output
 	done   chan struct{}
 	log    string // MCP_LOG_FILE
 }
 
 func startLogHTTP(t *testing.T, args []string, env ...string) *logHTTP {
 	t.Helper()
-	dir := writeServer(t, map[string]string{"server.sh": logToolBody, "tools.json": toolsJSON("hi")})
-	d := &logHTTP{stderr: &lockedWriter{w: &bytes.Buffer{}}, done: make(chan struct{}), log: filepath.Join(dir, "daemon.log")}
-	d.cmd = exec.Command(binary, append(append([]string{"--http", "--http-port", "0"}, args...), filepath.Join(dir, "server.sh"))...)
-	d.cmd.Env = append(ctShimEnv("MCP_LOG_FILE="+d.log, "TMPDIR="+t.TempDir()), env...)
-	d.cmd.Stderr = d.stderr
+	dir := harness.WriteFiles(t, map[string]string{"server.sh": logToolBody, "tools.json": harness.ToolsJSON("hi")})
+	d := &logHTTP{Stderr: &harness.Output{}, done: make(chan struct{}), log: filepath.Join(dir, "daemon.log")}
+	d.cmd = exec.Command(harness.Binary, append(append([]string{"--http", "--http-port", "0"}, args...), filepath.Join(dir, "server.sh"))...)
+	d.cmd.Env = append(append(harness.Environ(true), "MCP_LOG_FILE="+d.log, "TMPDIR="+t.TempDir()), env...)
+	d.cmd.Stderr = d.Stderr
 	if err := d.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -145,7 +145,7 @@ func startLogHTTP(t *testing.T, args []string, env ...string) *logHTTP {
 		d.cmd.Process.Signal(syscall.SIGTERM)
 		select {
 		case <-d.done:
-		case <-time.After(time.Until(deadline(t))):
+		case <-time.After(time.Until(harness.Deadline(t))):
 			d.cmd.Process.Kill()
 			<-d.done
 		}
@@ -157,12 +157,12 @@ func startLogHTTP(t *testing.T, args []string, env ...string) *logHTTP {
 func (d *logHTTP) port(t *testing.T, urlRE *regexp.Regexp) string {
 	t.Helper()
 	var port string
-	proctest.WaitUntil(t, deadline(t), "the serving line", func() (bool, string) {
-		m := urlRE.FindStringSubmatch(d.stderr.String())
+	proctest.WaitUntil(t, harness.Deadline(t), "the serving line", func() (bool, string) {
+		m := urlRE.FindStringSubmatch(d.Stderr.String())
 		if m != nil {
 			port = m[1]
 		}
-		return m != nil, d.stderr.String()
+		return m != nil, d.Stderr.String()
 	})
 	return port
 }
@@ -196,7 +196,7 @@ func tlsGarbage(t *testing.T, port string) {
 		t.Fatal(err)
 	}
 	c.Write([]byte("GET / HTTP/1.0\r\n\r\n"))
-	c.SetReadDeadline(deadline(t))
+	c.SetReadDeadline(harness.Deadline(t))
 	bufio.NewReader(c).ReadString('\n')
 	c.Close()
 }
@@ -205,7 +205,7 @@ func tlsGarbage(t *testing.T, port string) {
 func postInit(t *testing.T, port string) {
 	t.Helper()
 	cl := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
-	req, _ := http.NewRequest("POST", "https://127.0.0.1:"+port+"/mcp", strings.NewReader(initLine))
+	req, _ := http.NewRequest("POST", "https://127.0.0.1:"+port+"/mcp", strings.NewReader(harness.InitLine))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	resp, err := cl.Do(req)
@@ -228,15 +228,15 @@ func TestLogFormatJSONCoversEveryLine(t *testing.T) {
 	port := d.port(t, regexp.MustCompile(`"msg":"serving https://0\.0\.0\.0:(\d+)/mcp"`))
 	tlsGarbage(t, port)
 	postInit(t, port)
-	proctest.WaitUntil(t, deadline(t), "the TLS handshake error in the log file", func() (bool, string) {
+	proctest.WaitUntil(t, harness.Deadline(t), "the TLS handshake error in the log file", func() (bool, string) {
 		b, _ := os.ReadFile(d.log)
 		return strings.Contains(string(b), "TLS handshake error") && strings.Contains(string(b), `"mcp_method":"initialize"`), string(b)
 	})
-	proctest.WaitUntil(t, deadline(t), "the TLS handshake error on stderr", func() (bool, string) {
-		return strings.Contains(d.stderr.String(), "TLS handshake error"), d.stderr.String()
+	proctest.WaitUntil(t, harness.Deadline(t), "the TLS handshake error on stderr", func() (bool, string) {
+		return strings.Contains(d.Stderr.String(), "TLS handshake error"), d.Stderr.String()
 	})
 	warnings := 0
-	for _, line := range strings.Split(strings.TrimSpace(d.stderr.String()), "\n") {
+	for _, line := range strings.Split(strings.TrimSpace(d.Stderr.String()), "\n") {
 		var rec struct{ Level, Msg string }
 		if err := json.Unmarshal([]byte(line), &rec); err != nil {
 			t.Errorf("--log-format json: a stderr line that is not JSON: %q", line)
@@ -249,7 +249,7 @@ func TestLogFormatJSONCoversEveryLine(t *testing.T) {
 		}
 	}
 	if warnings != 1 {
-		t.Errorf("the non-loopback warning printed %d times:\n%s", warnings, d.stderr.String())
+		t.Errorf("the non-loopback warning printed %d times:\n%s", warnings, d.Stderr.String())
 	}
 }
 
@@ -261,10 +261,10 @@ func TestLogConsoleHTTPLines(t *testing.T) {
 	d := startLogHTTP(t, []string{"--http-bind", "0.0.0.0", "--tls-cert", cert, "--tls-key", key})
 	port := d.port(t, regexp.MustCompile(`(?m)^mcp-bashd: serving https://0\.0\.0\.0:(\d+)/mcp$`))
 	tlsGarbage(t, port)
-	proctest.WaitUntil(t, deadline(t), "the TLS handshake error on stderr", func() (bool, string) {
-		return regexp.MustCompile(`(?m)^mcp-bashd: WARN http: http: TLS handshake error from `).MatchString(d.stderr.String()), d.stderr.String()
+	proctest.WaitUntil(t, harness.Deadline(t), "the TLS handshake error on stderr", func() (bool, string) {
+		return regexp.MustCompile(`(?m)^mcp-bashd: WARN http: http: TLS handshake error from `).MatchString(d.Stderr.String()), d.Stderr.String()
 	})
-	e := d.stderr.String()
+	e := d.Stderr.String()
 	if n := strings.Count(e, "without --auth-token-file"); n != 1 || !strings.Contains(e, "mcp-bashd: WARNING: serving on 0.0.0.0:"+port+" without") {
 		t.Errorf("the non-loopback warning (%d times):\n%s", n, e)
 	}
@@ -272,11 +272,11 @@ func TestLogConsoleHTTPLines(t *testing.T) {
 	quiet := startLogHTTP(t, []string{"--tls-cert", cert, "--tls-key", key}, "MCP_LOG_STDERR=0")
 	port = quiet.port(t, regexp.MustCompile(`(?m)^mcp-bashd: serving https://127\.0\.0\.1:(\d+)/mcp$`))
 	tlsGarbage(t, port)
-	proctest.WaitUntil(t, deadline(t), "the TLS handshake error in the log file", func() (bool, string) {
+	proctest.WaitUntil(t, harness.Deadline(t), "the TLS handshake error in the log file", func() (bool, string) {
 		b, _ := os.ReadFile(quiet.log)
 		return strings.Contains(string(b), "TLS handshake error"), string(b)
 	})
-	if e := quiet.stderr.String(); strings.Contains(e, "TLS handshake") {
+	if e := quiet.Stderr.String(); strings.Contains(e, "TLS handshake") {
 		t.Errorf("MCP_LOG_STDERR=0: net/http wrote on stderr:\n%s", e)
 	}
 }
@@ -292,26 +292,26 @@ tool_hi() { echo hi; }
 run_mcp_server "$@"
 `, "hi")
 	dir := filepath.Join(base, "srv")
-	r := d2Start(t, exec.Command(filepath.Join(dir, "server.sh")), dir)
-	r.roundTrip(initLine)
-	r.closeAndWait()
+	r := harness.Start(t, d2Server(dir, filepath.Join(dir, "server.sh"), nil))
+	r.RoundTrip(harness.InitLine)
+	r.CloseAndWait()
 	b, err := os.ReadFile(filepath.Join(dir, "logs", "movieserver.log"))
 	if err != nil || !strings.Contains(string(b), `"msg":"initialize"`) {
-		t.Errorf("logs/movieserver.log: %v %q\nstderr:\n%s", err, b, r.stderr.String())
+		t.Errorf("logs/movieserver.log: %v %q\nstderr:\n%s", err, b, r.Stderr.String())
 	}
 
 	// A file under /proc/self can be neither made nor opened.
 	bad := "/proc/self/no-such-dir/x.log"
-	srv := writeServer(t, map[string]string{"server.sh": logToolBody, "tools.json": toolsJSON("hi")})
-	s := startServer(t, serverOpt{args: []string{filepath.Join(srv, "server.sh")}, env: ctShimEnv("MCP_LOG_FILE=" + bad)})
-	if got := s.roundTrip(initLine); !strings.Contains(got, `"result"`) {
-		t.Fatalf("initialize with an unopenable log file: %q\nstderr:\n%s", got, s.stderr.String())
+	srv := harness.WriteFiles(t, map[string]string{"server.sh": logToolBody, "tools.json": harness.ToolsJSON("hi")})
+	s := harness.Start(t, harness.Options{Args: []string{filepath.Join(srv, "server.sh")}, CleanEnv: true, Shim: true, Env: []string{"MCP_LOG_FILE=" + bad}})
+	if got := s.RoundTrip(harness.InitLine); !strings.Contains(got, `"result"`) {
+		t.Fatalf("initialize with an unopenable log file: %q\nstderr:\n%s", got, s.Stderr.String())
 	}
-	s.roundTrip(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"hi","arguments":{}}}`)
-	if ee := s.closeAndWait(); ee != nil {
+	s.RoundTrip(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"hi","arguments":{}}}`)
+	if ee := s.CloseAndWait(); ee != nil {
 		t.Errorf("exit %v", ee)
 	}
-	if e := s.stderr.String(); strings.Count(e, bad) != 1 || !strings.Contains(e, "serving without it") {
+	if e := s.Stderr.String(); strings.Count(e, bad) != 1 || !strings.Contains(e, "serving without it") {
 		t.Errorf("stderr, want the file named once:\n%s", e)
 	}
 }

@@ -10,7 +10,6 @@ package tests
 // Every server message is checked against the official 2026 schema.
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -18,7 +17,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -28,6 +26,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcp-bashd/mcp-bashd/tests/internal/harness"
 	"github.com/mcp-bashd/mcp-bashd/tests/internal/mcpschema"
 	"github.com/mcp-bashd/mcp-bashd/tests/internal/proctest"
 )
@@ -108,39 +107,38 @@ func (h *mrClient) options(elicit bool) *mcp.ClientOptions {
 
 // mrConnect connects a Go SDK client (default: 2026-07-28, stateless) to
 // a daemon serving mrFiles over stdio or HTTP; wire lists the messages.
-func mrConnect(t *testing.T, overHTTP bool, opts *mcp.ClientOptions, runs string) (*mcp.ClientSession, func() []clMsg, *lockedWriter) {
+func mrConnect(t *testing.T, overHTTP bool, opts *mcp.ClientOptions, runs string) (*mcp.ClientSession, func() []clMsg, *harness.Output) {
 	t.Helper()
 	return mrConnectPinned(t, overHTTP, opts, runs, "")
 }
 
 // mrConnectPinned is mrConnect with the session pinned to version ("":
 // the SDK's default, 2026-07-28).
-func mrConnectPinned(t *testing.T, overHTTP bool, opts *mcp.ClientOptions, runs, version string) (*mcp.ClientSession, func() []clMsg, *lockedWriter) {
+func mrConnectPinned(t *testing.T, overHTTP bool, opts *mcp.ClientOptions, runs, version string) (*mcp.ClientSession, func() []clMsg, *harness.Output) {
 	t.Helper()
-	dir := writeServer(t, mrFiles)
-	mark := clMarker(t)
-	t.Cleanup(func() { clKillMarked(mark) })
+	dir := harness.WriteFiles(t, mrFiles)
+	mark := harness.Mark(t, "cl")
+	t.Cleanup(func() { harness.KillMarked(mark) })
 	env := []string{"TMPDIR=" + t.TempDir(), "MR_RUNS=" + runs}
 	client := mcp.NewClient(&mcp.Implementation{Name: "mcp-bashd-e2e-mrtr", Version: "0"}, opts)
 	client.AddRoots(&mcp.Root{URI: "file:///e2e/root", Name: "e2e"})
 	var transport mcp.Transport
 	var wire func() []clMsg
-	stderr := &lockedWriter{w: &bytes.Buffer{}}
+	stderr := &harness.Output{}
 	if overHTTP {
-		d := cmStartHTTP(t, mark, env, filepath.Join(dir, "server.sh"))
-		stderr = d.stderr
-		proxy := cmStartProxy(t, d.url)
+		d := harness.StartHTTP(t, harness.Options{Script: filepath.Join(dir, "server.sh"), Env: env, Marked: mark})
+		stderr = d.Stderr
+		proxy := cmStartProxy(t, d.URL)
 		transport = &mcp.StreamableClientTransport{Endpoint: proxy.url, HTTPClient: &http.Client{}, MaxRetries: -1}
 		wire = proxy.wire
 	} else {
-		cmd := exec.Command(binary, filepath.Join(dir, "server.sh"))
-		cmd.Env = append(append(os.Environ(), clMarkKey+"="+mark), env...)
+		cmd := harness.Command(t, harness.Options{Dir: dir, Env: env, Marked: mark})
 		cmd.Stderr = stderr
 		w := &clWire{}
 		transport = &mcp.LoggingTransport{Transport: &mcp.CommandTransport{Command: cmd}, Writer: w}
 		wire = w.all
 	}
-	ctx, cancel := context.WithDeadline(context.Background(), deadline(t))
+	ctx, cancel := context.WithDeadline(context.Background(), harness.Deadline(t))
 	defer cancel()
 	var sopts *mcp.ClientSessionOptions
 	want := clModernVersion
@@ -216,7 +214,7 @@ func mrGoSDK(t *testing.T, overHTTP bool) {
 	runs := filepath.Join(t.TempDir(), "runs")
 	h := &mrClient{}
 	cs, wire, stderr := mrConnect(t, overHTTP, h.options(true), runs)
-	ctx, cancel := context.WithDeadline(context.Background(), deadline(t))
+	ctx, cancel := context.WithDeadline(context.Background(), harness.Deadline(t))
 	defer cancel()
 
 	// Three asks one after another: three input_required rounds, the tool
@@ -300,7 +298,7 @@ func TestMRTRMissingCapability(t *testing.T) {
 	runs := filepath.Join(t.TempDir(), "runs")
 	h := &mrClient{}
 	cs, wire, _ := mrConnect(t, false, h.options(false), runs)
-	ctx, cancel := context.WithDeadline(context.Background(), deadline(t))
+	ctx, cancel := context.WithDeadline(context.Background(), harness.Deadline(t))
 	defer cancel()
 	_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "delete", Arguments: map[string]any{"path": "/srv/old"}})
 	var je *jsonrpc.Error
@@ -319,14 +317,14 @@ func TestMRTRMissingCapability(t *testing.T) {
 // inputResponses alone (no state) is taken; a wrong key is asked again.
 func TestMRTRRawStdio(t *testing.T) {
 	runs := filepath.Join(t.TempDir(), "runs")
-	dir := writeServer(t, mrFiles)
+	dir := harness.WriteFiles(t, mrFiles)
 	linger := filepath.Join(t.TempDir(), "linger")
-	s := startServer(t, serverOpt{args: []string{filepath.Join(dir, "server.sh")}, env: []string{"TMPDIR=" + t.TempDir(), "MR_RUNS=" + runs, "MR_LINGER=" + linger}})
-	s.revision = clModernVersion
+	s := harness.Start(t, harness.Options{Args: []string{filepath.Join(dir, "server.sh")}, Env: []string{"TMPDIR=" + t.TempDir(), "MR_RUNS=" + runs, "MR_LINGER=" + linger}})
+	s.Revision = clModernVersion
 	const meta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{},"sampling":{},"roots":{}}}`
 	call := func(id, extra string) map[string]any {
 		t.Helper()
-		line := s.roundTrip(`{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{` + meta + `,"name":"delete","arguments":{"path":"/a"}` + extra + `}}`)
+		line := s.RoundTrip(`{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{` + meta + `,"name":"delete","arguments":{"path":"/a"}` + extra + `}}`)
 		var m map[string]any
 		if err := json.Unmarshal([]byte(line), &m); err != nil {
 			t.Fatal(err)
@@ -348,7 +346,7 @@ func TestMRTRRawStdio(t *testing.T) {
 	if e["code"].(float64) != -32602 || !strings.Contains(e["message"].(string), "integrity") {
 		t.Errorf("tampered state: %v", e)
 	}
-	line := s.roundTrip(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{` + meta + `,"name":"delete","arguments":{"path":"/b"}` + answer + `,"requestState":"` + state + `"}}`)
+	line := s.RoundTrip(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{` + meta + `,"name":"delete","arguments":{"path":"/b"}` + answer + `,"requestState":"` + state + `"}}`)
 	if !strings.Contains(line, `"code":-32602`) || !strings.Contains(line, "another request") {
 		t.Errorf("state of /a sent with /b: %s", line)
 	}
@@ -374,7 +372,7 @@ func TestMRTRRawStdio(t *testing.T) {
 
 	// The run an ask ended is gone, children included, by the time its
 	// input_required is written.
-	line = s.roundTrip(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{` + meta + `,"name":"linger","arguments":{}}}`)
+	line = s.RoundTrip(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{` + meta + `,"name":"linger","arguments":{}}}`)
 	if !strings.Contains(line, `"resultType":"input_required"`) {
 		t.Fatalf("linger: %s", line)
 	}
@@ -395,13 +393,13 @@ func TestMRTRRawStdio(t *testing.T) {
 // Over HTTP a refused state is a 400 with the -32602 error.
 func TestMRTRTamperedHTTP(t *testing.T) {
 	runs := filepath.Join(t.TempDir(), "runs")
-	dir := writeServer(t, mrFiles)
-	mark := clMarker(t)
-	d := cmStartHTTP(t, mark, []string{"TMPDIR=" + t.TempDir(), "MR_RUNS=" + runs}, filepath.Join(dir, "server.sh"))
+	dir := harness.WriteFiles(t, mrFiles)
+	mark := harness.Mark(t, "cl")
+	d := harness.StartHTTP(t, harness.Options{Script: filepath.Join(dir, "server.sh"), Env: []string{"TMPDIR=" + t.TempDir(), "MR_RUNS=" + runs}, Marked: mark})
 	const meta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{}}}`
 	post := func(body string) (int, string) {
 		t.Helper()
-		req, _ := http.NewRequest("POST", d.url, strings.NewReader(body))
+		req, _ := http.NewRequest("POST", d.URL, strings.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Accept", "application/json, text/event-stream")
 		req.Header.Set("MCP-Protocol-Version", "2026-07-28")
@@ -455,7 +453,7 @@ func TestMRTRSameToolSessionEra(t *testing.T) {
 			runs := filepath.Join(t.TempDir(), "runs")
 			h := &mrClient{}
 			cs, wire, stderr := mrConnectPinned(t, overHTTP, h.options(true), runs, "2025-11-25")
-			ctx, cancel := context.WithDeadline(context.Background(), deadline(t))
+			ctx, cancel := context.WithDeadline(context.Background(), harness.Deadline(t))
 			defer cancel()
 			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "delete", Arguments: map[string]any{"path": "/srv/old"}})
 			if err != nil {

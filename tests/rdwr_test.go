@@ -10,6 +10,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/mcp-bashd/mcp-bashd/tests/internal/harness"
 )
 
 func TestDropInRdwrStdoutGoesToTheFile(t *testing.T) {
@@ -22,11 +24,11 @@ EOF
 }
 tool_stdin() { printf 'from the file\n' >"$MCP_CALL_TMPDIR/r"; read -r l 0<>"$MCP_CALL_TMPDIR/r"; echo "read: $l"; }
 run_mcp_server
-`, toolsJSON("w", "strings", "stdin"), "")
+`, harness.ToolsJSON("w", "strings", "stdin"), "")
 	for _, form := range []string{"dropin", "manifest"} {
 		t.Run(form, func(t *testing.T) {
 			marks := t.TempDir()
-			s := d.start(t, form, "MARKS="+marks)
+			s := d2sStart(t, d, form, "MARKS="+marks)
 			if text, isErr := d2sCall(t, s, 1, "w", `{}`); isErr || text != "hello" {
 				t.Errorf("w answered isError=%v %q, want hello once (from cat)", isErr, text)
 			}
@@ -39,8 +41,8 @@ run_mcp_server
 			if text, _ := d2sCall(t, s, 3, "stdin", `{}`); text != "read: from the file" {
 				t.Errorf("0<> is no longer standard input: %q", text)
 			}
-			if ee := s.closeAndWait(); ee != nil {
-				t.Fatalf("exit: %v\nstderr:\n%s", ee, s.stderr)
+			if ee := s.CloseAndWait(); ee != nil {
+				t.Fatalf("exit: %v\nstderr:\n%s", ee, s.Stderr)
 			}
 		})
 	}

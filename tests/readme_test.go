@@ -12,10 +12,12 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/mcp-bashd/mcp-bashd/tests/internal/harness"
 )
 
 func TestReadmeFirstCommand(t *testing.T) {
-	readme, err := os.ReadFile(repoPath("README.md"))
+	readme, err := os.ReadFile(harness.RepoPath("README.md"))
 	if err != nil {
 		t.Fatal(err)
 	}

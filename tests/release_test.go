@@ -26,6 +26,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/mcp-bashd/mcp-bashd/tests/internal/harness"
 )
 
 // rlVersion is the version the test releases: a prerelease, so the
@@ -220,7 +222,7 @@ func rlCheckPayload(t *testing.T, what string, files map[string][]byte, modes ma
 			bin = files[key]
 			continue
 		}
-		repo, err := os.ReadFile(repoPath(e.repo))
+		repo, err := os.ReadFile(harness.RepoPath(e.repo))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -369,7 +371,7 @@ func rlRunUnpacked(t *testing.T, root string) {
 	}
 	dir := t.TempDir()
 	for _, f := range []string{"server.sh", "tools.json", "config.json"} {
-		b, err := os.ReadFile(repoPath("examples/greeter/" + f))
+		b, err := os.ReadFile(harness.RepoPath("examples/greeter/" + f))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -382,22 +384,20 @@ func rlRunUnpacked(t *testing.T, root string) {
 	}
 	mark := shMark(t)
 	env := []string{"PATH=" + filepath.Join(root, "usr/bin") + string(os.PathListSeparator) + os.Getenv("PATH"),
-		"TMPDIR=" + t.TempDir(), "MCP_LOG_FILE=/dev/null", shMarkKey + "=" + mark}
-	cmd := exec.Command(filepath.Join(dir, "server.sh"))
-	cmd.Env = append(os.Environ(), env...)
-	s := startPrepared(t, cmd)
-	if r := shDecode(t, s.roundTrip(initLine)); r.Result == nil {
+		"TMPDIR=" + t.TempDir(), "MCP_LOG_FILE=/dev/null", harness.MarkKey + "=" + mark}
+	s := harness.Start(t, harness.Options{Exe: filepath.Join(dir, "server.sh"), Args: []string{}, Env: env})
+	if r := harness.Parse(t, s.RoundTrip(harness.InitLine)); r.Result == nil {
 		t.Fatal("initialize failed")
 	}
 	// The daemon runs beside the script's shell, as its child.
-	if exeLink, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", d2DaemonOf(t, s.cmd.Process.Pid))); err != nil || exeLink != exe {
+	if exeLink, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", d2DaemonOf(t, s.Cmd.Process.Pid))); err != nil || exeLink != exe {
 		t.Errorf("the greeter runs %q (%v), want the unpacked %s", exeLink, err, exe)
 	}
 	if got := shCallText(t, s, 2, "greet", `{"name":"Ada"}`, false); got != "Hello, Ada" {
 		t.Errorf("greet: %q", got)
 	}
-	if ee := s.closeAndWait(); ee != nil {
-		t.Fatalf("exit: %v\n%s", ee, shStderr(s))
+	if ee := s.CloseAndWait(); ee != nil {
+		t.Fatalf("exit: %v\n%s", ee, s.Stderr.String())
 	}
-	shWaitNoneLeft(t, mark, -1)
+	harness.WaitNoneLeft(t, mark, -1, "no process left with "+mark)
 }

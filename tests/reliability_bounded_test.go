@@ -21,6 +21,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcp-bashd/mcp-bashd/tests/internal/harness"
 	"github.com/mcp-bashd/mcp-bashd/tests/internal/proctest"
 )
 
@@ -91,10 +92,10 @@ func (g *rbGuard) check(t *testing.T, what string) {
 
 // rbLine is the next line from the daemon, or a failure that says why
 // there is none (the guard killed it, or the deadline passed).
-func rbLine(t *testing.T, s *server, g *rbGuard) []byte {
+func rbLine(t *testing.T, s *harness.Daemon, g *rbGuard) []byte {
 	t.Helper()
 	select {
-	case line, ok := <-s.lines:
+	case line, ok := <-s.Lines:
 		if !ok {
 			if g != nil {
 				g.mu.Lock()
@@ -104,12 +105,12 @@ func rbLine(t *testing.T, s *server, g *rbGuard) []byte {
 					t.Fatalf("the daemon grew past %d MiB (VmRSS %.1f MiB) and was killed", rbCeilingKiB>>10, float64(killed)/1024)
 				}
 			}
-			t.Fatalf("the daemon closed stdout; stderr:\n%.2000s", s.stderr.String())
+			t.Fatalf("the daemon closed stdout; stderr:\n%.2000s", s.Stderr.String())
 		}
-		s.check(line)
+		s.Check(line)
 		return bytes.TrimSuffix(line, []byte("\n"))
-	case <-time.After(time.Until(deadline(t))):
-		t.Fatalf("no line before the deadline; stderr:\n%.2000s", s.stderr.String())
+	case <-time.After(time.Until(harness.Deadline(t))):
+		t.Fatalf("no line before the deadline; stderr:\n%.2000s", s.Stderr.String())
 	}
 	return nil
 }
@@ -147,7 +148,7 @@ func rbDecode(t *testing.T, line []byte) rbMsg {
 
 // rbAwait reads lines until the response with id; it returns the response
 // and the notifications before it.
-func rbAwait(t *testing.T, s *server, g *rbGuard, id string) (rbMsg, []rbMsg) {
+func rbAwait(t *testing.T, s *harness.Daemon, g *rbGuard, id string) (rbMsg, []rbMsg) {
 	t.Helper()
 	var notes []rbMsg
 	for {
@@ -166,9 +167,9 @@ func rbAwait(t *testing.T, s *server, g *rbGuard, id string) (rbMsg, []rbMsg) {
 // rbPingAfter sends a ping after the call just sent; both must be
 // answered, in either order. A daemon that reads its own stdin for the
 // call swallows the ping and answers nothing before EOF.
-func rbPingAfter(t *testing.T, s *server, callID string) rbMsg {
+func rbPingAfter(t *testing.T, s *harness.Daemon, callID string) rbMsg {
 	t.Helper()
-	s.send(`{"jsonrpc":"2.0","id":"ping","method":"ping"}`)
+	s.Send(`{"jsonrpc":"2.0","id":"ping","method":"ping"}`)
 	var call *rbMsg
 	pinged := false
 	for call == nil || !pinged {
@@ -185,10 +186,11 @@ func rbPingAfter(t *testing.T, s *server, callID string) rbMsg {
 	return *call
 }
 
-func rbServer(t *testing.T, name, script string, tools []string, env ...string) (*server, string, rlMark) {
+func rbServer(t *testing.T, name, script string, tools []string, env ...string) (*harness.Daemon, string, rlMark) {
 	t.Helper()
 	m := rlNewMark(t, name)
-	s, tmp := rlServer(t, m, script, tools, nil, env...)
+	s := harness.Start(t, rlServe(m, script, tools, nil, env...))
+	tmp := s.Tmp
 	return s, tmp, m
 }
 
@@ -199,7 +201,7 @@ func rbServer(t *testing.T, name, script string, tools []string, env ...string) 
 // and /dev/zero is cut at the output cap. The daemon reads only regular
 // files of the call's root, without following links, without blocking.
 
-func TestRBContentHelperReadsInTheTool(t *testing.T) {
+func TestContentHelperReadsInTheTool(t *testing.T) {
 	t.Run("stdin and relative paths are the tool's", func(t *testing.T) {
 		script := `tool_pipe() { printf 'from\0the tool' | mcp_image /dev/stdin image/x-test; }
 tool_rel() { cd "$MCP_CALL_TMPDIR" && printf 'a\0b' >rel.bin && mcp_audio rel.bin audio/x-test; }`
@@ -209,7 +211,7 @@ tool_rel() { cd "$MCP_CALL_TMPDIR" && printf 'a\0b' >rel.bin && mcp_audio rel.bi
 			{"rel", "audio", "audio/x-test", "a\x00b"},
 		} {
 			id := `"` + c.tool + `"`
-			s.send(rlCall(id, c.tool, `{}`))
+			s.Send(rlCall(id, c.tool, `{}`))
 			r := rbPingAfter(t, s, id)
 			if r.Result == nil || r.Result.IsError || len(r.Result.Content) != 1 {
 				t.Fatalf("%s: want one %s item: %+v", c.tool, c.kind, r.Result)
@@ -242,7 +244,7 @@ tool_swap_out() { local r=${MCP_BASHD_CONTENT%/*}; rm -f "$r/out"; mkfifo "$r/ou
 		s, tmp, m := rbServer(t, "rb26b", script, []string{"records", "swap_content", "swap_out"})
 		for _, c := range []struct{ tool, text string }{{"records", "done"}, {"swap_content", "done"}, {"swap_out", ""}} {
 			id := `"` + c.tool + `"`
-			s.send(rlCall(id, c.tool, `{}`))
+			s.Send(rlCall(id, c.tool, `{}`))
 			r := rbPingAfter(t, s, id)
 			if r.Result == nil || len(r.Result.Content) != 1 || r.Result.Content[0].Type != "text" || r.Result.Content[0].Text != c.text {
 				t.Errorf("%s: want only the text %q: %+v", c.tool, c.text, r.Result)
@@ -266,26 +268,26 @@ tool_swap_out() { local r=${MCP_BASHD_CONTENT%/*}; rm -f "$r/out"; mkfifo "$r/ou
 		})
 		script := `tool_fifo() { : >"$RB_CTL/ready"; mcp_image "$RB_CTL/fifo"; }`
 		s, tmp, m := rbServer(t, "rb26c", script, []string{"fifo"}, "RB_CTL="+ctl)
-		pid := s.cmd.Process.Pid
-		s.send(rlCall(`"f"`, "fifo", `{}`))
-		proctest.WaitUntil(t, deadline(t), "the tool started", func() (bool, string) {
+		pid := s.Cmd.Process.Pid
+		s.Send(rlCall(`"f"`, "fifo", `{}`))
+		proctest.WaitUntil(t, harness.Deadline(t), "the tool started", func() (bool, string) {
 			_, err := os.Stat(filepath.Join(ctl, "ready"))
 			return err == nil, fmt.Sprint(err)
 		})
-		if got := s.roundTrip(`{"jsonrpc":"2.0","id":"p","method":"ping"}`); got != `{"jsonrpc":"2.0","id":"p","result":{}}` {
+		if got := s.RoundTrip(`{"jsonrpc":"2.0","id":"p","method":"ping"}`); got != `{"jsonrpc":"2.0","id":"p","result":{}}` {
 			t.Fatalf("ping while the tool waits on the FIFO: %s", got)
 		}
 		// The cancel reaches whoever waits on the FIFO: the tool.
-		s.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"f"}}`)
-		rlWaitNoneLeft(t, deadline(t), m, pid)
-		proctest.WaitUntil(t, deadline(t), "the call's root removed", func() (bool, string) {
+		s.Send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"f"}}`)
+		rlWaitNoneLeft(t, harness.Deadline(t), m, pid)
+		proctest.WaitUntil(t, harness.Deadline(t), "the call's root removed", func() (bool, string) {
 			d := rlCallDirs(tmp)
 			return len(d) == 0, fmt.Sprint(d)
 		})
-		if ee := s.closeAndWait(); ee != nil {
+		if ee := s.CloseAndWait(); ee != nil {
 			t.Fatalf("exit after EOF: %v", ee)
 		}
-		for line := range s.lines {
+		for line := range s.Lines {
 			t.Errorf("line after the cancel: %.300s", line)
 		}
 	})
@@ -293,8 +295,8 @@ tool_swap_out() { local r=${MCP_BASHD_CONTENT%/*}; rm -f "$r/out"; mkfifo "$r/ou
 	t.Run("/dev/zero is cut at the output cap", func(t *testing.T) {
 		script := `tool_zero() { mcp_image /dev/zero; echo after; }`
 		s, tmp, m := rbServer(t, "rb26d", script, []string{"zero"})
-		g := rbStartGuard(s.cmd.Process.Pid)
-		s.send(rlCall(`"z"`, "zero", `{}`))
+		g := rbStartGuard(s.Cmd.Process.Pid)
+		s.Send(rlCall(`"z"`, "zero", `{}`))
 		r, _ := rbAwait(t, s, g, `"z"`)
 		g.check(t, "mcp_image /dev/zero")
 		if r.Result == nil || r.Result.IsError || len(r.Result.Content) != 1 || r.Result.Content[0].Text != "after" {
@@ -305,10 +307,10 @@ tool_swap_out() { local r=${MCP_BASHD_CONTENT%/*}; rm -f "$r/out"; mkfifo "$r/ou
 }
 
 // rbFinish ends a daemon at EOF and checks nothing of its calls is left.
-func rbFinish(t *testing.T, s *server, tmp string, m rlMark) {
+func rbFinish(t *testing.T, s *harness.Daemon, tmp string, m rlMark) {
 	t.Helper()
-	rlWaitNoneLeft(t, deadline(t), m, s.cmd.Process.Pid)
-	if ee := s.closeAndWait(); ee != nil {
+	rlWaitNoneLeft(t, harness.Deadline(t), m, s.Cmd.Process.Pid)
+	if ee := s.CloseAndWait(); ee != nil {
 		t.Fatalf("exit after EOF: %v", ee)
 	}
 	if d := rlCallDirs(tmp); len(d) != 0 {
@@ -322,7 +324,7 @@ func rbFinish(t *testing.T, s *server, tmp string, m rlMark) {
 // usual marker counting the bytes not shown, and the daemon stays under
 // the cap + 50 MiB.
 
-func TestRBControlBytesOutputIsBounded(t *testing.T) {
+func TestControlBytesOutputIsBounded(t *testing.T) {
 	const total = 64 << 20
 	script := fmt.Sprintf(`tool_nul() { head -c %d /dev/zero; }
 tool_ctl() { head -c %d /dev/zero | tr '\0' '\1'; }`, total, total)
@@ -331,9 +333,9 @@ tool_ctl() { head -c %d /dev/zero | tr '\0' '\1'; }`, total, total)
 		tool string
 		ch   string
 	}{{"nul", "\x00"}, {"ctl", "\x01"}} {
-		g := rbStartGuard(s.cmd.Process.Pid)
+		g := rbStartGuard(s.Cmd.Process.Pid)
 		id := `"` + c.tool + `"`
-		s.send(rlCall(id, c.tool, `{}`))
+		s.Send(rlCall(id, c.tool, `{}`))
 		r, _ := rbAwait(t, s, g, id)
 		g.check(t, c.tool)
 		kept := rbCap / 6 // each byte is six once escaped
@@ -359,7 +361,7 @@ tool_ctl() { head -c %d /dev/zero | tr '\0' '\1'; }`, total, total)
 // ends: the message is cut at 64 KiB with a marker, the daemon stays under
 // the cap + 50 MiB, and records after the long line still arrive.
 
-func TestRBNotificationsAreCapped(t *testing.T) {
+func TestNotificationsAreCapped(t *testing.T) {
 	const (
 		msgCap = 64 << 10
 		big    = 32 << 20
@@ -368,7 +370,7 @@ func TestRBNotificationsAreCapped(t *testing.T) {
 tool_progress() { mcp_progress 1 2 "$(head -c %d /dev/zero | tr '\0' y)"; echo progressed; }
 tool_endless() { head -c %d /dev/zero >>"$MCP_BASHD_EVENTS"; printf '\n' >>"$MCP_BASHD_EVENTS"; mcp_log info after; echo ended; }`, big, big, 2*big)
 	s, tmp, m := rbServer(t, "rb27b", script, []string{"log", "progress", "endless"})
-	if got := s.roundTrip(`{"jsonrpc":"2.0","id":"lv","method":"logging/setLevel","params":{"level":"debug"}}`); got != `{"jsonrpc":"2.0","id":"lv","result":{}}` {
+	if got := s.RoundTrip(`{"jsonrpc":"2.0","id":"lv","method":"logging/setLevel","params":{"level":"debug"}}`); got != `{"jsonrpc":"2.0","id":"lv","result":{}}` {
 		t.Fatalf("logging/setLevel: %s", got)
 	}
 	cut := func(ch string) string {
@@ -391,9 +393,9 @@ tool_endless() { head -c %d /dev/zero >>"$MCP_BASHD_EVENTS"; printf '\n' >>"$MCP
 			return n.Method, d
 		}, "after"},
 	} {
-		g := rbStartGuard(s.cmd.Process.Pid)
+		g := rbStartGuard(s.Cmd.Process.Pid)
 		id := `"` + c.tool + `"`
-		s.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"method":"tools/call","params":{"name":%q,"arguments":{},"_meta":{"progressToken":"pt"}}}`, id, c.tool))
+		s.Send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"method":"tools/call","params":{"name":%q,"arguments":{},"_meta":{"progressToken":"pt"}}}`, id, c.tool))
 		r, notes := rbAwait(t, s, g, id)
 		g.check(t, c.tool)
 		if r.Result == nil || len(r.Result.Content) != 1 || r.Result.Content[0].Text != c.text {

@@ -14,13 +14,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcp-bashd/mcp-bashd/tests/internal/harness"
 	"github.com/mcp-bashd/mcp-bashd/tests/internal/proctest"
 )
 
 // Scenario 6: notifications/cancelled for a tool that ignores TERM (it
 // traps it and keeps running): TERM+CONT at once, KILL at grace ± 100 ms,
 // no message for that id afterwards, other calls unaffected.
-func TestFaultCancelTERMIgnoringTool(t *testing.T) {
+func TestCancelKillsATERMIgnoringTool(t *testing.T) {
 	const grace = 500 * time.Millisecond
 	body := `
 tool_stubborn() {
@@ -32,22 +33,22 @@ tool_stubborn() {
 tool_other() { rf_note other.ready; rf_gate other.go; echo "other done"; }
 tool_quick() { echo "quick $1"; }
 `
-	d := rfStart(t, body, []string{"stubborn", "other", "quick"}, []string{"--grace", grace.String()})
-	d.send(rfCall(`"other"`, "other", `{}`))
-	d.send(rfCall(`"stub"`, "stubborn", `{}`))
-	pgid := rfInt(t, d.dir, "stubborn.pid")
-	rfLine(t, d.dir, "other.ready")
+	d := harness.Start(t, rfServer(body, []string{"stubborn", "other", "quick"}, []string{"--grace", grace.String()}))
+	d.Send(rfCall(`"other"`, "other", `{}`))
+	d.Send(rfCall(`"stub"`, "stubborn", `{}`))
+	pgid := rfInt(t, d.Dir, "stubborn.pid")
+	rfLine(t, d.Dir, "other.ready")
 
 	cancelled := time.Now()
-	d.send(rfCancel(`"stub"`))
-	d.send(rfCall(`"quick"`, "quick", `{"n":1}`))
-	gone := rfGroupGone(t, pgid, cancelled.Add(grace+time.Second+rfScanSlack))
+	d.Send(rfCancel(`"stub"`))
+	d.Send(rfCall(`"quick"`, "quick", `{"n":1}`))
+	gone := harness.WaitGroupGone(t, pgid, cancelled.Add(grace+time.Second+rfScanSlack))
 	took := gone.Sub(cancelled)
 	if took < grace-100*time.Millisecond || took > grace+time.Second {
 		t.Fatalf("group gone %v after the cancel, want SIGKILL at the %v grace (lower bound %v, generous upper %v)", took, grace, grace-100*time.Millisecond, grace+time.Second)
 	}
-	termAt := rfEpoch(t, rfLine(t, d.dir, "term")).Sub(cancelled)
-	contAt := rfEpoch(t, rfLine(t, d.dir, "cont")).Sub(cancelled)
+	termAt := rfEpoch(t, rfLine(t, d.Dir, "term")).Sub(cancelled)
+	contAt := rfEpoch(t, rfLine(t, d.Dir, "cont")).Sub(cancelled)
 	// The tool saw TERM and CONT at all, so both came before the KILL;
 	// "at once" means well inside the grace.
 	if termAt > grace-100*time.Millisecond || contAt > grace-100*time.Millisecond {
@@ -56,19 +57,19 @@ tool_quick() { echo "quick $1"; }
 	t.Logf("TERM %v, CONT %v, group gone %v after the cancel (grace %v)", termAt.Round(time.Millisecond), contAt.Round(time.Millisecond), took.Round(time.Millisecond), grace)
 
 	// Other calls unaffected; nothing ever comes for "stub".
-	d.expect(t, `"quick"`, `quick {"n":1}`, false)
-	if got := d.roundTrip(`{"jsonrpc":"2.0","id":"after","method":"ping"}`); got != `{"jsonrpc":"2.0","id":"after","result":{}}` {
+	d.Expect(t, `"quick"`, `quick {"n":1}`, false)
+	if got := d.RoundTrip(`{"jsonrpc":"2.0","id":"after","method":"ping"}`); got != `{"jsonrpc":"2.0","id":"after","result":{}}` {
 		t.Fatalf("the line after the cancelled call's teardown: %s", got)
 	}
-	rfTouch(t, d.dir, "other.go")
-	d.expect(t, `"other"`, "other done", false)
-	d.stdin.Close()
-	if lines := d.drain(t); len(lines) != 0 {
+	rfTouch(t, d.Dir, "other.go")
+	d.Expect(t, `"other"`, "other done", false)
+	d.Stdin.Close()
+	if lines := d.Drain(t); len(lines) != 0 {
 		t.Fatalf("lines after the cancel: %q", lines)
 	}
-	d.waitExit(t)
-	if d.waitErr != nil {
-		t.Fatalf("exit: %v", d.waitErr)
+	d.WaitExit(t)
+	if d.WaitErr != nil {
+		t.Fatalf("exit: %v", d.WaitErr)
 	}
 }
 
@@ -85,22 +86,22 @@ func rfEpoch(t *testing.T, s string) time.Time {
 
 // Scenario 6, the other half: a TERM-compliant tool's group is gone at
 // once, not after the (default, 2 s) grace.
-func TestFaultCancelTERMCompliantTool(t *testing.T) {
-	d := rfStart(t, `tool_nap() { rf_note nap.pid; sleep 1000; }`, []string{"nap"}, nil)
-	d.send(rfCall("1", "nap", `{}`))
-	pgid := rfInt(t, d.dir, "nap.pid")
+func TestCancelStopsATERMCompliantTool(t *testing.T) {
+	d := harness.Start(t, rfServer(`tool_nap() { rf_note nap.pid; sleep 1000; }`, []string{"nap"}, nil))
+	d.Send(rfCall("1", "nap", `{}`))
+	pgid := rfInt(t, d.Dir, "nap.pid")
 	cancelled := time.Now()
-	d.send(rfCancel("1"))
-	took := rfGroupGone(t, pgid, deadline(t)).Sub(cancelled)
+	d.Send(rfCancel("1"))
+	took := harness.WaitGroupGone(t, pgid, harness.Deadline(t)).Sub(cancelled)
 	if took > 1500*time.Millisecond {
 		t.Fatalf("TERM-compliant group gone %v after the cancel, want well before the 2 s grace (< 1.5 s)", took)
 	}
 	t.Logf("group gone %v after the cancel", took.Round(time.Millisecond))
-	if got := d.roundTrip(`{"jsonrpc":"2.0","id":2,"method":"ping"}`); got != `{"jsonrpc":"2.0","id":2,"result":{}}` {
+	if got := d.RoundTrip(`{"jsonrpc":"2.0","id":2,"method":"ping"}`); got != `{"jsonrpc":"2.0","id":2,"result":{}}` {
 		t.Fatalf("after the cancel: %s", got)
 	}
-	d.stdin.Close()
-	if lines := d.drain(t); len(lines) != 0 {
+	d.Stdin.Close()
+	if lines := d.Drain(t); len(lines) != 0 {
 		t.Fatalf("lines after the cancel: %q", lines)
 	}
 }
@@ -109,8 +110,8 @@ func TestFaultCancelTERMCompliantTool(t *testing.T) {
 // before the response, racing it, after it, for unknown ids and with the
 // id's type wrong ("7" for 7): at most one response per id, exactly one for
 // every call whose cancel could not apply.
-func TestFaultCancelRaces(t *testing.T) {
-	d := rfStart(t, `tool_fast() { echo "ok $1"; }`, []string{"fast"}, nil)
+func TestCancelRaces(t *testing.T) {
+	d := harness.Start(t, rfServer(`tool_fast() { echo "ok $1"; }`, []string{"fast"}, nil))
 	const n = 1000
 	type call struct {
 		id    string
@@ -138,38 +139,38 @@ func TestFaultCancelRaces(t *testing.T) {
 		}
 		calls[i] = c
 		byID[c.id] = i
-		d.send(rfCall(c.id, "fast", fmt.Sprintf(`{"i":%d}`, i)))
+		d.Send(rfCall(c.id, "fast", fmt.Sprintf(`{"i":%d}`, i)))
 		switch c.class {
 		case 0:
-			d.send(rfCancel(c.id))
+			d.Send(rfCancel(c.id))
 		case 3:
 			if i%2 == 0 {
-				d.send(rfCancel(fmt.Sprintf(`"%d"`, i)))
+				d.Send(rfCancel(fmt.Sprintf(`"%d"`, i)))
 			} else {
-				d.send(rfCancel(strconv.Itoa(i)))
+				d.Send(rfCancel(strconv.Itoa(i)))
 			}
 		case 4:
-			d.send(rfCancel(strconv.Itoa(100000 + i)))
-			d.send(rfCancel(fmt.Sprintf(`"u%d"`, i)))
+			d.Send(rfCancel(strconv.Itoa(100000 + i)))
+			d.Send(rfCancel(fmt.Sprintf(`"u%d"`, i)))
 		}
 	}
 	got := map[string]int{}
 	record := func(line []byte) {
-		r := rfDecode(t, line)
+		r := harness.Parse(t, string(line))
 		i, ok := byID[string(r.ID)]
-		if !ok || r.Result == nil || r.Result.IsError || r.text() != fmt.Sprintf(`ok {"i":%d}`, i) {
+		if !ok || r.Result == nil || r.Result.IsError || r.First() != fmt.Sprintf(`ok {"i":%d}`, i) {
 			t.Fatalf("unexpected response: %s", line)
 		}
 		got[string(r.ID)]++
 		switch calls[i].class {
 		case 2:
-			d.send(rfCancel(string(r.ID))) // after its response: dropped
+			d.Send(rfCancel(string(r.ID))) // after its response: dropped
 		case 4:
 			// Racing: the calls sent just before and just after this one
 			// are finishing or running now.
 			for _, j := range []int{i - 3, i + 2} {
 				if j >= 0 && j < n {
-					d.send(rfCancel(calls[j].id))
+					d.Send(rfCancel(calls[j].id))
 				}
 			}
 		}
@@ -186,15 +187,15 @@ func TestFaultCancelRaces(t *testing.T) {
 		if have == want {
 			break
 		}
-		record(d.recv())
+		record(d.Recv())
 	}
-	d.stdin.Close()
-	for _, line := range d.drain(t) {
+	d.Stdin.Close()
+	for _, line := range d.Drain(t) {
 		record(line)
 	}
-	d.waitExit(t)
-	if d.waitErr != nil {
-		t.Fatalf("exit: %v", d.waitErr)
+	d.WaitExit(t)
+	if d.WaitErr != nil {
+		t.Fatalf("exit: %v", d.WaitErr)
 	}
 	answered := [5]int{}
 	for i, c := range calls {
@@ -211,13 +212,13 @@ func TestFaultCancelRaces(t *testing.T) {
 	if answered[0] == n/5 {
 		t.Fatalf("no cancel sent right after its call took effect: cancellation does nothing")
 	}
-	d.waitNoneAlive(t, deadline(t), "nothing of the calls left running")
+	d.WaitNoneAlive(t, harness.Deadline(t), "nothing of the calls left running")
 }
 
 // Scenario 8: a tool kills its own sentinel, another runs `kill 0`. Each
 // call is torn down (answered, nothing left running), the daemon survives,
 // and scenario 1 still passes on the same daemon.
-func TestFaultSentinelSabotage(t *testing.T) {
+func TestSentinelSabotage(t *testing.T) {
 	body := rfHold + `
 # The sentinel is the tool shell's child in its group (whether or not it is
 # one of the shell's jobs); found through /proc with builtins only.
@@ -237,17 +238,17 @@ tool_killsentinel() {
 }
 tool_killgroup() { sleep 1000 & echo before; kill 0; echo after; }
 `
-	d := rfStart(t, body, []string{"hold", "killsentinel", "killgroup"}, []string{"--max-concurrency", "64"})
-	d.send(rfCall("1", "killsentinel", `{}`))
+	d := harness.Start(t, rfServer(body, []string{"hold", "killsentinel", "killgroup"}, []string{"--max-concurrency", "64"}))
+	d.Send(rfCall("1", "killsentinel", `{}`))
 	// bash may report the killed job on the tool's output first; the
 	// tool's own line comes last.
-	if r := rfDecode(t, d.recv()); string(r.ID) != "1" || r.Result == nil || r.Result.IsError || r.text() != "killed 1" && !strings.HasSuffix(r.text(), "\nkilled 1") {
-		t.Fatalf("killsentinel: %+v %q", r, r.text())
+	if r := harness.Parse(t, string(d.Recv())); string(r.ID) != "1" || r.Result == nil || r.Result.IsError || r.First() != "killed 1" && !strings.HasSuffix(r.First(), "\nkilled 1") {
+		t.Fatalf("killsentinel: %+v %q", r, r.First())
 	}
-	d.send(rfCall("2", "killgroup", `{}`))
-	d.expect(t, "2", "Error executing killgroup: before", true)
-	d.waitNoneAlive(t, deadline(t), "both calls torn down")
-	if got := d.roundTrip(`{"jsonrpc":"2.0","id":3,"method":"ping"}`); got != `{"jsonrpc":"2.0","id":3,"result":{}}` {
+	d.Send(rfCall("2", "killgroup", `{}`))
+	d.Expect(t, "2", "Error executing killgroup: before", true)
+	d.WaitNoneAlive(t, harness.Deadline(t), "both calls torn down")
+	if got := d.RoundTrip(`{"jsonrpc":"2.0","id":3,"method":"ping"}`); got != `{"jsonrpc":"2.0","id":3,"result":{}}` {
 		t.Fatalf("daemon after sabotage: %s", got)
 	}
 	rfKillWithCallsInFlight(t, d, 50)
@@ -256,19 +257,19 @@ tool_killgroup() { sleep 1000 & echo before; kill 0; echo after; }
 // Scenario 9: a stopped group is still cancelled within grace + 1 s, both
 // when the whole group is stopped and when a TERM-ignoring tool stops
 // itself.
-func TestFaultStoppedGroupIsCancelled(t *testing.T) {
+func TestStoppedGroupIsCancelled(t *testing.T) {
 	const grace = 500 * time.Millisecond
 	body := `
 tool_stopgroup() { sleep 1000 & rf_note stopgroup.pid; kill -STOP 0; sleep 1000; }
 tool_stopself() { trap '' TERM; rf_note stopself.pid; kill -STOP $$; sleep 1000; }
 `
-	d := rfStart(t, body, []string{"stopgroup", "stopself"}, []string{"--grace", grace.String()})
+	d := harness.Start(t, rfServer(body, []string{"stopgroup", "stopself"}, []string{"--grace", grace.String()}))
 	for i, name := range []string{"stopgroup", "stopself"} {
 		func() {
 			id := strconv.Itoa(i + 1)
-			d.send(rfCall(id, name, `{}`))
-			pgid := rfInt(t, d.dir, name+".pid")
-			proctest.WaitUntil(t, deadline(t), name+": the tool to be stopped", func() (bool, string) {
+			d.Send(rfCall(id, name, `{}`))
+			pgid := rfInt(t, d.Dir, name+".pid")
+			proctest.WaitUntil(t, harness.Deadline(t), name+": the tool to be stopped", func() (bool, string) {
 				ps, err := proctest.InGroup(pgid)
 				if err != nil {
 					return false, err.Error()
@@ -280,24 +281,24 @@ tool_stopself() { trap '' TERM; rf_note stopself.pid; kill -STOP $$; sleep 1000;
 					}
 				}
 				if name == "stopgroup" {
-					return stopped == len(ps) && len(ps) == 3, rfList(ps)
+					return stopped == len(ps) && len(ps) == 3, harness.List(ps)
 				}
-				return stopped == 1, rfList(ps)
+				return stopped == 1, harness.List(ps)
 			})
 			cancelled := time.Now()
-			d.send(rfCancel(id))
-			took := rfGroupGone(t, pgid, cancelled.Add(grace+time.Second+rfScanSlack)).Sub(cancelled)
+			d.Send(rfCancel(id))
+			took := harness.WaitGroupGone(t, pgid, cancelled.Add(grace+time.Second+rfScanSlack)).Sub(cancelled)
 			if took > grace+time.Second {
 				t.Fatalf("%s: stopped group gone %v after the cancel, want within grace + 1 s", name, took)
 			}
 			t.Logf("%s: stopped group gone %v after the cancel", name, took.Round(time.Millisecond))
 		}()
 	}
-	if got := d.roundTrip(`{"jsonrpc":"2.0","id":9,"method":"ping"}`); got != `{"jsonrpc":"2.0","id":9,"result":{}}` {
+	if got := d.RoundTrip(`{"jsonrpc":"2.0","id":9,"method":"ping"}`); got != `{"jsonrpc":"2.0","id":9,"result":{}}` {
 		t.Fatalf("after the cancels: %s", got)
 	}
-	d.stdin.Close()
-	if lines := d.drain(t); len(lines) != 0 {
+	d.Stdin.Close()
+	if lines := d.Drain(t); len(lines) != 0 {
 		t.Fatalf("cancelled calls answered: %q", lines)
 	}
 }
@@ -305,13 +306,13 @@ tool_stopself() { trap '' TERM; rf_note stopself.pid; kill -STOP $$; sleep 1000;
 // Scenario 11: inside a tool no signal is blocked or ignored and no
 // descriptor is open beyond 0, 1, 2 — except what the test process itself
 // passes to every child (the baseline), and never the lifeline.
-func TestFaultToolProcessIsClean(t *testing.T) {
+func TestToolProcessIsClean(t *testing.T) {
 	const readMasks = `while read -r k v; do case $k in SigBlk:|SigIgn:) echo "$k $v";; esac; done </proc/self/status`
 	body := `
 tool_masks() { echo "== external"; grep -E '^Sig(Blk|Ign):' /proc/self/status | tr -d '\t' | sed 's/:/: /'; echo "== bash"; ` + readMasks + `; }
 tool_fds() { sleep 1000 & rf_note fds.pid "$$ $!"; wait; }
 `
-	d := rfStart(t, body, []string{"masks", "fds"}, nil)
+	d := harness.Start(t, rfServer(body, []string{"masks", "fds"}, nil))
 
 	// Baselines: the same commands started directly by the test.
 	ext, err := exec.Command("bash", "-c", `grep -E '^Sig(Blk|Ign):' /proc/self/status | tr -d '\t' | sed 's/:/: /'`).Output()
@@ -323,10 +324,10 @@ tool_fds() { sleep 1000 & rf_note fds.pid "$$ $!"; wait; }
 		t.Fatal(err)
 	}
 	want := "== external\n" + string(ext) + "== bash\n" + strings.TrimRight(string(sh), "\n")
-	d.send(rfCall("1", "masks", `{}`))
-	r := rfDecode(t, d.recv())
-	if r.text() != want {
-		t.Fatalf("signal masks inside a tool:\n%s\nwant (as for processes the test starts itself):\n%s", r.text(), want)
+	d.Send(rfCall("1", "masks", `{}`))
+	r := harness.Parse(t, string(d.Recv()))
+	if r.First() != want {
+		t.Fatalf("signal masks inside a tool:\n%s\nwant (as for processes the test starts itself):\n%s", r.First(), want)
 	}
 	if !strings.Contains(string(ext), "SigBlk: 0000000000000000\nSigIgn: 0000000000000000") {
 		t.Logf("note: the test process passes on non-default signal masks: %q", ext)
@@ -341,9 +342,9 @@ tool_fds() { sleep 1000 & rf_note fds.pid "$$ $!"; wait; }
 	for _, fd := range fds {
 		base[fd], _ = os.Readlink(fmt.Sprintf("/proc/self/fd/%d", fd))
 	}
-	d.send(rfCall("2", "fds", `{}`))
+	d.Send(rfCall("2", "fds", `{}`))
 	var shell, child int
-	fmt.Sscanf(rfLine(t, d.dir, "fds.pid"), "%d %d", &shell, &child)
+	fmt.Sscanf(rfLine(t, d.Dir, "fds.pid"), "%d %d", &shell, &child)
 	for _, pid := range []int{shell, child} {
 		open, err := proctest.OpenFDs(pid)
 		if err != nil {
@@ -359,9 +360,9 @@ tool_fds() { sleep 1000 & rf_note fds.pid "$$ $!"; wait; }
 			}
 		}
 	}
-	d.send(rfCancel("2"))
-	d.stdin.Close()
-	if lines := d.drain(t); len(lines) != 0 {
+	d.Send(rfCancel("2"))
+	d.Stdin.Close()
+	if lines := d.Drain(t); len(lines) != 0 {
 		t.Fatalf("unexpected lines: %q", lines)
 	}
 }
@@ -370,26 +371,26 @@ tool_fds() { sleep 1000 & rf_note fds.pid "$$ $!"; wait; }
 // the next daemon starts on the same TMPDIR, but only when their owner is
 // provably gone: a live daemon's root (with a call in flight) and a
 // directory without an owner record are left alone.
-func TestFaultSweepRemovesOnlyDeadOwnersRoots(t *testing.T) {
+func TestSweepRemovesOnlyDeadOwnersRoots(t *testing.T) {
 	tmp := t.TempDir()
-	dir := writeServer(t, map[string]string{
+	dir := harness.WriteFiles(t, map[string]string{
 		"server.sh":  rfLib + `tool_hold() { rf_i "$1"; rf_note "root.$RF_I" "$MCP_CALL_TMPDIR"; rf_gate "go.$RF_I"; [ -d "$MCP_CALL_TMPDIR" ] && echo "root intact"; }`,
-		"tools.json": toolsJSON("hold"),
+		"tools.json": harness.ToolsJSON("hold"),
 	})
-	live := rfStartIn(t, dir, tmp, nil)
-	live.send(rfCall("1", "hold", `{"i":"live"}`))
+	live := harness.Start(t, rfIn(dir, tmp, nil))
+	live.Send(rfCall("1", "hold", `{"i":"live"}`))
 	liveRoot := filepath.Dir(rfLine(t, dir, "root.live"))
 
-	dead := rfStartIn(t, dir, tmp, nil)
-	dead.send(rfCall("1", "hold", `{"i":"dead"}`))
+	dead := harness.Start(t, rfIn(dir, tmp, nil))
+	dead.Send(rfCall("1", "hold", `{"i":"dead"}`))
 	deadRoot := filepath.Dir(rfLine(t, dir, "root.dead"))
-	deadRuntime := rfOwnedDirs(t, tmp, dead.cmd.Process.Pid)
-	liveDirs := rfOwnedDirs(t, tmp, live.cmd.Process.Pid)
-	if err := dead.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+	deadRuntime := rfOwnedDirs(t, tmp, dead.Cmd.Process.Pid)
+	liveDirs := rfOwnedDirs(t, tmp, live.Cmd.Process.Pid)
+	if err := dead.Cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	dead.waitExit(t)
-	dead.waitNoneAlive(t, deadline(t), "the killed daemon's call to die by its lifeline")
+	dead.WaitExit(t)
+	dead.WaitNoneAlive(t, harness.Deadline(t), "the killed daemon's call to die by its lifeline")
 	if _, err := os.Stat(deadRoot); err != nil {
 		t.Fatalf("precondition: the SIGKILLed daemon's call root should still exist: %v", err)
 	}
@@ -399,7 +400,7 @@ func TestFaultSweepRemovesOnlyDeadOwnersRoots(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	next := rfStartIn(t, dir, tmp, nil) // the sweep runs before it serves
+	next := harness.Start(t, rfIn(dir, tmp, nil)) // the sweep runs before it serves
 	for _, p := range deadRuntime {
 		if _, err := os.Stat(p); !os.IsNotExist(err) {
 			t.Errorf("dead daemon's %s not swept: %v", p, err)
@@ -414,11 +415,11 @@ func TestFaultSweepRemovesOnlyDeadOwnersRoots(t *testing.T) {
 		}
 	}
 	rfTouch(t, dir, "go.live")
-	live.expect(t, "1", "root intact", false)
+	live.Expect(t, "1", "root intact", false)
 	if _, err := os.Stat(liveRoot); !os.IsNotExist(err) {
 		t.Errorf("live call root %s not removed when its call ended: %v", liveRoot, err)
 	}
-	if got := next.roundTrip(`{"jsonrpc":"2.0","id":2,"method":"ping"}`); got != `{"jsonrpc":"2.0","id":2,"result":{}}` {
+	if got := next.RoundTrip(`{"jsonrpc":"2.0","id":2,"method":"ping"}`); got != `{"jsonrpc":"2.0","id":2,"result":{}}` {
 		t.Fatalf("new daemon: %s", got)
 	}
 }

@@ -22,21 +22,17 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/mcp-bashd/mcp-bashd/tests/internal/harness"
 	"github.com/mcp-bashd/mcp-bashd/tests/internal/proctest"
 )
-
-const rfMarkKey = "MCPBASHD_TEST_MARK"
 
 // rfScanSlack is what a /proc poll adds to a measured bound: one poll
 // interval plus one scan of every process on the machine.
 const rfScanSlack = 250 * time.Millisecond
-
-var rfSeq atomic.Int64
 
 // rfLib is sourced by every test server: small helpers the tools share.
 //   - rf_i ARGS: RF_I = the value of "i" in the arguments JSON.
@@ -48,45 +44,19 @@ rf_note() { echo "${2:-$$}" >"$RF_DIR/$1"; }
 rf_gate() { while [ ! -e "$RF_DIR/$1" ]; do sleep 0.01; done; }
 `
 
-// rfDaemon is one mcp-bashd under test with its marker and directories.
-type rfDaemon struct {
-	*server
-	dir  string // the server script's directory, $RF_DIR in tools
-	tmp  string // TMPDIR
-	mark string // value of MCPBASHD_TEST_MARK
+// rfServer is a daemon serving SERVER.sh (rfLib + body) and tools.json
+// declaring tools, with flags, marked, initialized.
+func rfServer(body string, tools []string, flags []string, env ...string) harness.Options {
+	o := rfIn("", "", flags, env...)
+	o.Files = map[string]string{"server.sh": rfLib + body, "tools.json": harness.ToolsJSON(tools...)}
+	return o
 }
 
-// rfStart writes SERVER.sh (rfLib + body) and tools.json declaring tools,
-// starts mcp-bashd with flags, and initializes the session.
-func rfStart(t *testing.T, body string, tools []string, flags []string, env ...string) *rfDaemon {
-	t.Helper()
-	dir := writeServer(t, map[string]string{"server.sh": rfLib + body, "tools.json": toolsJSON(tools...)})
-	return rfStartIn(t, dir, t.TempDir(), flags, env...)
-}
-
-func rfStartIn(t *testing.T, dir, tmp string, flags []string, env ...string) *rfDaemon {
-	t.Helper()
-	mark := fmt.Sprintf("%s-%d-%d", t.Name(), os.Getpid(), rfSeq.Add(1))
-	logFile := filepath.Join(dir, fmt.Sprintf("daemon-%d.log", rfSeq.Add(1)))
-	args := append(append([]string{}, flags...), filepath.Join(dir, "server.sh"))
-	base := []string{rfMarkKey + "=" + mark, "RF_DIR=" + dir, "TMPDIR=" + tmp, "MCP_LOG_FILE=" + logFile}
-	s := startServer(t, serverOpt{args: args, env: append(base, env...)})
-	t.Cleanup(func() {
-		if t.Failed() {
-			b, _ := os.ReadFile(logFile)
-			t.Logf("daemon log %s:\n%s", logFile, rfTail(b, 40))
-		}
-	})
-	s.roundTrip(initLine)
-	return &rfDaemon{server: s, dir: dir, tmp: tmp, mark: mark}
-}
-
-func rfTail(b []byte, n int) string {
-	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
+// rfIn is a daemon serving dir/server.sh ("": the Files' directory) with
+// TMPDIR tmp ("": a fresh one), marked, initialized; tools find dir as
+// $RF_DIR.
+func rfIn(dir, tmp string, flags []string, env ...string) harness.Options {
+	return harness.Options{Dir: dir, Tmp: tmp, TempDir: true, Flags: flags, Env: env, DirEnv: "RF_DIR", Mark: "rf", Log: true, Init: true}
 }
 
 func rfCall(id, tool, args string) string {
@@ -97,45 +67,12 @@ func rfCancel(id string) string {
 	return fmt.Sprintf(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":%s,"reason":"test"}}`, id)
 }
 
-// rfResp is a response line, decoded.
-type rfResp struct {
-	callResponse
-}
-
-func rfDecode(t *testing.T, line []byte) rfResp {
-	t.Helper()
-	var r rfResp
-	if err := json.Unmarshal(line, &r); err != nil {
-		t.Fatalf("response is not JSON: %q", line)
-	}
-	return r
-}
-
-// text is the first content text of a tools/call result ("" otherwise).
-func (r rfResp) text() string {
-	if r.Result == nil || len(r.Result.Content) == 0 {
-		return ""
-	}
-	return r.Result.Content[0].Text
-}
-
-// expect reads the next line and checks it answers id with a result of
-// the given text and isError.
-func (d *rfDaemon) expect(t *testing.T, id, text string, isError bool) {
-	t.Helper()
-	line := d.recv()
-	r := rfDecode(t, line)
-	if string(r.ID) != id || r.Result == nil || r.text() != text || r.Result.IsError != isError {
-		t.Fatalf("want id %s text %q isError %v; got %s", id, text, isError, line)
-	}
-}
-
 // rfLine waits for $dir/name to hold a complete line and returns it.
 func rfLine(t *testing.T, dir, name string) string {
 	t.Helper()
 	p := filepath.Join(dir, name)
 	var got string
-	proctest.WaitUntil(t, deadline(t), "a tool to write "+name, func() (bool, string) {
+	proctest.WaitUntil(t, harness.Deadline(t), "a tool to write "+name, func() (bool, string) {
 		b, err := os.ReadFile(p)
 		if err != nil || !bytes.HasSuffix(b, []byte("\n")) {
 			return false, fmt.Sprintf("%q %v", b, err)
@@ -163,119 +100,6 @@ func rfTouch(t *testing.T, dir, name string) {
 	}
 }
 
-// alive lists the live (non-zombie) processes carrying the daemon's marker,
-// the daemon itself and its idle warm call processes excluded: a warm
-// process (and its sentinel) shows "# warm" in its command line until it
-// is handed a call, so no process showing it ever ran a call's code, and
-// the daemon keeps them between calls (warm_test.go checks them).
-func (d *rfDaemon) alive(t *testing.T) []proctest.Proc {
-	t.Helper()
-	var out []proctest.Proc
-	for _, p := range d.aliveAll(t) {
-		if !isIdleWarm(p) {
-			out = append(out, p)
-		}
-	}
-	return out
-}
-
-// aliveAll is alive with the idle warm processes.
-func (d *rfDaemon) aliveAll(t *testing.T) []proctest.Proc {
-	t.Helper()
-	ps, err := proctest.WithEnv(rfMarkKey, d.mark)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []proctest.Proc
-	for _, p := range proctest.Alive(ps) {
-		if p.PID != d.cmd.Process.Pid {
-			out = append(out, p)
-		}
-	}
-	return out
-}
-
-// isIdleWarm reports whether p is a warm call process, or its sentinel,
-// not handed a call yet.
-func isIdleWarm(p proctest.Proc) bool {
-	return len(p.Cmdline) > 4 && strings.HasPrefix(p.Cmdline[4], `. "$__MCPBASHD_WORKER" # warm`)
-}
-
-func rfList(ps []proctest.Proc) string {
-	var b strings.Builder
-	for _, p := range ps {
-		fmt.Fprintf(&b, "\n  %v", p)
-	}
-	return b.String()
-}
-
-// waitNoneAlive waits until no process of the daemon's calls is alive.
-func (d *rfDaemon) waitNoneAlive(t *testing.T, until time.Time, what string) time.Time {
-	t.Helper()
-	var at time.Time
-	proctest.WaitUntil(t, until, what, func() (bool, string) {
-		left := d.alive(t)
-		at = time.Now()
-		return len(left) == 0, fmt.Sprintf("%d alive:%s", len(left), rfList(left))
-	})
-	return at
-}
-
-// rfGroupGone waits until no live process is in group pgid and returns the
-// time it saw that.
-func rfGroupGone(t *testing.T, pgid int, until time.Time) time.Time {
-	t.Helper()
-	var at time.Time
-	proctest.WaitUntil(t, until, fmt.Sprintf("process group %d to be gone", pgid), func() (bool, string) {
-		ps, err := proctest.InGroup(pgid)
-		if err != nil {
-			return false, err.Error()
-		}
-		at = time.Now()
-		left := proctest.Alive(ps)
-		return len(left) == 0, rfList(left)
-	})
-	return at
-}
-
-// drain reads the server's stdout to EOF (after stdin was closed or the
-// daemon died), checking each line as recv does, and returns the lines.
-func (d *rfDaemon) drain(t *testing.T) [][]byte {
-	t.Helper()
-	var out [][]byte
-	timeout := time.After(time.Until(deadline(t)))
-	for {
-		select {
-		case line, ok := <-d.lines:
-			if !ok {
-				return out
-			}
-			d.check(line)
-			out = append(out, bytes.TrimSuffix(line, []byte("\n")))
-		case <-timeout:
-			t.Fatalf("stdout not closed before the deadline; stderr:\n%s", d.stderr)
-		}
-	}
-}
-
-func (d *rfDaemon) waitExit(t *testing.T) {
-	t.Helper()
-	select {
-	case <-d.done:
-	case <-time.After(time.Until(deadline(t))):
-		t.Fatalf("daemon did not exit; stderr:\n%s", d.stderr)
-	}
-}
-
-// signalled reports the signal that ended the daemon (0: it exited).
-func (d *rfDaemon) signalled() syscall.Signal {
-	ws := d.cmd.ProcessState.Sys().(syscall.WaitStatus)
-	if ws.Signaled() {
-		return ws.Signal()
-	}
-	return 0
-}
-
 // rfHold: tools that ignore SIGTERM and hold three children each (which
 // inherit the ignored SIGTERM).
 const rfHold = `
@@ -292,19 +116,19 @@ tool_hold() {
 // serve rfHold with --max-concurrency >= n): n calls in flight, each a
 // TERM-ignoring shell with three children, then SIGKILL to the daemon. No
 // call process may be alive 1 s later.
-func rfKillWithCallsInFlight(t *testing.T, d *rfDaemon, n int) {
+func rfKillWithCallsInFlight(t *testing.T, d *harness.Daemon, n int) {
 	t.Helper()
 	for i := 0; i < n; i++ {
-		d.send(rfCall(fmt.Sprintf(`"k%d"`, i), "hold", fmt.Sprintf(`{"i":%d}`, i)))
+		d.Send(rfCall(fmt.Sprintf(`"k%d"`, i), "hold", fmt.Sprintf(`{"i":%d}`, i)))
 	}
 	pgids := map[int]bool{}
 	for i := 0; i < n; i++ {
-		pgids[rfInt(t, d.dir, fmt.Sprintf("hold.%d", i))] = true
+		pgids[rfInt(t, d.Dir, fmt.Sprintf("hold.%d", i))] = true
 	}
 	// Every group complete: leader, sentinel and three sleeps that exec'd.
 	var pids []int
-	proctest.WaitUntil(t, deadline(t), "every call's group to be complete", func() (bool, string) {
-		ps := d.alive(t)
+	proctest.WaitUntil(t, harness.Deadline(t), "every call's group to be complete", func() (bool, string) {
+		ps := d.Alive(t)
 		members, sleeps := map[int]int{}, map[int]int{}
 		pids = pids[:0]
 		for _, p := range ps {
@@ -323,14 +147,14 @@ func rfKillWithCallsInFlight(t *testing.T, d *rfDaemon, n int) {
 		}
 		return true, ""
 	})
-	if err := d.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+	if err := d.Cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	killed := time.Now()
-	gone := d.waitNoneAlive(t, killed.Add(time.Second+rfScanSlack), "every call process to die within 1 s of the daemon's SIGKILL")
+	gone := d.WaitNoneAlive(t, killed.Add(time.Second+rfScanSlack), "every call process to die within 1 s of the daemon's SIGKILL")
 	t.Logf("%d call processes in %d groups; all dead %v after SIGKILL", len(pids), n, gone.Sub(killed).Round(time.Millisecond))
-	d.waitExit(t)
-	if sig := d.signalled(); sig != syscall.SIGKILL {
+	d.WaitExit(t)
+	if sig := d.Signalled(); sig != syscall.SIGKILL {
 		t.Fatalf("daemon ended by %v, want SIGKILL", sig)
 	}
 	// Zombies are a separate criterion, and not the dead daemon's: its
@@ -347,8 +171,8 @@ func rfKillWithCallsInFlight(t *testing.T, d *rfDaemon, n int) {
 
 // Scenario 1: daemon SIGKILLed with 50 calls in flight (tools ignore TERM,
 // each with 3 children): no call process alive 1 s later.
-func TestFaultSIGKILLWith50CallsInFlight(t *testing.T) {
-	d := rfStart(t, rfHold, []string{"hold"}, []string{"--max-concurrency", "64"})
+func TestSIGKILLWith50CallsInFlight(t *testing.T) {
+	d := harness.Start(t, rfServer(rfHold, []string{"hold"}, []string{"--max-concurrency", "64"}))
 	rfKillWithCallsInFlight(t, d, 50)
 }
 
@@ -358,7 +182,7 @@ func TestFaultSIGKILLWith50CallsInFlight(t *testing.T) {
 // the group when the tool returns is killed. A double fork alone does not
 // leave the group, so it is contained. Either way the daemon, child
 // subreaper, reaps the process: no zombie 2 s after it exits.
-func TestFaultDetachedToolsAreReaped(t *testing.T) {
+func TestDetachedToolsAreReaped(t *testing.T) {
 	body := `
 rf_linger() { rf_note "$1.pid" "$BASHPID"; rf_gate "$1.gate"; }
 rf_started() { while [ ! -s "$RF_DIR/$1.pid" ]; do sleep 0.01; done; echo "started $$"; }
@@ -366,17 +190,17 @@ tool_setsid() { setsid bash -c 'echo "$$" >"$1.pid"; while [ ! -e "$1.gate" ]; d
 tool_setm() { set -m; rf_linger setm & set +m; rf_started setm; }
 tool_doublefork() { ( ( rf_linger doublefork ) & ); rf_started doublefork; }
 `
-	d := rfStart(t, body, []string{"setsid", "setm", "doublefork"}, nil)
-	daemon := d.cmd.Process.Pid
+	d := harness.Start(t, rfServer(body, []string{"setsid", "setm", "doublefork"}, nil))
+	daemon := d.Cmd.Process.Pid
 	for i, name := range []string{"setsid", "setm", "doublefork"} {
 		func() {
-			line := d.roundTrip(rfCall(strconv.Itoa(i+1), name, `{}`))
-			r := rfDecode(t, []byte(line))
+			line := d.RoundTrip(rfCall(strconv.Itoa(i+1), name, `{}`))
+			r := harness.Parse(t, line)
 			var pgid int
-			if r.Result == nil || r.Result.IsError || func() bool { _, err := fmt.Sscanf(r.text(), "started %d", &pgid); return err != nil }() {
+			if r.Result == nil || r.Result.IsError || func() bool { _, err := fmt.Sscanf(r.First(), "started %d", &pgid); return err != nil }() {
 				t.Fatalf("%s call: %s", name, line)
 			}
-			pid := rfInt(t, d.dir, name+".pid")
+			pid := rfInt(t, d.Dir, name+".pid")
 			if name == "doublefork" {
 				// Still in the call's group when the tool returned: killed
 				// by containment and reaped.
@@ -398,7 +222,7 @@ tool_doublefork() { ( ( rf_linger doublefork ) & ); rf_started doublefork; }
 			if name == "setsid" && p.SID != pid {
 				t.Fatalf("setsid process is not a session leader: %v", p)
 			}
-			rfTouch(t, d.dir, name+".gate")
+			rfTouch(t, d.Dir, name+".gate")
 			proctest.WaitUntil(t, time.Now().Add(2*time.Second+rfScanSlack), name+": the detached process to exit and be reaped (no zombie)", func() (bool, string) {
 				b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 				return err != nil, string(b)
@@ -406,9 +230,9 @@ tool_doublefork() { ( ( rf_linger doublefork ) & ); rf_started doublefork; }
 		}()
 	}
 	if z := rfZombieChildren(t, daemon); len(z) != 0 {
-		t.Fatalf("zombie children of the daemon:%s", rfList(z))
+		t.Fatalf("zombie children of the daemon:%s", harness.List(z))
 	}
-	if ee := d.closeAndWait(); ee != nil {
+	if ee := d.CloseAndWait(); ee != nil {
 		t.Fatalf("exit: %v", ee)
 	}
 }
@@ -444,88 +268,77 @@ func rfZombieChildren(t *testing.T, parent int) []proctest.Proc {
 
 // Scenario 3: stdin EOF with 20 calls in flight: every call answered, exit
 // 0 within grace + 1 s, every stdout line valid JSON, nothing left running.
-func TestFaultStdinEOFWith20CallsInFlight(t *testing.T) {
+func TestStdinEOFWith20CallsInFlight(t *testing.T) {
 	body := `tool_gated() { rf_i "$1"; sleep 1000 & rf_note "ready.$RF_I"; rf_gate go; echo "done $RF_I"; }`
-	d := rfStart(t, body, []string{"gated"}, []string{"--max-concurrency", "32"})
+	d := harness.Start(t, rfServer(body, []string{"gated"}, []string{"--max-concurrency", "32"}))
 	for i := 0; i < 20; i++ {
-		d.send(rfCall(strconv.Itoa(i), "gated", fmt.Sprintf(`{"i":%d}`, i)))
+		d.Send(rfCall(strconv.Itoa(i), "gated", fmt.Sprintf(`{"i":%d}`, i)))
 	}
 	for i := 0; i < 20; i++ {
-		rfLine(t, d.dir, fmt.Sprintf("ready.%d", i))
+		rfLine(t, d.Dir, fmt.Sprintf("ready.%d", i))
 	}
-	d.stdin.Close()
+	d.Stdin.Close()
 	// EOF is not a cancellation: the calls are still running.
-	if left := d.alive(t); len(left) < 20*3 {
-		t.Fatalf("calls stopped at EOF: only %d processes left:%s", len(left), rfList(left))
+	if left := d.Alive(t); len(left) < 20*3 {
+		t.Fatalf("calls stopped at EOF: only %d processes left:%s", len(left), harness.List(left))
 	}
-	rfTouch(t, d.dir, "go")
+	rfTouch(t, d.Dir, "go")
 	released := time.Now()
 	seen := map[string]bool{}
-	for _, line := range d.drain(t) {
-		r := rfDecode(t, line)
+	for _, line := range d.Drain(t) {
+		r := harness.Parse(t, string(line))
 		var i int
-		if err := json.Unmarshal(r.ID, &i); err != nil || r.Result == nil || r.Result.IsError || r.text() != fmt.Sprintf("done %d", i) || seen[string(r.ID)] {
+		if err := json.Unmarshal(r.ID, &i); err != nil || r.Result == nil || r.Result.IsError || r.First() != fmt.Sprintf("done %d", i) || seen[string(r.ID)] {
 			t.Fatalf("unexpected line: %s", line)
 		}
 		seen[string(r.ID)] = true
 	}
-	d.waitExit(t)
+	d.WaitExit(t)
 	exited := time.Since(released)
 	if len(seen) != 20 {
 		t.Fatalf("answered %d of 20 calls", len(seen))
 	}
-	if d.waitErr != nil {
-		t.Fatalf("exit after EOF: %v", d.waitErr)
+	if d.WaitErr != nil {
+		t.Fatalf("exit after EOF: %v", d.WaitErr)
 	}
 	if limit := 2*time.Second + time.Second; exited > limit {
 		t.Fatalf("exited %v after the last call was released, want within grace + 1 s (%v)", exited, limit)
 	}
 	t.Logf("exit 0 %v after the calls were released", exited.Round(time.Millisecond))
-	d.waitNoneAlive(t, deadline(t), "nothing of the calls left running")
+	d.WaitNoneAlive(t, harness.Deadline(t), "nothing of the calls left running")
 }
 
 // Scenario 4: the client closes the daemon's stdout with calls in flight.
 // The daemon meets EPIPE on its next write, exits within grace + 1 s, uses
 // < 0.2 s CPU after the EPIPE, and leaves nothing running.
-func TestFaultClientClosesStdout(t *testing.T) {
+func TestClientClosesStdout(t *testing.T) {
 	const grace = 500 * time.Millisecond
-	dir := writeServer(t, map[string]string{"server.sh": rfLib + rfHold, "tools.json": toolsJSON("hold")})
-	mark := fmt.Sprintf("%s-%d", t.Name(), os.Getpid())
-	cmd := exec.Command(binary, "--grace", grace.String(), filepath.Join(dir, "server.sh"))
-	cmd.Env = append(os.Environ(), rfMarkKey+"="+mark, "RF_DIR="+dir, "TMPDIR="+t.TempDir(), "MCP_LOG_FILE="+filepath.Join(dir, "daemon.log"))
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	outR, outW, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = outW, &lockedWriter{w: &stderr}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	outW.Close()
-	done := make(chan struct{})
-	go func() { cmd.Wait(); close(done) }()
-	t.Cleanup(func() {
-		stdin.Close()
-		select {
-		case <-done:
-		case <-time.After(30 * time.Second):
-			cmd.Process.Kill()
-			<-done
+	// The test reads the daemon's stdout itself (to close it).
+	var stdin io.WriteCloser
+	var outR, outW *os.File
+	o := rfServer(rfHold, []string{"hold"}, []string{"--grace", grace.String()})
+	o.Init = false
+	p, l := harness.RunCmd(t, o, func(cmd *exec.Cmd) {
+		var err error
+		if stdin, err = cmd.StdinPipe(); err != nil {
+			t.Fatal(err)
 		}
+		if outR, outW, err = os.Pipe(); err != nil {
+			t.Fatal(err)
+		}
+		cmd.Stdout = outW
 	})
-	d := &rfDaemon{server: &server{t: t, cmd: cmd}, dir: dir, mark: mark}
+	outW.Close()
+	t.Cleanup(func() { stdin.Close() })
+	cmd, stderr, done, dir := p.Cmd, p.Stderr, p.Done, l.Dir
+	d := &harness.Daemon{T: t, Cmd: cmd, Layout: l}
 	write := func(line string) {
 		t.Helper()
 		if _, err := io.WriteString(stdin, line+"\n"); err != nil {
 			t.Fatal(err)
 		}
 	}
-	write(initLine)
+	write(harness.InitLine)
 	if line, err := bufio.NewReader(outR).ReadString('\n'); err != nil || !strings.Contains(line, `"protocolVersion"`) {
 		t.Fatalf("initialize: %q %v", line, err)
 	}
@@ -545,7 +358,7 @@ func TestFaultClientClosesStdout(t *testing.T) {
 	epipe := time.Now()
 	select {
 	case <-done:
-	case <-time.After(time.Until(deadline(t))):
+	case <-time.After(time.Until(harness.Deadline(t))):
 		t.Fatalf("daemon still running after EPIPE; stderr:\n%s", stderr.String())
 	}
 	exited := time.Since(epipe)
@@ -557,7 +370,7 @@ func TestFaultClientClosesStdout(t *testing.T) {
 		t.Fatalf("daemon (and the children it reaped) used %v CPU after EPIPE, want < 0.2 s", used)
 	}
 	t.Logf("exited (%v) %v after EPIPE, %v CPU after it", cmd.ProcessState, exited.Round(time.Millisecond), used)
-	d.waitNoneAlive(t, deadline(t), "nothing of the calls left running")
+	d.WaitNoneAlive(t, harness.Deadline(t), "nothing of the calls left running")
 }
 
 // rfCPU is the CPU time pid and the children it has reaped have used so
@@ -598,7 +411,7 @@ tool_slow_cancel() {
 // flight: the call is cancelled (its hook runs with ""), the script's EXIT
 // trap runs with stdout on stderr, the daemon dies by the signal; a second
 // SIGTERM while the cancel hook runs does not cut the teardown short.
-func TestFaultSignalTeardown(t *testing.T) {
+func TestSignalTeardown(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		sig    syscall.Signal
@@ -614,45 +427,45 @@ func TestFaultSignalTeardown(t *testing.T) {
 			if tc.second {
 				env = append(env, "RF_HOOK_GATE=hook-go")
 			}
-			d := rfStart(t, rfTeardown, []string{"slow"}, nil, env...)
-			d.send(rfCall(`"slow"`, "slow", `{"x":1}`))
-			pgid := rfInt(t, d.dir, "slow.pid")
-			pid := d.cmd.Process.Pid
+			d := harness.Start(t, rfServer(rfTeardown, []string{"slow"}, nil, env...))
+			d.Send(rfCall(`"slow"`, "slow", `{"x":1}`))
+			pgid := rfInt(t, d.Dir, "slow.pid")
+			pid := d.Cmd.Process.Pid
 			if err := syscall.Kill(pid, tc.sig); err != nil {
 				t.Fatal(err)
 			}
 			if tc.second {
-				rfLine(t, d.dir, "hook-ready")
+				rfLine(t, d.Dir, "hook-ready")
 				if err := syscall.Kill(pid, syscall.SIGTERM); err != nil {
 					t.Fatal(err)
 				}
 				rfWaitDelivered(t, pid, syscall.SIGTERM)
-				rfTouch(t, d.dir, "hook-go")
+				rfTouch(t, d.Dir, "hook-go")
 			}
-			lines := d.drain(t)
-			d.waitExit(t)
-			if sig := d.signalled(); sig != tc.sig {
-				t.Fatalf("daemon ended with %v (signal %v), want death by %v", d.waitErr, sig, tc.sig)
+			lines := d.Drain(t)
+			d.WaitExit(t)
+			if sig := d.Signalled(); sig != tc.sig {
+				t.Fatalf("daemon ended with %v (signal %v), want death by %v", d.WaitErr, sig, tc.sig)
 			}
 			if len(lines) != 0 {
 				t.Fatalf("stdout after the signal (the cancelled call must get no response): %q", lines)
 			}
-			if got := rfLine(t, d.dir, "hook"); got != "arg=[] tmpdir=yes" {
+			if got := rfLine(t, d.Dir, "hook"); got != "arg=[] tmpdir=yes" {
 				t.Fatalf("cancel hook saw %q, want arg=[] (shutdown) and MCP_CALL_TMPDIR present", got)
 			}
-			if b, _ := os.ReadFile(filepath.Join(d.dir, "hook-end")); string(b) != "finished\n" {
+			if b, _ := os.ReadFile(filepath.Join(d.Dir, "hook-end")); string(b) != "finished\n" {
 				t.Fatalf("cancel hook did not run to its end once: %q", b)
 			}
-			if b, _ := os.ReadFile(filepath.Join(d.dir, "exit-trap")); string(b) != "ran\n" {
+			if b, _ := os.ReadFile(filepath.Join(d.Dir, "exit-trap")); string(b) != "ran\n" {
 				t.Fatalf("EXIT trap ran %q, want once", b)
 			}
-			if !strings.Contains(d.stderr.String(), "exit trap on stdout") {
-				t.Fatalf("the EXIT trap's stdout did not reach stderr:\n%s", d.stderr)
+			if !strings.Contains(d.Stderr.String(), "exit trap on stdout") {
+				t.Fatalf("the EXIT trap's stdout did not reach stderr:\n%s", d.Stderr)
 			}
 			if ps, _ := proctest.InGroup(pgid); len(proctest.Alive(ps)) != 0 {
-				t.Fatalf("the call's group outlived the daemon:%s", rfList(ps))
+				t.Fatalf("the call's group outlived the daemon:%s", harness.List(ps))
 			}
-			d.waitNoneAlive(t, deadline(t), "nothing of the call left running")
+			d.WaitNoneAlive(t, harness.Deadline(t), "nothing of the call left running")
 		})
 	}
 }
@@ -662,7 +475,7 @@ func TestFaultSignalTeardown(t *testing.T) {
 func rfWaitDelivered(t *testing.T, pid int, sig syscall.Signal) {
 	t.Helper()
 	bit := uint64(1) << (uint(sig) - 1)
-	proctest.WaitUntil(t, deadline(t), fmt.Sprintf("%v to be delivered to %d", sig, pid), func() (bool, string) {
+	proctest.WaitUntil(t, harness.Deadline(t), fmt.Sprintf("%v to be delivered to %d", sig, pid), func() (bool, string) {
 		tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
 		if err != nil {
 			return true, "" // gone: delivered (and fatal) — checked later

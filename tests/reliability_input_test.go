@@ -16,6 +16,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/mcp-bashd/mcp-bashd/tests/internal/harness"
 	"github.com/mcp-bashd/mcp-bashd/tests/internal/proctest"
 )
 
@@ -24,17 +25,17 @@ import (
 // dropped), then the ping's answer. Ordering is the assertion — requests
 // that run no tool are answered in arrival order — not a timer; the time
 // until the ping's answer is returned for the log.
-func riPingAfter(t *testing.T, s *server, n int, sent time.Time, want string) time.Duration {
+func riPingAfter(t *testing.T, s *harness.Daemon, n int, sent time.Time, want string) time.Duration {
 	t.Helper()
 	id := fmt.Sprintf(`"after-%d"`, n)
-	s.send(`{"jsonrpc":"2.0","id":` + id + `,"method":"ping"}`)
+	s.Send(`{"jsonrpc":"2.0","id":` + id + `,"method":"ping"}`)
 	if want != "" {
-		if got := string(s.recv()); got != want {
+		if got := string(s.Recv()); got != want {
 			t.Errorf("got  %s\nwant %s", got, want)
 		}
 	}
 	pong := `{"jsonrpc":"2.0","id":` + id + `,"result":{}}`
-	if got := string(s.recv()); got != pong {
+	if got := string(s.Recv()); got != pong {
 		t.Fatalf("the ping after it: got %s\nwant %s", got, pong)
 	}
 	return time.Since(sent)
@@ -42,9 +43,9 @@ func riPingAfter(t *testing.T, s *server, n int, sent time.Time, want string) ti
 
 // riRaw writes bytes to the daemon's stdin as they are (send adds a
 // newline and is for text lines).
-func riRaw(t *testing.T, s *server, b []byte) {
+func riRaw(t *testing.T, s *harness.Daemon, b []byte) {
 	t.Helper()
-	if _, err := s.stdin.Write(b); err != nil {
+	if _, err := s.Stdin.Write(b); err != nil {
 		t.Fatalf("write to the daemon: %v", err)
 	}
 }
@@ -57,7 +58,7 @@ func riRaw(t *testing.T, s *server, b []byte) {
 // The expected bytes are the ones rpc/gates_test.go pins for Parse (the
 // bash SDK's own answers, and the documented deliberate differences), here
 // checked through the binary.
-func TestRIBadRequestsThenPing(t *testing.T) {
+func TestBadRequestsThenPing(t *testing.T) {
 	const (
 		invalidJSON = `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error: Invalid JSON"}}`
 		notOneDoc   = `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error: Expected exactly one JSON document per line"}}`
@@ -130,8 +131,8 @@ func TestRIBadRequestsThenPing(t *testing.T) {
 	m := rlNewMark(t, "ri15")
 	ctl := t.TempDir()
 	script := `tool_hold() { while [ ! -e "$RI_CTL/gate" ]; do sleep 0.01; done; printf 'held %s' "$1"; }`
-	s, _ := rlServer(t, m, script, []string{"hold"}, nil, "RI_CTL="+ctl)
-	pid := s.cmd.Process.Pid
+	s := harness.Start(t, rlServe(m, script, []string{"hold"}, nil, "RI_CTL="+ctl))
+	pid := s.Cmd.Process.Pid
 
 	var worst time.Duration
 	n := 0
@@ -139,7 +140,7 @@ func TestRIBadRequestsThenPing(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			n++
 			start := time.Now()
-			s.send(c.line)
+			s.Send(c.line)
 			worst = max(worst, riPingAfter(t, s, n, start, c.want))
 		})
 	}
@@ -148,7 +149,7 @@ func TestRIBadRequestsThenPing(t *testing.T) {
 		// running waits until n held calls run (each is a group leader).
 		running := func(n int) {
 			t.Helper()
-			proctest.WaitUntil(t, deadline(t), fmt.Sprintf("%d held calls running", n), func() (bool, string) {
+			proctest.WaitUntil(t, harness.Deadline(t), fmt.Sprintf("%d held calls running", n), func() (bool, string) {
 				left, err := rlLeft(m, pid)
 				if err != nil {
 					return false, err.Error()
@@ -162,8 +163,8 @@ func TestRIBadRequestsThenPing(t *testing.T) {
 				return leaders == n, rlDescribe(left)
 			})
 		}
-		s.send(rlCall(`42`, "hold", `{"n":1}`))
-		s.send(rlCall(`"h"`, "hold", `{"n":2}`))
+		s.Send(rlCall(`42`, "hold", `{"n":1}`))
+		s.Send(rlCall(`"h"`, "hold", `{"n":2}`))
 		running(2)
 		// The same ids again while the first calls run: refused with an
 		// error carrying the id as written.
@@ -176,11 +177,11 @@ func TestRIBadRequestsThenPing(t *testing.T) {
 		for _, d := range dups {
 			n++
 			start := time.Now()
-			s.send(d.line)
+			s.Send(d.line)
 			worst = max(worst, riPingAfter(t, s, n, start, d.want))
 		}
 		// "42" is a string, a different id from 42: it runs.
-		s.send(rlCall(`"42"`, "hold", `{"n":6}`))
+		s.Send(rlCall(`"42"`, "hold", `{"n":6}`))
 		n++
 		worst = max(worst, riPingAfter(t, s, n, time.Now(), ""))
 		running(3)
@@ -189,8 +190,8 @@ func TestRIBadRequestsThenPing(t *testing.T) {
 		}
 		want := map[string]string{`42`: `held {"n":1}`, `"h"`: `held {"n":2}`, `"42"`: `held {"n":6}`}
 		for range 3 {
-			resp := rlDecode(t, s.recv())
-			text, ok := resp.text()
+			resp := harness.Parse(t, string(s.Recv()))
+			text, ok := resp.TextItem()
 			w, known := want[string(resp.ID)]
 			if !known || !ok || resp.Result.IsError || text != w {
 				t.Fatalf("unexpected answer %+v (text %q); still waiting for %v", resp, text, want)
@@ -202,8 +203,8 @@ func TestRIBadRequestsThenPing(t *testing.T) {
 		worst = max(worst, riPingAfter(t, s, n, time.Now(), ""))
 	})
 	t.Logf("%d bad or odd lines, each followed by a ping; slowest ping answer %v", n, worst.Round(time.Microsecond))
-	if ee := s.closeAndWait(); ee != nil {
-		t.Fatalf("exit after EOF: %v\n%s", ee, s.stderr)
+	if ee := s.CloseAndWait(); ee != nil {
+		t.Fatalf("exit after EOF: %v\n%s", ee, s.Stderr)
 	}
 }
 
@@ -214,7 +215,7 @@ func TestRIBadRequestsThenPing(t *testing.T) {
 // The ping after the newline is written in the same write as the newline,
 // so the reader must pick up a request that shares a chunk with the end
 // of the line it discarded.
-func TestRIOverlongLines(t *testing.T) {
+func TestOverlongLines(t *testing.T) {
 	const rssBound = 100 << 10 // KiB
 	tooLong := func(limit int) string {
 		return fmt.Sprintf(`{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error: line longer than the %d-byte limit"}}`, limit)
@@ -233,45 +234,45 @@ func TestRIOverlongLines(t *testing.T) {
 		name  string
 		limit int
 		flags []string
-		body  func(t *testing.T, s *server, limit int)
+		body  func(t *testing.T, s *harness.Daemon, limit int)
 		// rejected are the lengths of the refused lines, as logged: the
 		// proof that each was consumed whole, up to its own newline.
 		rejected []int64
 	}{
-		{"64 MiB line at the default 16 MiB limit", 16 << 20, nil, func(t *testing.T, s *server, limit int) {
+		{"64 MiB line at the default 16 MiB limit", 16 << 20, nil, func(t *testing.T, s *harness.Daemon, limit int) {
 			line := make([]byte, 0, 64<<20+200)
 			line = append(line, ping64...)
 			line = append(line, bytes.Repeat([]byte("y"), 64<<20)...)
 			line = append(line, "\"}}\n"...)
 			line = append(line, `{"jsonrpc":"2.0","id":"next","method":"ping"}`+"\n"...)
-			s.methods.Store(`"next"`, "ping")
+			s.Methods.Store(`"next"`, "ping")
 			riRaw(t, s, line)
-			if got := string(s.recv()); got != tooLong(limit) {
+			if got := string(s.Recv()); got != tooLong(limit) {
 				t.Fatalf("64 MiB line: %s", got)
 			}
-			if got := string(s.recv()); got != `{"jsonrpc":"2.0","id":"next","result":{}}` {
+			if got := string(s.Recv()); got != `{"jsonrpc":"2.0","id":"next","result":{}}` {
 				t.Fatalf("the ping after it: %s", got)
 			}
 		}, []int64{int64(len(ping64)) + 64<<20 + 3}},
-		{"endless line of 200 MiB at a 1 MiB limit", 1 << 20, []string{"--max-line", "1048576"}, func(t *testing.T, s *server, limit int) {
+		{"endless line of 200 MiB at a 1 MiB limit", 1 << 20, []string{"--max-line", "1048576"}, func(t *testing.T, s *harness.Daemon, limit int) {
 			chunk := bytes.Repeat([]byte("z"), 1<<20)
 			riRaw(t, s, []byte(pingEnd))
 			for i := 0; i < 200; i++ {
 				riRaw(t, s, chunk)
 			}
-			s.methods.Store(`"next"`, "ping")
+			s.Methods.Store(`"next"`, "ping")
 			riRaw(t, s, []byte("\"}\n"+`{"jsonrpc":"2.0","id":"next","method":"ping"}`+"\n"))
-			if got := string(s.recv()); got != tooLong(limit) {
+			if got := string(s.Recv()); got != tooLong(limit) {
 				t.Fatalf("endless line: %s", got)
 			}
-			if got := string(s.recv()); got != `{"jsonrpc":"2.0","id":"next","result":{}}` {
+			if got := string(s.Recv()); got != `{"jsonrpc":"2.0","id":"next","result":{}}` {
 				t.Fatalf("the ping after it: %s", got)
 			}
 			// The limit itself: exactly limit bytes pass, one more does not.
-			if got := s.roundTrip(pingLine(`"at"`, limit)); got != `{"jsonrpc":"2.0","id":"at","result":{}}` {
+			if got := s.RoundTrip(pingLine(`"at"`, limit)); got != `{"jsonrpc":"2.0","id":"at","result":{}}` {
 				t.Fatalf("a line of exactly the limit: %.200s", got)
 			}
-			if got := s.roundTrip(pingLine(`"over"`, limit+1)); got != tooLong(limit) {
+			if got := s.RoundTrip(pingLine(`"over"`, limit+1)); got != tooLong(limit) {
 				t.Fatalf("a line one byte over the limit: %.200s", got)
 			}
 		}, []int64{int64(len(pingEnd)) + 200<<20 + 2, 1<<20 + 1}},
@@ -279,8 +280,8 @@ func TestRIOverlongLines(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			m := rlNewMark(t, "ri16")
 			logFile := filepath.Join(t.TempDir(), "daemon.log")
-			s, _ := rlServer(t, m, `tool_x() { :; }`, []string{"x"}, c.flags, "MCP_LOG_FILE="+logFile)
-			pid := s.cmd.Process.Pid
+			s := harness.Start(t, rlServe(m, `tool_x() { :; }`, []string{"x"}, c.flags, "MCP_LOG_FILE="+logFile))
+			pid := s.Cmd.Process.Pid
 			before := rlMustSample(t, pid)
 			sampler := rlStartSampler(pid)
 			start := time.Now()
@@ -294,10 +295,10 @@ func TestRIOverlongLines(t *testing.T) {
 				t.Errorf("daemon RSS peaked at %.1f MiB (VmHWM %.1f MiB), want < 100 MiB",
 					float64(peak.rssKiB)/1024, float64(after.hwmKiB)/1024)
 			}
-			if got := s.roundTrip(`{"jsonrpc":"2.0","id":"last","method":"ping"}`); got != `{"jsonrpc":"2.0","id":"last","result":{}}` {
+			if got := s.RoundTrip(`{"jsonrpc":"2.0","id":"last","method":"ping"}`); got != `{"jsonrpc":"2.0","id":"last","result":{}}` {
 				t.Fatalf("ping at the end: %s", got)
 			}
-			if ee := s.closeAndWait(); ee != nil {
+			if ee := s.CloseAndWait(); ee != nil {
 				t.Fatalf("exit after EOF: %v", ee)
 			}
 			log, err := os.ReadFile(logFile)
@@ -329,7 +330,7 @@ func TestRIOverlongLines(t *testing.T) {
 // have turned the bad bytes into U+FFFD and run the call with changed
 // arguments); tool output with invalid UTF-8 is repaired because a JSON
 // string cannot carry it, and the repair is logged.
-func TestRIInvalidUTF8(t *testing.T) {
+func TestInvalidUTF8(t *testing.T) {
 	const notUTF8 = `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error: Invalid JSON (the line is not valid UTF-8)"}}`
 	m := rlNewMark(t, "ri17")
 	ctl := t.TempDir()
@@ -338,12 +339,12 @@ func TestRIInvalidUTF8(t *testing.T) {
 tool_bad() { printf '\xff\xfe ok'; }
 tool_badfail() { printf 'x\xc3\x28y' >&2; return 3; }
 tool_mixed() { printf 'caf\xc3\xa9 \xe2\x82 \xed\xa0\x80 \xf0\x9f\x98\x80'; }`
-	s, _ := rlServer(t, m, script, []string{"echo", "bad", "badfail", "mixed"}, nil, "RI_CTL="+ctl, "MCP_LOG_FILE="+logFile)
+	s := harness.Start(t, rlServe(m, script, []string{"echo", "bad", "badfail", "mixed"}, nil, "RI_CTL="+ctl, "MCP_LOG_FILE="+logFile))
 
 	var lines [][]byte
 	recv := func() []byte {
 		t.Helper()
-		l := s.recv()
+		l := s.Recv()
 		lines = append(lines, l)
 		return l
 	}
@@ -362,7 +363,7 @@ tool_mixed() { printf 'caf\xc3\xa9 \xe2\x82 \xed\xa0\x80 \xf0\x9f\x98\x80'; }`
 				start := time.Now()
 				riRaw(t, s, []byte(c.line+"\n"))
 				id := fmt.Sprintf(`"after-%d"`, n)
-				s.send(`{"jsonrpc":"2.0","id":` + id + `,"method":"ping"}`)
+				s.Send(`{"jsonrpc":"2.0","id":` + id + `,"method":"ping"}`)
 				if got := string(recv()); got != notUTF8 {
 					t.Errorf("got  %s\nwant %s", got, notUTF8)
 				}
@@ -378,8 +379,8 @@ tool_mixed() { printf 'caf\xc3\xa9 \xe2\x82 \xed\xa0\x80 \xf0\x9f\x98\x80'; }`
 		// Valid multi-byte text is untouched (the escape is decoded, as
 		// the SDK's jq decoded it).
 		args := `{"s":"café ✓ 😀 \u00e9"}`
-		resp := rlDecode(t, []byte(s.roundTrip(rlCall("7", "echo", args))))
-		if text, ok := resp.text(); !ok || resp.Result.IsError || text != `{"s":"café ✓ 😀 é"}` {
+		resp := harness.Parse(t, s.RoundTrip(rlCall("7", "echo", args)))
+		if text, ok := resp.TextItem(); !ok || resp.Result.IsError || text != `{"s":"café ✓ 😀 é"}` {
 			t.Errorf("valid UTF-8 arguments: %+v", resp)
 		}
 	})
@@ -396,10 +397,10 @@ tool_mixed() { printf 'caf\xc3\xa9 \xe2\x82 \xed\xa0\x80 \xf0\x9f\x98\x80'; }`
 			{"mixed", false, "café \ufffd \ufffd 😀"},
 		} {
 			t.Run(c.tool, func(t *testing.T) {
-				s.send(rlCall(`"`+c.tool+`"`, c.tool, `{}`))
+				s.Send(rlCall(`"`+c.tool+`"`, c.tool, `{}`))
 				line := recv()
-				resp := rlDecode(t, line)
-				text, ok := resp.text()
+				resp := harness.Parse(t, string(line))
+				text, ok := resp.TextItem()
 				if !ok || resp.Result.IsError != c.isError {
 					t.Fatalf("%s: %s", c.tool, line)
 				}
@@ -412,10 +413,10 @@ tool_mixed() { printf 'caf\xc3\xa9 \xe2\x82 \xed\xa0\x80 \xf0\x9f\x98\x80'; }`
 			})
 		}
 	})
-	if got := s.roundTrip(`{"jsonrpc":"2.0","id":"last","method":"ping"}`); got != `{"jsonrpc":"2.0","id":"last","result":{}}` {
+	if got := s.RoundTrip(`{"jsonrpc":"2.0","id":"last","method":"ping"}`); got != `{"jsonrpc":"2.0","id":"last","result":{}}` {
 		t.Fatalf("ping at the end: %s", got)
 	}
-	if ee := s.closeAndWait(); ee != nil {
+	if ee := s.CloseAndWait(); ee != nil {
 		t.Fatalf("exit after EOF: %v", ee)
 	}
 	for _, l := range lines {
@@ -456,11 +457,11 @@ tool_mixed() { printf 'caf\xc3\xa9 \xe2\x82 \xed\xa0\x80 \xf0\x9f\x98\x80'; }`
 
 // ---------------------------------------------------------------------------
 // 18. 100,000 levels of nesting: an error, no crash.
-func TestRIDeepNesting(t *testing.T) {
+func TestDeepNesting(t *testing.T) {
 	const depth = 100_000
 	m := rlNewMark(t, "ri18")
-	s, _ := rlServer(t, m, `tool_echo() { printf '%s' "$1"; }`, []string{"echo"}, nil)
-	pid := s.cmd.Process.Pid
+	s := harness.Start(t, rlServe(m, `tool_echo() { printf '%s' "$1"; }`, []string{"echo"}, nil))
+	pid := s.Cmd.Process.Pid
 	const invalidJSON = `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error: Invalid JSON"}}`
 	nest := func(open, closer string, n int, inner string) string {
 		return strings.Repeat(open, n) + inner + strings.Repeat(closer, n)
@@ -478,7 +479,7 @@ func TestRIDeepNesting(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			n++
 			start := time.Now()
-			s.send(c.line)
+			s.Send(c.line)
 			d := riPingAfter(t, s, n, start, c.want)
 			t.Logf("%d KiB line; ping answered %v after it", len(c.line)>>10, d.Round(time.Microsecond))
 		})
@@ -487,20 +488,20 @@ func TestRIDeepNesting(t *testing.T) {
 	// and its arguments come back unchanged.
 	t.Run("9,000 levels within the limit", func(t *testing.T) {
 		args := `{"a":` + nest("[", "]", 9000, "1") + `}`
-		line := s.roundTrip(rlCall("5", "echo", args))
-		resp := rlDecode(t, []byte(line))
-		if text, ok := resp.text(); !ok || resp.Result.IsError || text != args {
+		line := s.RoundTrip(rlCall("5", "echo", args))
+		resp := harness.Parse(t, line)
+		if text, ok := resp.TextItem(); !ok || resp.Result.IsError || text != args {
 			t.Fatalf("9,000 levels: %.300s", line)
 		}
 	})
-	if got := s.roundTrip(`{"jsonrpc":"2.0","id":"last","method":"ping"}`); got != `{"jsonrpc":"2.0","id":"last","result":{}}` {
+	if got := s.RoundTrip(`{"jsonrpc":"2.0","id":"last","method":"ping"}`); got != `{"jsonrpc":"2.0","id":"last","result":{}}` {
 		t.Fatalf("ping at the end: %s", got)
 	}
-	if s.cmd.Process.Pid != pid {
+	if s.Cmd.Process.Pid != pid {
 		t.Fatal("the daemon changed")
 	}
-	if ee := s.closeAndWait(); ee != nil {
-		t.Fatalf("exit after EOF: %v\n%s", ee, s.stderr)
+	if ee := s.CloseAndWait(); ee != nil {
+		t.Fatalf("exit after EOF: %v\n%s", ee, s.Stderr)
 	}
 }
 
@@ -514,7 +515,7 @@ func TestRIDeepNesting(t *testing.T) {
 // server's directory name and in the server script's own arguments. The
 // payload also goes through mcp_before_tool_call and, on a cancelled call,
 // through the tool's cancel hook, which must receive it unchanged.
-func TestRIArgumentsRoundTrip(t *testing.T) {
+func TestArgumentsRoundTrip(t *testing.T) {
 	canary := t.TempDir()
 	ctl := t.TempDir()
 	evil := func(tag string) string {
@@ -543,16 +544,16 @@ func TestRIArgumentsRoundTrip(t *testing.T) {
 tool_echo() { printf '%s' "$1"; }
 tool_hold() { : >"$RI_CTL/started"; while :; do sleep 0.01; done; }
 tool_hold_cancel() { printf '%s' "$1" >"$RI_CTL/cancel-args"; }`
-	for name, body := range map[string]string{"server.sh": script, "tools.json": toolsJSON("echo", "hold")} {
+	for name, body := range map[string]string{"server.sh": script, "tools.json": harness.ToolsJSON("echo", "hold")} {
 		if err := os.WriteFile(filepath.Join(weird, name), []byte(body), 0o755); err != nil {
 			t.Fatal(err)
 		}
 	}
-	s := startServer(t, serverOpt{
-		args: []string{filepath.Join(weird, "server.sh"), evil("argv1"), "`touch " + canary + "/argv2`"},
-		env:  []string{"TMPDIR=" + t.TempDir(), m.env(), "RI_CTL=" + ctl},
+	s := harness.Start(t, harness.Options{
+		Args: []string{filepath.Join(weird, "server.sh"), evil("argv1"), "`touch " + canary + "/argv2`"},
+		Env:  []string{"TMPDIR=" + t.TempDir(), m.env(), "RI_CTL=" + ctl},
 	})
-	s.roundTrip(initLine)
+	s.RoundTrip(harness.InitLine)
 
 	// noCanary fails if any command substitution in a payload ran.
 	noCanary := func(t *testing.T) {
@@ -573,9 +574,9 @@ tool_hold_cancel() { printf '%s' "$1" >"$RI_CTL/cancel-args"; }`
 		t.Helper()
 		defer noCanary(t)
 		start := time.Now()
-		line := s.roundTrip(rlCall(id, "echo", args))
-		resp := rlDecode(t, []byte(line))
-		text, ok := resp.text()
+		line := s.RoundTrip(rlCall(id, "echo", args))
+		resp := harness.Parse(t, line)
+		text, ok := resp.TextItem()
 		if !ok || resp.Result.IsError {
 			t.Fatalf("echo: %.500s", line)
 		}
@@ -606,14 +607,14 @@ tool_hold_cancel() { printf '%s' "$1" >"$RI_CTL/cancel-args"; }`
 	})
 	t.Run("cancel hook gets the arguments", func(t *testing.T) {
 		args := `{"s":` + jsonString(evil("cancel")) + `}`
-		s.send(rlCall(`"hold"`, "hold", args))
-		proctest.WaitUntil(t, deadline(t), "the held call has started", func() (bool, string) {
+		s.Send(rlCall(`"hold"`, "hold", args))
+		proctest.WaitUntil(t, harness.Deadline(t), "the held call has started", func() (bool, string) {
 			_, err := os.Stat(filepath.Join(ctl, "started"))
 			return err == nil, fmt.Sprint(err)
 		})
-		s.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"hold"}}`)
+		s.Send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"hold"}}`)
 		var got []byte
-		proctest.WaitUntil(t, deadline(t), "the cancel hook has written its arguments", func() (bool, string) {
+		proctest.WaitUntil(t, harness.Deadline(t), "the cancel hook has written its arguments", func() (bool, string) {
 			b, err := os.ReadFile(filepath.Join(ctl, "cancel-args"))
 			got = b
 			return err == nil && len(b) == len(args), fmt.Sprintf("%d bytes %v", len(b), err)
@@ -625,8 +626,8 @@ tool_hold_cancel() { printf '%s' "$1" >"$RI_CTL/cancel-args"; }`
 		// The cancelled call is not answered: the next line is the ping's.
 		riPingAfter(t, s, 1, time.Now(), "")
 	})
-	if ee := s.closeAndWait(); ee != nil {
-		t.Fatalf("exit after EOF: %v\n%s", ee, s.stderr)
+	if ee := s.CloseAndWait(); ee != nil {
+		t.Fatalf("exit after EOF: %v\n%s", ee, s.Stderr)
 	}
 	noCanary(t)
 }

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcp-bashd/mcp-bashd/tests/internal/harness"
 	"github.com/mcp-bashd/mcp-bashd/tests/internal/proctest"
 	"golang.org/x/sys/unix"
 )
@@ -30,47 +31,47 @@ import (
 // or with an error result or JSON-RPC error, before the deadline.
 // Afterwards the descriptor count is back to the baseline and a call
 // succeeds again.
-func TestRLFileDescriptorLimit(t *testing.T) {
+func TestFileDescriptorLimit(t *testing.T) {
 	const (
 		limit = 64
 		calls = 100
 	)
 	m := rlNewMark(t, "rl20")
-	dir := writeServer(t, map[string]string{
+	dir := harness.WriteFiles(t, map[string]string{
 		// The sleep only keeps the calls in flight together; nothing
 		// waits for it.
 		"server.sh":  `tool_work() { sleep 0.3; printf 'done %s' "$1"; }`,
-		"tools.json": toolsJSON("work"),
+		"tools.json": harness.ToolsJSON("work"),
 	})
 	tmp := t.TempDir()
 	logFile := filepath.Join(t.TempDir(), "daemon.log")
 	s := rlLimited(t, limit, []string{"TMPDIR=" + tmp, m.env(), "MCP_LOG_FILE=" + logFile},
 		append(append([]string{"--max-concurrency", strconv.Itoa(calls)}, rlQuietFlags...), filepath.Join(dir, "server.sh")))
-	pid := s.cmd.Process.Pid
-	s.roundTrip(initLine)
-	if got := s.roundTrip(rlCall(`"warm"`, "work", `{}`)); !strings.Contains(got, `"text":"done {}"`) {
+	pid := s.Cmd.Process.Pid
+	s.RoundTrip(harness.InitLine)
+	if got := s.RoundTrip(rlCall(`"warm"`, "work", `{}`)); !strings.Contains(got, `"text":"done {}"`) {
 		t.Fatalf("warm-up call: %s", got)
 	}
-	rlWaitNoneLeft(t, deadline(t), m, pid)
+	rlWaitNoneLeft(t, harness.Deadline(t), m, pid)
 	base := rlQuietSample(t, pid)
 
 	start := time.Now()
 	for i := 0; i < calls; i++ {
-		s.send(rlCall(strconv.Itoa(i), "work", fmt.Sprintf(`{"i":%d}`, i)))
+		s.Send(rlCall(strconv.Itoa(i), "work", fmt.Sprintf(`{"i":%d}`, i)))
 	}
 	answered := map[string]bool{}
 	var ok, isError, rpcError int
 	errTexts := map[string]int{}
 	for n := 0; n < calls; n++ {
 		// recv fails the test if nothing comes before the deadline: a hang.
-		line := s.recv()
-		resp := rlDecode(t, line)
+		line := s.Recv()
+		resp := harness.Parse(t, string(line))
 		id := string(resp.ID)
 		if answered[id] {
 			t.Fatalf("id %s answered twice", id)
 		}
 		answered[id] = true
-		text, isText := resp.text()
+		text, isText := resp.TextItem()
 		switch {
 		case resp.Error != nil:
 			rpcError++
@@ -96,7 +97,7 @@ func TestRLFileDescriptorLimit(t *testing.T) {
 	t.Logf("%d calls under RLIMIT_NOFILE=%d answered in %v: %d results, %d isError, %d JSON-RPC errors; errors: %v",
 		calls, limit, took.Round(time.Millisecond), ok, isError, rpcError, errTexts)
 
-	rlWaitNoneLeft(t, deadline(t), m, pid)
+	rlWaitNoneLeft(t, harness.Deadline(t), m, pid)
 	t.Run("fds back to the baseline", func(t *testing.T) {
 		proctest.WaitUntil(t, time.Now().Add(5*time.Second), "open fds back to the baseline", func() (bool, string) {
 			p, err := rlSample(pid)
@@ -110,13 +111,13 @@ func TestRLFileDescriptorLimit(t *testing.T) {
 	// calls interleave, so leftovers are only reported; the squeeze test
 	// below reproduces them deterministically.
 	if d := rlCallDirs(tmp); len(d) != 0 {
-		t.Logf("%d call directories left in TMPDIR after the burst (see TestRLFileDescriptorSqueeze)", len(d))
+		t.Logf("%d call directories left in TMPDIR after the burst (see TestFileDescriptorSqueeze)", len(d))
 	}
 	t.Run("serving afterwards", func(t *testing.T) {
-		if got := s.roundTrip(`{"jsonrpc":"2.0","id":"ping","method":"ping"}`); got != `{"jsonrpc":"2.0","id":"ping","result":{}}` {
+		if got := s.RoundTrip(`{"jsonrpc":"2.0","id":"ping","method":"ping"}`); got != `{"jsonrpc":"2.0","id":"ping","result":{}}` {
 			t.Fatalf("ping: %s", got)
 		}
-		if got := s.roundTrip(rlCall(`"again"`, "work", `{}`)); !strings.Contains(got, `"text":"done {}"`) || strings.Contains(got, `"isError":true`) {
+		if got := s.RoundTrip(rlCall(`"again"`, "work", `{}`)); !strings.Contains(got, `"text":"done {}"`) || strings.Contains(got, `"isError":true`) {
 			t.Fatalf("a call after the burst: %s", got)
 		}
 	})
@@ -152,18 +153,19 @@ func rlWaitNoCallDirs(t *testing.T, tmp, logFile string) {
 // start bash, which needs its output file and the exec pipe together. The
 // call must fail with an error result, and its root must not outlive it —
 // at the latest once descriptors are free again.
-func TestRLFileDescriptorSqueeze(t *testing.T) {
+func TestFileDescriptorSqueeze(t *testing.T) {
 	m := rlNewMark(t, "rl20s")
 	logFile := filepath.Join(t.TempDir(), "daemon.log")
 	// The squeeze is on starting bash at the call: no process is started
 	// ahead of it (a warm one needs no new descriptor pair to be handed
 	// a call).
-	s, tmp := rlServer(t, m, `tool_work() { printf 'done %s' "$1"; }`, []string{"work"}, []string{"--warm", "0"}, "MCP_LOG_FILE="+logFile)
-	pid := s.cmd.Process.Pid
-	if got := s.roundTrip(rlCall(`"warm"`, "work", `{}`)); !strings.Contains(got, `"text":"done {}"`) {
+	s := harness.Start(t, rlServe(m, `tool_work() { printf 'done %s' "$1"; }`, []string{"work"}, []string{"--warm", "0"}, "MCP_LOG_FILE="+logFile))
+	tmp := s.Tmp
+	pid := s.Cmd.Process.Pid
+	if got := s.RoundTrip(rlCall(`"warm"`, "work", `{}`)); !strings.Contains(got, `"text":"done {}"`) {
 		t.Fatalf("warm-up call: %s", got)
 	}
-	rlWaitNoneLeft(t, deadline(t), m, pid)
+	rlWaitNoneLeft(t, harness.Deadline(t), m, pid)
 	base := rlMustSample(t, pid)
 	fds, err := proctest.OpenFDs(pid)
 	if err != nil {
@@ -183,20 +185,20 @@ func TestRLFileDescriptorSqueeze(t *testing.T) {
 	if err := unix.Prlimit(pid, unix.RLIMIT_NOFILE, &squeezed, nil); err != nil {
 		t.Skipf("prlimit(2) on the daemon is not permitted: %v", err)
 	}
-	got := s.roundTrip(rlCall(`"squeezed"`, "work", `{}`))
+	got := s.RoundTrip(rlCall(`"squeezed"`, "work", `{}`))
 	if err := unix.Prlimit(pid, unix.RLIMIT_NOFILE, &old, nil); err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("with only descriptor %d free: %s", free, got)
-	resp := rlDecode(t, []byte(got))
-	if text, ok := resp.text(); resp.Error == nil && !(ok && resp.Result.IsError) {
+	resp := harness.Parse(t, got)
+	if text, ok := resp.TextItem(); resp.Error == nil && !(ok && resp.Result.IsError) {
 		t.Fatalf("a call with one free descriptor: %s (text %q), want an error", got, text)
 	}
-	rlWaitNoneLeft(t, deadline(t), m, pid)
+	rlWaitNoneLeft(t, harness.Deadline(t), m, pid)
 	if p := rlMustSample(t, pid); p.fds != base.fds {
 		t.Errorf("%d fds open after the failed call, baseline %d: %s", p.fds, base.fds, rlFDs(pid))
 	}
-	if got := s.roundTrip(rlCall(`"after"`, "work", `{}`)); !strings.Contains(got, `"text":"done {}"`) || strings.Contains(got, `"isError":true`) {
+	if got := s.RoundTrip(rlCall(`"after"`, "work", `{}`)); !strings.Contains(got, `"text":"done {}"`) || strings.Contains(got, `"isError":true`) {
 		t.Fatalf("a call once descriptors are free again: %s", got)
 	}
 	rlWaitNoCallDirs(t, tmp, logFile)
@@ -212,7 +214,7 @@ func TestRLFileDescriptorSqueeze(t *testing.T) {
 // ignores SIGTERM (inherited by every fork), so only the SIGKILL at the
 // end of the grace can end it. The daemon is pinged while the bomb forks
 // and while it is cancelled.
-func TestRLForkBombIsContained(t *testing.T) {
+func TestForkBombIsContained(t *testing.T) {
 	const (
 		depth = 10
 		procs = 1<<(depth+1) - 1
@@ -225,8 +227,9 @@ func TestRLForkBombIsContained(t *testing.T) {
     b ` + strconv.Itoa(depth) + ` &
     wait
 }`
-	s, tmp := rlServer(t, m, script, []string{"bomb"}, []string{"--grace", grace.String()})
-	pid := s.cmd.Process.Pid
+	s := harness.Start(t, rlServe(m, script, []string{"bomb"}, []string{"--grace", grace.String()}))
+	tmp := s.Tmp
+	pid := s.Cmd.Process.Pid
 
 	var lat []time.Duration
 	// ping sends a few pings in a row; each answer must be the next line.
@@ -235,7 +238,7 @@ func TestRLForkBombIsContained(t *testing.T) {
 		for range 5 {
 			id := fmt.Sprintf(`"ping-%d"`, len(lat))
 			start := time.Now()
-			if got := s.roundTrip(`{"jsonrpc":"2.0","id":` + id + `,"method":"ping"}`); got != `{"jsonrpc":"2.0","id":`+id+`,"result":{}}` {
+			if got := s.RoundTrip(`{"jsonrpc":"2.0","id":` + id + `,"method":"ping"}`); got != `{"jsonrpc":"2.0","id":`+id+`,"result":{}}` {
 				t.Fatalf("ping %s: %s", when, got)
 			}
 			lat = append(lat, time.Since(start))
@@ -265,9 +268,9 @@ func TestRLForkBombIsContained(t *testing.T) {
 		}
 		return n
 	}
-	s.send(rlCall(`"bomb"`, "bomb", `{}`))
+	s.Send(rlCall(`"bomb"`, "bomb", `{}`))
 	forkStart := time.Now()
-	proctest.WaitUntil(t, deadline(t), fmt.Sprintf("the bomb's %d processes", procs), func() (bool, string) {
+	proctest.WaitUntil(t, harness.Deadline(t), fmt.Sprintf("the bomb's %d processes", procs), func() (bool, string) {
 		ping("while the bomb forks")
 		n := countBomb()
 		return n >= procs, fmt.Sprintf("%d of %d", n, procs)
@@ -275,7 +278,7 @@ func TestRLForkBombIsContained(t *testing.T) {
 	t.Logf("the bomb reached %d processes in %v; meanwhile %s", procs, time.Since(forkStart).Round(time.Millisecond), summary())
 
 	cancelled := time.Now()
-	s.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"bomb"}}`)
+	s.Send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"bomb"}}`)
 	var gone time.Duration
 	proctest.WaitUntil(t, cancelled.Add(grace+time.Second), "the bomb gone within grace + 1 s of the cancel", func() (bool, string) {
 		ping("while the bomb is cancelled")
@@ -287,7 +290,7 @@ func TestRLForkBombIsContained(t *testing.T) {
 		return len(left) == 0, rlDescribe(left)
 	})
 	t.Logf("the bomb was gone %v after the cancel (grace %v); meanwhile %s", gone.Round(time.Millisecond), grace, summary())
-	rlWaitNoZombies(t, deadline(t), pid)
+	rlWaitNoZombies(t, harness.Deadline(t), pid)
 	// The cancelled call is never answered: the next line is this ping's.
 	ping("after the cancel")
 	// The call's root is removed when its call ends, which the wire does
@@ -296,7 +299,7 @@ func TestRLForkBombIsContained(t *testing.T) {
 		d := rlCallDirs(tmp)
 		return len(d) == 0, fmt.Sprintf("call directories left behind: %v", d)
 	})
-	if ee := s.closeAndWait(); ee != nil {
+	if ee := s.CloseAndWait(); ee != nil {
 		t.Fatalf("exit after EOF: %v", ee)
 	}
 }
@@ -311,7 +314,7 @@ func TestRLForkBombIsContained(t *testing.T) {
 // every inode), and expects the SDK's exact text for a call whose root
 // cannot be created, with nothing left in TMPDIR and no process started.
 // Once space is freed, calls run again.
-func TestRLFullTMPDIR(t *testing.T) {
+func TestFullTMPDIR(t *testing.T) {
 	unshare, err := exec.LookPath("unshare")
 	if err != nil {
 		t.Skip("unshare(1) is not installed: no way to mount a private tmpfs")
@@ -328,34 +331,34 @@ func TestRLFullTMPDIR(t *testing.T) {
 	}
 
 	m := rlNewMark(t, "rl22")
-	dir := writeServer(t, map[string]string{
+	dir := harness.WriteFiles(t, map[string]string{
 		"server.sh":  `tool_quick() { printf 'ok %s' "$1"; }`,
-		"tools.json": toolsJSON("quick"),
+		"tools.json": harness.ToolsJSON("quick"),
 	})
 	mnt := t.TempDir()
 	// Warm call processes make and remove roots of their own in TMPDIR:
 	// the pool is let go quiet before each fill, so the fill is not raced.
-	daemonArgs := append(append([]string{"bash", "-c", mountCmd + ` && exec "$0" "$@"`, binary}, rlQuietFlags...), filepath.Join(dir, "server.sh"))
+	daemonArgs := append(append([]string{"bash", "-c", mountCmd + ` && exec "$0" "$@"`, harness.Binary}, rlQuietFlags...), filepath.Join(dir, "server.sh"))
 	cmd := exec.Command(unshare, append(nsArgs, daemonArgs...)...)
 	logFile := filepath.Join(t.TempDir(), "daemon.log")
 	cmd.Env = append(os.Environ(), "RL_TMP="+mnt, "TMPDIR="+mnt, m.env(), "MCP_LOG_FILE="+logFile)
-	s := startPrepared(t, cmd)
-	pid := s.cmd.Process.Pid
-	s.roundTrip(initLine)
+	s := harness.StartCmd(t, cmd)
+	pid := s.Cmd.Process.Pid
+	s.RoundTrip(harness.InitLine)
 	// The daemon's TMPDIR as the test sees it: through its mount namespace.
 	tmp := fmt.Sprintf("/proc/%d/root%s", pid, mnt)
 	var st syscall.Statfs_t
 	if err := syscall.Statfs(tmp, &st); err != nil || st.Type != 0x01021994 { // TMPFS_MAGIC
 		t.Fatalf("the daemon's TMPDIR %s is not its private tmpfs (type %#x): %v", tmp, st.Type, err)
 	}
-	if got := s.roundTrip(rlCall(`"before"`, "quick", `{}`)); got != `{"jsonrpc":"2.0","id":"before","result":{"content":[{"type":"text","text":"ok {}"}],"isError":false}}` {
+	if got := s.RoundTrip(rlCall(`"before"`, "quick", `{}`)); got != `{"jsonrpc":"2.0","id":"before","result":{"content":[{"type":"text","text":"ok {}"}],"isError":false}}` {
 		t.Fatalf("a call with room in TMPDIR: %s", got)
 	}
 
 	want := `{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"Cannot run quick: its call directory could not be created."}],"isError":true}}`
 	fullCall := func(what string, id string) {
 		t.Helper()
-		if got := s.roundTrip(rlCall(id, "quick", `{}`)); got != fmt.Sprintf(want, id) {
+		if got := s.RoundTrip(rlCall(id, "quick", `{}`)); got != fmt.Sprintf(want, id) {
 			t.Errorf("a call with %s: %s\nwant %s", what, got, fmt.Sprintf(want, id))
 		}
 		if d := rlCallDirs(tmp); len(d) != 0 {
@@ -364,7 +367,7 @@ func TestRLFullTMPDIR(t *testing.T) {
 		if left, err := rlLeft(m, pid); err != nil || len(left) != 0 {
 			t.Errorf("with %s, call processes exist: %s %v", what, rlDescribe(left), err)
 		}
-		if got := s.roundTrip(`{"jsonrpc":"2.0","id":"p","method":"ping"}`); got != `{"jsonrpc":"2.0","id":"p","result":{}}` {
+		if got := s.RoundTrip(`{"jsonrpc":"2.0","id":"p","method":"ping"}`); got != `{"jsonrpc":"2.0","id":"p","result":{}}` {
 			t.Fatalf("ping with %s: %s", what, got)
 		}
 	}
@@ -411,7 +414,7 @@ func TestRLFullTMPDIR(t *testing.T) {
 		os.Remove(p)
 	}
 
-	if got := s.roundTrip(rlCall(`"after"`, "quick", `{}`)); got != `{"jsonrpc":"2.0","id":"after","result":{"content":[{"type":"text","text":"ok {}"}],"isError":false}}` {
+	if got := s.RoundTrip(rlCall(`"after"`, "quick", `{}`)); got != `{"jsonrpc":"2.0","id":"after","result":{"content":[{"type":"text","text":"ok {}"}],"isError":false}}` {
 		t.Fatalf("a call once TMPDIR has room again: %s", got)
 	}
 	if d := rlCallDirs(tmp); len(d) != 0 {
@@ -432,7 +435,7 @@ func TestRLFullTMPDIR(t *testing.T) {
 		t.Errorf("the log records %d calls not run, want 2:\n%s", len(notRun), log)
 	}
 	t.Logf("why the calls were not run: %q", notRun)
-	if ee := s.closeAndWait(); ee != nil {
-		t.Fatalf("exit after EOF: %v\n%s", ee, s.stderr)
+	if ee := s.CloseAndWait(); ee != nil {
+		t.Fatalf("exit after EOF: %v\n%s", ee, s.Stderr)
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcp-bashd/mcp-bashd/tests/internal/harness"
 	"github.com/mcp-bashd/mcp-bashd/tests/internal/proctest"
 )
 
@@ -31,7 +32,7 @@ func (m rlMark) env() string { return m.key + "=" + m.val }
 // thousands of processes behind for the next one.
 func rlNewMark(t *testing.T, name string) rlMark {
 	t.Helper()
-	m := rlMark{"MCPBASHD_TEST_MARK", fmt.Sprintf("%s-%d", name, os.Getpid())}
+	m := rlMark{harness.MarkKey, fmt.Sprintf("%s-%d", name, os.Getpid())}
 	t.Cleanup(func() {
 		ps, err := proctest.WithEnv(m.key, m.val)
 		if err != nil {
@@ -56,7 +57,7 @@ func rlLeft(m rlMark, skip int) ([]proctest.Proc, error) {
 	var out []proctest.Proc
 	for _, p := range proctest.Alive(ps) {
 		// An idle warm call process is the daemon's, not a call's.
-		if p.PID != skip && !isIdleWarm(p) {
+		if p.PID != skip && !harness.IsIdleWarm(p) {
 			out = append(out, p)
 		}
 	}
@@ -186,7 +187,7 @@ func rlWarmPipes(pid int) (map[string]bool, bool) {
 	}
 	pipes := map[string]bool{}
 	for _, p := range ps {
-		if p.PPID == pid && p.PID == p.PGID && isIdleWarm(p) {
+		if p.PPID == pid && p.PID == p.PGID && harness.IsIdleWarm(p) {
 			if target, err := os.Readlink(fmt.Sprintf("/proc/%d/fd/4", p.PID)); err == nil {
 				pipes[target] = true
 			}
@@ -243,7 +244,7 @@ func rlQuietSample(t *testing.T, pid int) rlProc {
 	// Two samples in a row, both quiet and alike: a descriptor list read
 	// while a retirement was under way is not the baseline.
 	var p, prev rlProc
-	proctest.WaitUntil(t, deadline(t), "the daemon's warm call processes to be retired", func() (bool, string) {
+	proctest.WaitUntil(t, harness.Deadline(t), "the daemon's warm call processes to be retired", func() (bool, string) {
 		var err error
 		prev = p
 		p, err = rlSample(pid)
@@ -259,7 +260,7 @@ func rlQuietSample(t *testing.T, pid int) rlProc {
 func rlMustSample(t *testing.T, pid int) rlProc {
 	t.Helper()
 	var p rlProc
-	proctest.WaitUntil(t, deadline(t), "the daemon's warm call processes to have started", func() (bool, string) {
+	proctest.WaitUntil(t, harness.Deadline(t), "the daemon's warm call processes to have started", func() (bool, string) {
 		var err error
 		p, err = rlSample(pid)
 		if err != nil {
@@ -332,50 +333,15 @@ func (s *rlSampler) finish() (rlProc, int) {
 	return s.max, s.n
 }
 
-// rlResponse is one decoded response line.
-type rlResponse struct {
-	callResponse
-}
-
-// String prints the response as JSON again, for failure messages.
-func (r rlResponse) String() string {
-	b, _ := json.Marshal(r)
-	return fmt.Sprintf("%.500s", b)
-}
-
-func rlDecode(t *testing.T, line []byte) rlResponse {
-	t.Helper()
-	var r rlResponse
-	if err := json.Unmarshal(line, &r); err != nil {
-		t.Fatalf("response is not JSON: %v: %.300q", err, line)
-	}
-	return r
-}
-
-// text is the single text item of a tools/call result.
-func (r rlResponse) text() (string, bool) {
-	if r.Result == nil || len(r.Result.Content) != 1 || r.Result.Content[0].Type != "text" {
-		return "", false
-	}
-	return r.Result.Content[0].Text, true
-}
-
 func rlCall(id, tool, args string) string {
 	return fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"method":"tools/call","params":{"name":%q,"arguments":%s}}`, id, tool, args)
 }
 
-// rlServer writes a server script with the given tool bodies and starts
-// the daemon on it with flags, a private TMPDIR and the marker.
-func rlServer(t *testing.T, m rlMark, script string, tools []string, flags []string, env ...string) (*server, string) {
-	t.Helper()
-	dir := writeServer(t, map[string]string{"server.sh": script, "tools.json": toolsJSON(tools...)})
-	tmp := t.TempDir()
-	args := append(append([]string{}, flags...), filepath.Join(dir, "server.sh"))
-	s := startServer(t, serverOpt{args: args, env: append([]string{"TMPDIR=" + tmp, m.env()}, env...)})
-	if got := s.roundTrip(initLine); !strings.Contains(got, `"result"`) {
-		t.Fatalf("initialize: %s", got)
-	}
-	return s, tmp
+// rlServe serves script and tools.json declaring tools, with flags,
+// marked with m, with a fresh TMPDIR (Daemon.Tmp), initialized.
+func rlServe(m rlMark, script string, tools []string, flags []string, env ...string) harness.Options {
+	return harness.Options{Files: map[string]string{"server.sh": script, "tools.json": harness.ToolsJSON(tools...)},
+		Flags: flags, TempDir: true, Marked: m.val, Env: env, Init: true}
 }
 
 // rlCallDirs lists per-call roots left under a TMPDIR.
@@ -389,17 +355,17 @@ func rlCallDirs(tmp string) []string {
 // daemon's own goroutines (those with a frame in package main or in this
 // module) by their outermost such frame. It is the only outside view of
 // goroutines; it ends the daemon, so it is the last step of a test.
-func rlGoroutines(t *testing.T, s *server) (int, map[string]int) {
+func rlGoroutines(t *testing.T, s *harness.Daemon) (int, map[string]int) {
 	t.Helper()
-	if err := s.cmd.Process.Signal(syscall.SIGQUIT); err != nil {
+	if err := s.Cmd.Process.Signal(syscall.SIGQUIT); err != nil {
 		t.Fatal(err)
 	}
 	select {
-	case <-s.done:
-	case <-time.After(time.Until(deadline(t))):
+	case <-s.Done:
+	case <-time.After(time.Until(harness.Deadline(t))):
 		t.Fatal("daemon did not exit on SIGQUIT")
 	}
-	dump := s.stderr.String()
+	dump := s.Stderr.String()
 	byFunc := map[string]int{}
 	total := 0
 	for _, block := range strings.Split(dump, "\n\n") {
@@ -445,7 +411,7 @@ func rlGoroutines(t *testing.T, s *server) (int, map[string]int) {
 // warm-up, 97 to 180 after ten rounds, in runs on 2 CPUs). What must not
 // happen is growth with the number of calls (a thread pinned per call, or
 // 2,000 here), so the count must stay below twice the concurrency.
-func TestRLConcurrentRoundsBackToBaseline(t *testing.T) {
+func TestConcurrentRoundsBackToBaseline(t *testing.T) {
 	const (
 		perRound    = 200
 		rounds      = 10
@@ -458,17 +424,17 @@ func TestRLConcurrentRoundsBackToBaseline(t *testing.T) {
 	}
 	load := func(t *testing.T, name string, rounds int) run {
 		m := rlNewMark(t, name)
-		s, tmp := rlServer(t, m, `tool_quick() { printf 'ok %s' "$1"; }`, []string{"quick"},
-			append([]string{"--max-concurrency", strconv.Itoa(perRound)}, rlQuietFlags...), "GOTRACEBACK=all")
-		pid := s.cmd.Process.Pid
+		s := harness.Start(t, rlServe(m, `tool_quick() { printf 'ok %s' "$1"; }`, []string{"quick"}, append([]string{"--max-concurrency", strconv.Itoa(perRound)}, rlQuietFlags...), "GOTRACEBACK=all"))
+		tmp := s.Tmp
+		pid := s.Cmd.Process.Pid
 		round := func(r int) time.Duration {
 			start := time.Now()
 			for i := 0; i < perRound; i++ {
-				s.send(rlCall(fmt.Sprintf(`"r%d-%d"`, r, i), "quick", fmt.Sprintf(`{"i":%d}`, i)))
+				s.Send(rlCall(fmt.Sprintf(`"r%d-%d"`, r, i), "quick", fmt.Sprintf(`{"i":%d}`, i)))
 			}
 			seen := map[string]bool{}
 			for n := 0; n < perRound; n++ {
-				resp := rlDecode(t, s.recv())
+				resp := harness.Parse(t, string(s.Recv()))
 				var id string
 				if err := json.Unmarshal(resp.ID, &id); err != nil {
 					t.Fatalf("round %d: response with unexpected id %s", r, resp.ID)
@@ -479,7 +445,7 @@ func TestRLConcurrentRoundsBackToBaseline(t *testing.T) {
 				seen[id] = true
 				var i int
 				fmt.Sscanf(id, fmt.Sprintf("r%d-%%d", r), &i)
-				text, ok := resp.text()
+				text, ok := resp.TextItem()
 				if want := fmt.Sprintf(`ok {"i":%d}`, i); !ok || resp.Result.IsError || text != want {
 					t.Fatalf("round %d: %s answered %+v, want text %q", r, id, resp, want)
 				}
@@ -492,14 +458,14 @@ func TestRLConcurrentRoundsBackToBaseline(t *testing.T) {
 
 		var out run
 		warm := round(0)
-		rlWaitNoneLeft(t, deadline(t), m, pid)
+		rlWaitNoneLeft(t, harness.Deadline(t), m, pid)
 		out.base = rlQuietSample(t, pid)
 		t.Logf("%s: after the warm-up round (%v): %v", name, warm.Round(time.Millisecond), out.base)
 		var took []string
 		for r := 1; r <= rounds; r++ {
 			took = append(took, round(r).Round(time.Millisecond).String())
 		}
-		rlWaitNoneLeft(t, deadline(t), m, pid)
+		rlWaitNoneLeft(t, harness.Deadline(t), m, pid)
 		if rounds > 0 {
 			t.Logf("%s: %d rounds of %d calls took %s", name, rounds, perRound, strings.Join(took, " "))
 		}
@@ -527,7 +493,7 @@ func TestRLConcurrentRoundsBackToBaseline(t *testing.T) {
 		if d := rlCallDirs(tmp); len(d) != 0 {
 			t.Errorf("call directories left behind: %v", d)
 		}
-		if got := s.roundTrip(`{"jsonrpc":"2.0","id":"after","method":"ping"}`); got != `{"jsonrpc":"2.0","id":"after","result":{}}` {
+		if got := s.RoundTrip(`{"jsonrpc":"2.0","id":"after","method":"ping"}`); got != `{"jsonrpc":"2.0","id":"after","result":{}}` {
 			t.Fatalf("ping after the load: %s", got)
 		}
 		out.goroutines, out.byFunc = rlGoroutines(t, s)
@@ -558,7 +524,7 @@ func TestRLConcurrentRoundsBackToBaseline(t *testing.T) {
 // so "meanwhile" is a fact, not a timing guess. VmHWM (the kernel's peak
 // RSS) covers every moment of the daemon's life, including the result
 // being built and written.
-func TestRLGigabyteOutputIsCapped(t *testing.T) {
+func TestGigabyteOutputIsCapped(t *testing.T) {
 	const total = 1 << 30
 	for _, c := range []struct {
 		name  string
@@ -577,47 +543,48 @@ func TestRLGigabyteOutputIsCapped(t *testing.T) {
     while [ ! -e "$RL_CTL/gate" ]; do sleep 0.01; done
 }
 tool_quick() { printf 'ok %s' "$1"; }`
-			s, tmp := rlServer(t, m, script, []string{"big", "quick"}, c.flags, "RL_CTL="+ctl)
-			pid := s.cmd.Process.Pid
+			s := harness.Start(t, rlServe(m, script, []string{"big", "quick"}, c.flags, "RL_CTL="+ctl))
+			tmp := s.Tmp
+			pid := s.Cmd.Process.Pid
 			before := rlMustSample(t, pid)
 			sampler := rlStartSampler(pid)
 
-			s.send(rlCall(`"big"`, "big", `{}`))
+			s.Send(rlCall(`"big"`, "big", `{}`))
 			// While the tool writes: ping and a quick tool are answered,
 			// in order, and before the big call.
 			var lat []string
 			for i := 0; i < 3; i++ {
 				start := time.Now()
 				id := fmt.Sprintf(`"p%d"`, i)
-				if got := s.roundTrip(`{"jsonrpc":"2.0","id":` + id + `,"method":"ping"}`); got != `{"jsonrpc":"2.0","id":`+id+`,"result":{}}` {
+				if got := s.RoundTrip(`{"jsonrpc":"2.0","id":` + id + `,"method":"ping"}`); got != `{"jsonrpc":"2.0","id":`+id+`,"result":{}}` {
 					t.Fatalf("ping while writing: %s", got)
 				}
 				lat = append(lat, "ping "+time.Since(start).Round(time.Microsecond).String())
 				start = time.Now()
-				resp := rlDecode(t, []byte(s.roundTrip(rlCall(fmt.Sprintf(`"q%d"`, i), "quick", `{}`))))
-				if text, ok := resp.text(); !ok || resp.Result.IsError || text != "ok {}" || string(resp.ID) != fmt.Sprintf(`"q%d"`, i) {
+				resp := harness.Parse(t, s.RoundTrip(rlCall(fmt.Sprintf(`"q%d"`, i), "quick", `{}`)))
+				if text, ok := resp.TextItem(); !ok || resp.Result.IsError || text != "ok {}" || string(resp.ID) != fmt.Sprintf(`"q%d"`, i) {
 					t.Fatalf("quick call while writing: %+v", resp)
 				}
 				lat = append(lat, "quick "+time.Since(start).Round(time.Microsecond).String())
 			}
 			_, errWritten := os.Stat(filepath.Join(ctl, "written"))
 			t.Logf("answered while the 1 GiB was being written (still writing: %v): %s", errWritten != nil, strings.Join(lat, ", "))
-			proctest.WaitUntil(t, deadline(t), "the tool has written 1 GiB", func() (bool, string) {
+			proctest.WaitUntil(t, harness.Deadline(t), "the tool has written 1 GiB", func() (bool, string) {
 				_, err := os.Stat(filepath.Join(ctl, "written"))
 				return err == nil, fmt.Sprint(err)
 			})
-			if got := s.roundTrip(`{"jsonrpc":"2.0","id":"p-after","method":"ping"}`); got != `{"jsonrpc":"2.0","id":"p-after","result":{}}` {
+			if got := s.RoundTrip(`{"jsonrpc":"2.0","id":"p-after","method":"ping"}`); got != `{"jsonrpc":"2.0","id":"p-after","result":{}}` {
 				t.Fatalf("ping with 1 GiB of output pending: %s", got)
 			}
 			start := time.Now()
 			if err := os.WriteFile(filepath.Join(ctl, "gate"), nil, 0o644); err != nil {
 				t.Fatal(err)
 			}
-			line := s.recv()
+			line := s.Recv()
 			took := time.Since(start)
 			peak, samples := sampler.finish()
-			resp := rlDecode(t, line)
-			text, ok := resp.text()
+			resp := harness.Parse(t, string(line))
+			text, ok := resp.TextItem()
 			want := strings.Repeat("a", int(c.cap)) + fmt.Sprintf("\n[mcp-bashd: output truncated; %d more bytes not shown]", total-c.cap)
 			if string(resp.ID) != `"big"` || !ok || resp.Result.IsError || text != want {
 				t.Fatalf("big call: id %s, %d bytes of text, isError %v; want %d bytes ending %q, got ending %q",
@@ -634,8 +601,8 @@ tool_quick() { printf 'ok %s' "$1"; }`
 			if d := rlCallDirs(tmp); len(d) != 0 {
 				t.Errorf("the call's root (with its 1 GiB output file) was not removed: %v", d)
 			}
-			rlWaitNoneLeft(t, deadline(t), m, pid)
-			if ee := s.closeAndWait(); ee != nil {
+			rlWaitNoneLeft(t, harness.Deadline(t), m, pid)
+			if ee := s.CloseAndWait(); ee != nil {
 				t.Fatalf("exit after EOF: %v", ee)
 			}
 		})
@@ -648,7 +615,7 @@ tool_quick() { printf 'ok %s' "$1"; }`
 //
 // "At once" is bounded at 5 s, far below the 100 s the child would hold a
 // pipe; the background children are killed with the call's group.
-func TestRLBackgroundChildHoldingOutput(t *testing.T) {
+func TestBackgroundChildHoldingOutput(t *testing.T) {
 	const bound = 5 * time.Second
 	m := rlNewMark(t, "rl14")
 	script := `tool_subshell() { (sleep 100 &); echo started; }
@@ -656,13 +623,14 @@ tool_child() { sleep 100 & echo started; }
 tool_stderr() { sleep 100 >/dev/null & echo started; }
 tool_nested() { ( (sleep 100 &) & ); { sleep 100 2>&1 & } ; echo started; }`
 	tools := []string{"subshell", "child", "stderr", "nested"}
-	s, tmp := rlServer(t, m, script, tools, nil)
-	pid := s.cmd.Process.Pid
+	s := harness.Start(t, rlServe(m, script, tools, nil))
+	tmp := s.Tmp
+	pid := s.Cmd.Process.Pid
 	for i, tool := range tools {
 		start := time.Now()
-		resp := rlDecode(t, []byte(s.roundTrip(rlCall(strconv.Itoa(i+1), tool, `{}`))))
+		resp := harness.Parse(t, s.RoundTrip(rlCall(strconv.Itoa(i+1), tool, `{}`)))
 		took := time.Since(start)
-		if text, ok := resp.text(); !ok || resp.Result.IsError || text != "started" {
+		if text, ok := resp.TextItem(); !ok || resp.Result.IsError || text != "started" {
 			t.Fatalf("%s: %+v", tool, resp)
 		}
 		t.Logf("%s: answered in %v", tool, took.Round(time.Microsecond))
@@ -683,22 +651,19 @@ tool_nested() { ( (sleep 100 &) & ); { sleep 100 2>&1 & } ; echo started; }`
 // util-linux prlimit when it exists (it sets the limit and execs, so the
 // daemon keeps the pid), else through bash's ulimit and exec. os/exec
 // cannot set rlimits itself.
-func rlLimited(t *testing.T, n int, env, args []string) *server {
+func rlLimited(t *testing.T, n int, env, args []string) *harness.Daemon {
 	t.Helper()
-	var cmd *exec.Cmd
+	o := harness.Options{Exe: "bash", Args: append([]string{"-c", fmt.Sprintf(`ulimit -n %d && exec "$0" "$@"`, n), harness.Binary}, args...), Env: env}
 	if p, err := exec.LookPath("prlimit"); err == nil {
-		cmd = exec.Command(p, append([]string{fmt.Sprintf("--nofile=%d:%d", n, n), binary}, args...)...)
-	} else {
-		cmd = exec.Command("bash", append([]string{"-c", fmt.Sprintf(`ulimit -n %d && exec "$0" "$@"`, n), binary}, args...)...)
+		o.Exe, o.Args = p, append([]string{fmt.Sprintf("--nofile=%d:%d", n, n), harness.Binary}, args...)
 	}
-	cmd.Env = append(os.Environ(), env...)
-	s := startPrepared(t, cmd)
+	s := harness.Start(t, o)
 	// The exec must have happened before the pid is the daemon's.
-	proctest.WaitUntil(t, deadline(t), "the daemon runs under the limit", func() (bool, string) {
-		exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", s.cmd.Process.Pid))
-		return err == nil && exe == binary, exe
+	proctest.WaitUntil(t, harness.Deadline(t), "the daemon runs under the limit", func() (bool, string) {
+		exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", s.Cmd.Process.Pid))
+		return err == nil && exe == harness.Binary, exe
 	})
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/limits", s.cmd.Process.Pid))
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/limits", s.Cmd.Process.Pid))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcp-bashd/mcp-bashd/tests/internal/harness"
 	"github.com/mcp-bashd/mcp-bashd/tests/internal/proctest"
 )
 
@@ -39,7 +40,7 @@ func rpUnshare(t *testing.T) string {
 func rpNSPid1(t *testing.T, unsharePID int) int {
 	t.Helper()
 	var pid int
-	proctest.WaitUntil(t, deadline(t), "mcp-bashd to run as unshare's child", func() (bool, string) {
+	proctest.WaitUntil(t, harness.Deadline(t), "mcp-bashd to run as unshare's child", func() (bool, string) {
 		ps, err := proctest.Scan()
 		if err != nil {
 			return false, err.Error()
@@ -105,34 +106,27 @@ tool_zcheck() {
 }
 tool_slow() { rf_note slow.pid; sleep 1000; }
 `
-	dir := writeServer(t, map[string]string{"server.sh": rfLib + body, "tools.json": toolsJSON("orphans", "zombies", "zcheck", "slow")})
-	mark := fmt.Sprintf("%s-%d", t.Name(), os.Getpid())
-	cmd := exec.Command(unshare, "-fp", "--mount-proc", binary, filepath.Join(dir, "server.sh"))
-	cmd.Env = append(os.Environ(), rfMarkKey+"="+mark, "RF_DIR="+dir, "TMPDIR="+t.TempDir(), "MCP_LOG_FILE="+filepath.Join(dir, "daemon.log"))
-	s := startPrepared(t, cmd)
-	t.Cleanup(func() {
-		if t.Failed() {
-			b, _ := os.ReadFile(filepath.Join(dir, "daemon.log"))
-			t.Logf("daemon log:\n%s", rfTail(b, 40))
-		}
-	})
+	dir := harness.WriteFiles(t, map[string]string{"server.sh": rfLib + body, "tools.json": harness.ToolsJSON("orphans", "zombies", "zcheck", "slow")})
+	o := rfIn(dir, "", nil)
+	o.Exe, o.Args, o.Init = unshare, []string{"-fp", "--mount-proc", harness.Binary, filepath.Join(dir, "server.sh")}, false
+	d := harness.Start(t, o)
+	cmd := d.Cmd
 	daemon := rpNSPid1(t, cmd.Process.Pid)
-	d := &rfDaemon{server: s, dir: dir, mark: mark}
-	d.roundTrip(initLine)
+	d.RoundTrip(harness.InitLine)
 
-	if r := rfDecode(t, []byte(d.roundTrip(rfCall(`"zcheck"`, "zcheck", `{}`)))); r.text() == "0" || r.text() == "" {
-		t.Fatalf("the zombie counter does not see a zombie: %q", r.text())
+	if r := harness.Parse(t, d.RoundTrip(rfCall(`"zcheck"`, "zcheck", `{}`))); r.First() == "0" || r.First() == "" {
+		t.Fatalf("the zombie counter does not see a zombie: %q", r.First())
 	}
 
 	const n = 1000
 	start := time.Now()
 	for i := 0; i < n; i++ {
-		d.send(rfCall(strconv.Itoa(i), "orphans", fmt.Sprintf(`{"i":%d}`, i)))
+		d.Send(rfCall(strconv.Itoa(i), "orphans", fmt.Sprintf(`{"i":%d}`, i)))
 	}
 	seen := map[int]bool{}
 	for k := 0; k < n; k++ {
-		line := d.recv()
-		r := rfDecode(t, line)
+		line := d.Recv()
+		r := harness.Parse(t, string(line))
 		var i int
 		if err := json.Unmarshal(r.ID, &i); err != nil || r.Result == nil || seen[i] {
 			t.Fatalf("unexpected line: %s", line)
@@ -142,7 +136,7 @@ tool_slow() { rf_note slow.pid; sleep 1000; }
 		if i%3 != 0 {
 			want = "Error executing orphans: " + want
 		}
-		if r.text() != want || r.Result.IsError != (i%3 != 0) {
+		if r.First() != want || r.Result.IsError != (i%3 != 0) {
 			t.Fatalf("call %d returned %d: got %s", i, i%3, line)
 		}
 	}
@@ -158,35 +152,35 @@ tool_slow() { rf_note slow.pid; sleep 1000; }
 	id := 0
 	proctest.WaitUntil(t, last.Add(3*time.Second), "zero zombies in the namespace 3 s after the last call", func() (bool, string) {
 		id++
-		r := rfDecode(t, []byte(d.roundTrip(rfCall(fmt.Sprintf(`"z%d"`, id), "zombies", `{}`))))
-		zombies = r.text()
+		r := harness.Parse(t, d.RoundTrip(rfCall(fmt.Sprintf(`"z%d"`, id), "zombies", `{}`)))
+		zombies = r.First()
 		if zombies != "0" {
 			return false, "zombies counted inside: " + zombies
 		}
 		if z := rfZombieChildren(t, daemon); len(z) != 0 {
-			return false, "zombie children of PID 1 seen from the host:" + rfList(z)
+			return false, "zombie children of PID 1 seen from the host:" + harness.List(z)
 		}
 		return true, ""
 	})
 	t.Logf("zero zombies %v after the last call", time.Since(last).Round(time.Millisecond))
 
 	// SIGTERM with a call in flight.
-	d.send(rfCall(`"slow"`, "slow", `{}`))
+	d.Send(rfCall(`"slow"`, "slow", `{}`))
 	rfLine(t, dir, "slow.pid")
 	if err := syscall.Kill(daemon, syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
-	if lines := d.drain(t); len(lines) != 0 {
+	if lines := d.Drain(t); len(lines) != 0 {
 		t.Fatalf("stdout after SIGTERM: %q", lines)
 	}
-	d.waitExit(t)
+	d.WaitExit(t)
 	if code := cmd.ProcessState.ExitCode(); code != 143 {
 		t.Fatalf("PID 1 ended with %v, want exit status 143", cmd.ProcessState)
 	}
 	if b, _ := os.ReadFile(filepath.Join(dir, "exit-trap")); string(b) != "ran\n" {
 		t.Fatalf("EXIT trap ran %q, want once", b)
 	}
-	d.waitNoneAlive(t, deadline(t), "nothing of the namespace left running")
+	d.WaitNoneAlive(t, harness.Deadline(t), "nothing of the namespace left running")
 }
 
 // The sweep of dead daemons' roots must spare a live daemon in another pid
@@ -196,28 +190,27 @@ tool_slow() { rf_note slow.pid; sleep 1000; }
 func TestPID1SweepSparesRootsOfAnotherNamespace(t *testing.T) {
 	unshare := rpUnshare(t)
 	tmp := t.TempDir()
-	dir := writeServer(t, map[string]string{
+	dir := harness.WriteFiles(t, map[string]string{
 		"server.sh":  rfLib + `tool_hold() { rf_i "$1"; rf_note "root.$RF_I" "$MCP_CALL_TMPDIR"; rf_gate "go.$RF_I"; [ -d "$MCP_CALL_TMPDIR" ] && echo "root intact"; }`,
-		"tools.json": toolsJSON("hold"),
+		"tools.json": harness.ToolsJSON("hold"),
 	})
-	mark := fmt.Sprintf("%s-%d", t.Name(), os.Getpid())
-	cmd := exec.Command(unshare, "-fp", "--mount-proc", binary, filepath.Join(dir, "server.sh"))
-	cmd.Env = append(os.Environ(), rfMarkKey+"="+mark, "RF_DIR="+dir, "TMPDIR="+tmp)
-	inner := &rfDaemon{server: startPrepared(t, cmd), dir: dir, mark: mark}
-	rpNSPid1(t, cmd.Process.Pid)
-	inner.roundTrip(initLine)
-	inner.send(rfCall("1", "hold", `{"i":"inner"}`))
+	o := rfIn(dir, tmp, nil)
+	o.Exe, o.Args, o.Init, o.Log = unshare, []string{"-fp", "--mount-proc", harness.Binary, filepath.Join(dir, "server.sh")}, false, false
+	inner := harness.Start(t, o)
+	rpNSPid1(t, inner.PID())
+	inner.RoundTrip(harness.InitLine)
+	inner.Send(rfCall("1", "hold", `{"i":"inner"}`))
 	root := filepath.Dir(rfLine(t, dir, "root.inner"))
 
-	outer := rfStartIn(t, dir, tmp, nil) // sweeps tmp before serving
+	outer := harness.Start(t, rfIn(dir, tmp, nil)) // sweeps tmp before serving
 	_, err := os.Stat(root)
 	rfTouch(t, dir, "go.inner")
-	got := inner.recv()
+	got := inner.Recv()
 	if err != nil {
 		t.Fatalf("a daemon outside the namespace swept the live PID 1 daemon's call root %s: %v (answer: %s)", root, err, got)
 	}
-	if r := rfDecode(t, got); r.text() != "root intact" {
+	if r := harness.Parse(t, string(got)); r.First() != "root intact" {
 		t.Fatalf("the in-flight call lost its root: %s", got)
 	}
-	outer.roundTrip(`{"jsonrpc":"2.0","id":2,"method":"ping"}`)
+	outer.RoundTrip(`{"jsonrpc":"2.0","id":2,"method":"ping"}`)
 }

@@ -15,12 +15,10 @@ package tests
 import (
 	"bufio"
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -29,6 +27,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/mcp-bashd/mcp-bashd/tests/internal/harness"
 	"github.com/mcp-bashd/mcp-bashd/tests/internal/proctest"
 )
 
@@ -53,7 +52,7 @@ type scDaemon struct {
 	stdin  io.WriteCloser
 	out    *os.File // read end of the daemon's stdout
 	br     *bufio.Reader
-	stderr *bytes.Buffer
+	stderr *harness.Output
 	done   chan struct{}
 	dir    string
 	log    string
@@ -65,41 +64,26 @@ type scDaemon struct {
 // goes silent).
 func scStartStdio(t *testing.T, body string, tools []string, flags ...string) *scDaemon {
 	t.Helper()
-	d := &scDaemon{dir: writeServer(t, map[string]string{"server.sh": rfLib + body, "tools.json": toolsJSON(tools...)}),
-		stderr: &bytes.Buffer{}, done: make(chan struct{}), mark: rlNewMark(t, "sc-"+t.Name())}
-	d.log = filepath.Join(d.dir, "daemon.log")
-	d.cmd = exec.Command(binary, append(append([]string{}, flags...), filepath.Join(d.dir, "server.sh"))...)
-	d.cmd.Env = append(os.Environ(), d.mark.env(), "RF_DIR="+d.dir, "TMPDIR="+t.TempDir(), "MCP_LOG_FILE="+d.log)
-	var err error
-	if d.stdin, err = d.cmd.StdinPipe(); err != nil {
-		t.Fatal(err)
-	}
-	outW := (*os.File)(nil)
-	if d.out, outW, err = os.Pipe(); err != nil {
-		t.Fatal(err)
-	}
-	d.cmd.Stdout, d.cmd.Stderr = outW, &lockedWriter{w: d.stderr}
-	if err := d.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	outW.Close()
-	go func() { d.cmd.Wait(); close(d.done) }()
-	t.Cleanup(func() {
-		select {
-		case <-d.done:
-		default:
-			d.cmd.Process.Kill()
-			<-d.done
+	d := &scDaemon{}
+	var outW *os.File
+	p, l := harness.RunCmd(t, scServer(body, tools, flags...), func(cmd *exec.Cmd) {
+		var err error
+		if d.stdin, err = cmd.StdinPipe(); err != nil {
+			t.Fatal(err)
 		}
+		if d.out, outW, err = os.Pipe(); err != nil {
+			t.Fatal(err)
+		}
+		cmd.Stdout = outW
+	})
+	outW.Close()
+	d.cmd, d.stderr, d.done, d.dir, d.log, d.mark = p.Cmd, p.Stderr, p.Done, l.Dir, l.Log, rlMark{harness.MarkKey, l.Mark}
+	t.Cleanup(func() {
 		d.stdin.Close()
 		d.out.Close()
-		if t.Failed() {
-			b, _ := os.ReadFile(d.log)
-			t.Logf("daemon log:\n%s", rfTail(b, 30))
-		}
 	})
 	d.br = bufio.NewReader(d.out)
-	d.send(t, initLine)
+	d.send(t, harness.InitLine)
 	if line := d.readLine(t); !strings.Contains(line, `"protocolVersion"`) {
 		t.Fatalf("initialize: %q", line)
 	}
@@ -116,7 +100,7 @@ func (d *scDaemon) send(t *testing.T, line string) {
 // readLine reads one line of stdout, bounded by the test's deadline.
 func (d *scDaemon) readLine(t *testing.T) string {
 	t.Helper()
-	d.out.SetReadDeadline(deadline(t))
+	d.out.SetReadDeadline(harness.Deadline(t))
 	line, err := d.br.ReadString('\n')
 	if err != nil {
 		t.Fatalf("read stdout: %v (%q); stderr:\n%s", err, line, d.stderr)
@@ -132,7 +116,7 @@ func scPipeFull(t *testing.T, f *os.File) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	proctest.WaitUntil(t, deadline(t), "the daemon's stdout pipe to be full", func() (bool, string) {
+	proctest.WaitUntil(t, harness.Deadline(t), "the daemon's stdout pipe to be full", func() (bool, string) {
 		var size, queued int
 		var serr, qerr error
 		rc.Control(func(fd uintptr) {
@@ -238,7 +222,7 @@ func TestSlowClientAnswersAreBounded(t *testing.T) {
 			pid := d.cmd.Process.Pid
 			sampler := rlStartSampler(pid)
 			scSendCalls(d, 400, tool)
-			proctest.WaitUntil(t, deadline(t), "the daemon to report every slot waiting for the client", func() (bool, string) {
+			proctest.WaitUntil(t, harness.Deadline(t), "the daemon to report every slot waiting for the client", func() (bool, string) {
 				p, err := rlSample(pid)
 				if err != nil {
 					return false, err.Error()
@@ -281,7 +265,7 @@ func TestHostDiedStdinStdoutClosed(t *testing.T) {
 	d := scStartStdio(t, rfHold, []string{"hold"}, "--grace", grace.String())
 	d.send(t, rfCall(`"long"`, "hold", `{"i":0}`))
 	pgid := rfInt(t, d.dir, "hold.0")
-	proctest.WaitUntil(t, deadline(t), "the call's group to be complete", func() (bool, string) {
+	proctest.WaitUntil(t, harness.Deadline(t), "the call's group to be complete", func() (bool, string) {
 		ps, err := proctest.InGroup(pgid)
 		if err != nil {
 			return false, err.Error()
@@ -300,80 +284,63 @@ func TestHostDiedStdinStdoutClosed(t *testing.T) {
 	t.Logf("%v %v after the host closed both pipes; nothing left", d.cmd.ProcessState, took.Round(time.Millisecond))
 }
 
-// scResp is a response line as item 13 reads it.
-type scResp struct {
-	ID     json.RawMessage `json:"id"`
-	Result json.RawMessage `json:"result"`
-	Error  *struct {
-		Code    int    `json:"code"`
-		Message string `json:"message"`
-	} `json:"error"`
-}
-
 // Item 13: requests that arrive during the drain window are answered on
 // stdio with a JSON-RPC error saying the server is shutting down (HTTP
 // answers 503), while the call in flight still finishes and is answered.
 func TestDrainAnswersNewRequestsStdio(t *testing.T) {
 	body := `tool_gated() { rf_note gated.ready; rf_gate go; echo done; }`
-	d := rfStart(t, body, []string{"gated"}, []string{"--drain", "60s", "--grace", "1s"})
-	d.send(rfCall(`"g"`, "gated", `{}`))
-	rfLine(t, d.dir, "gated.ready")
-	if err := d.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+	d := harness.Start(t, rfServer(body, []string{"gated"}, []string{"--drain", "60s", "--grace", "1s"}))
+	d.Send(rfCall(`"g"`, "gated", `{}`))
+	rfLine(t, d.Dir, "gated.ready")
+	if err := d.Cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
 	// A ping answered with a result was read before the daemon began to
 	// stop; the first one it answers otherwise was read during the drain.
-	recv := func(what string) scResp {
+	recv := func(what string) harness.Response {
 		t.Helper()
 		select {
-		case line, ok := <-d.lines:
+		case line, ok := <-d.Lines:
 			if !ok {
-				t.Fatalf("stdout closed waiting for %s; stderr:\n%s", what, d.stderr)
+				t.Fatalf("stdout closed waiting for %s; stderr:\n%s", what, d.Stderr)
 			}
-			d.check(line)
-			var r scResp
-			if err := json.Unmarshal(line, &r); err != nil {
-				t.Fatalf("not JSON: %q", line)
-			}
-			return r
+			d.Check(line)
+			return harness.Parse(t, string(bytes.TrimSuffix(line, []byte("\n"))))
 		case <-time.After(10 * time.Second):
 			t.Fatalf("no answer within 10 s to %s", what)
 		}
-		return scResp{}
+		return harness.Response{}
 	}
-	var r scResp
-	for n := 0; ; n++ {
+	var r harness.Response
+	n := 0
+	proctest.WaitUntil(t, harness.Deadline(t), "the daemon to begin to stop (a ping answered with an error)", func() (bool, string) {
 		id := fmt.Sprintf(`"p%d"`, n)
-		d.send(`{"jsonrpc":"2.0","id":` + id + `,"method":"ping"}`)
+		n++
+		d.Send(`{"jsonrpc":"2.0","id":` + id + `,"method":"ping"}`)
 		if r = recv("a ping sent during the drain"); string(r.ID) != id {
 			t.Fatalf("answer to %s has id %s", id, r.ID)
 		}
-		if r.Error != nil {
-			break
-		}
-		if !time.Now().Before(deadline(t)) {
-			t.Fatal("the daemon never began to stop")
-		}
-	}
-	want := func(r scResp, id string) {
+		return r.Error != nil, fmt.Sprintf("%d pings answered with a result", n)
+	})
+	want := func(r harness.Response, id string) {
 		t.Helper()
 		if string(r.ID) != id || r.Error == nil || r.Error.Code != -32004 || !strings.Contains(r.Error.Message, "shutting down") {
 			t.Fatalf("answer during the drain: %+v %s, want id %s with error -32004 saying the server is shutting down", r.Error, r.ID, id)
 		}
 	}
 	want(r, string(r.ID))
-	d.send(rfCall(`"late"`, "gated", `{}`))
+	d.Send(rfCall(`"late"`, "gated", `{}`))
 	want(recv("a tools/call sent during the drain"), `"late"`)
-	rfTouch(t, d.dir, "go")
-	if r := recv("the call in flight"); string(r.ID) != `"g"` || !strings.Contains(string(r.Result), `"done"`) {
-		t.Fatalf("the call in flight was answered %s %+v, want its result", r.Result, r.Error)
+	rfTouch(t, d.Dir, "go")
+	if r := recv("the call in flight"); string(r.ID) != `"g"` || r.Result == nil || r.Error != nil || !strings.Contains(r.Raw, `"done"`) {
+		t.Fatalf("the call in flight was answered %s, want its result", r.Raw)
 	}
-	if rest := d.drain(t); len(rest) != 0 {
+	if rest := d.Drain(t); len(rest) != 0 {
 		t.Fatalf("more lines after the drain: %q", rest)
 	}
-	d.waitExit(t)
-	if sig := d.signalled(); sig != syscall.SIGTERM {
-		t.Fatalf("daemon ended with %v, want death by SIGTERM", d.waitErr)
+	d.WaitExit(t)
+	if sig := d.Signalled(); sig != syscall.SIGTERM {
+		t.Fatalf("daemon ended with %v, want death by SIGTERM", d.WaitErr)
 	}
-	d.waitNoneAlive(t, deadline(t), "nothing of the call left running")
+	d.WaitNoneAlive(t, harness.Deadline(t), "nothing of the call left running")
 }

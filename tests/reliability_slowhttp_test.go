@@ -21,66 +21,29 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptrace"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/mcp-bashd/mcp-bashd/tests/internal/harness"
 )
 
 // scStall is the daemon's HTTP I/O timeout: how long a body read or a
 // response write may go without progress.
 const scStall = 10 * time.Second
 
-// scHTTP is one `mcp-bashd --http` on a kernel-chosen loopback port.
-type scHTTP struct {
-	cmd    *exec.Cmd
-	url    string
-	host   string
-	stderr *lockedWriter
-	done   chan struct{}
-	dir    string
-	log    string
-	mark   rlMark
+// scServer serves SERVER.sh (rfLib + body) and tools.json, with flags,
+// marked, its tools finding their directory as $RF_DIR.
+func scServer(body string, tools []string, flags ...string) harness.Options {
+	return harness.Options{Files: map[string]string{"server.sh": rfLib + body, "tools.json": harness.ToolsJSON(tools...)},
+		Flags: flags, DirEnv: "RF_DIR", TempDir: true, Log: true, Mark: "sc"}
 }
 
-func scStartHTTP(t *testing.T, body string, tools []string, flags ...string) *scHTTP {
-	t.Helper()
-	h := &scHTTP{dir: writeServer(t, map[string]string{"server.sh": rfLib + body, "tools.json": toolsJSON(tools...)}),
-		mark: rlNewMark(t, "sc-"+t.Name())}
-	h.log = filepath.Join(h.dir, "daemon.log")
-	args := append([]string{"--http", "--http-bind", "127.0.0.1", "--http-port", "0"}, flags...)
-	h.cmd = exec.Command(binary, append(args, filepath.Join(h.dir, "server.sh"))...)
-	h.cmd.Env = append(os.Environ(), h.mark.env(), "RF_DIR="+h.dir, "TMPDIR="+t.TempDir(), "MCP_LOG_FILE="+h.log)
-	h.url, h.stderr, h.done = startHTTPDaemon(t, h.cmd)
-	t.Cleanup(func() {
-		if t.Failed() {
-			b, _ := os.ReadFile(h.log)
-			t.Logf("daemon log:\n%s", rfTail(b, 30))
-		}
-	})
-	h.host = strings.TrimSuffix(strings.TrimPrefix(h.url, "http://"), "/mcp")
-	return h
-}
-
-// post sends one JSON-RPC message with client and returns the response
-// (headers read, body not).
-func (h *scHTTP) post(t *testing.T, client *http.Client, accept, msg string) *http.Response {
-	t.Helper()
-	req, err := http.NewRequest(http.MethodPost, h.url, strings.NewReader(msg))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", accept)
-	resp, err := client.Do(req)
-	if err != nil {
-		t.Fatalf("POST %.80s: %v", msg, err)
-	}
-	return resp
+// scHost is the host:port an HTTP daemon listens on.
+func scHost(h *harness.HTTPDaemon) string {
+	return strings.TrimSuffix(strings.TrimPrefix(h.URL, "http://"), "/mcp")
 }
 
 // scSlowReader is an HTTP client with a 4 KiB receive buffer that reads
@@ -94,13 +57,13 @@ func scSlowReader() *http.Client {
 	return &http.Client{Transport: &http.Transport{DialContext: d.DialContext, DisableCompression: true}}
 }
 
-// exitWithin waits for the daemon to end at most bound after from.
-func (h *scHTTP) exitWithin(t *testing.T, from time.Time, bound time.Duration, what string) time.Duration {
+// scExitWithin waits for the daemon to end at most bound after from.
+func scExitWithin(t *testing.T, h *harness.HTTPDaemon, from time.Time, bound time.Duration, what string) time.Duration {
 	t.Helper()
 	select {
-	case <-h.done:
+	case <-h.Done:
 	case <-time.After(time.Until(from.Add(bound))):
-		t.Fatalf("daemon still running %v after %s (bound %v)\n%s", time.Since(from).Round(time.Millisecond), what, bound, clLocked(h.stderr))
+		t.Fatalf("daemon still running %v after %s (bound %v)\n%s", time.Since(from).Round(time.Millisecond), what, bound, h.Stderr.String())
 	}
 	return time.Since(from)
 }
@@ -116,22 +79,22 @@ tool_quick() { echo quick; }
 // leaves nothing running.
 func TestSlowClientHTTPSIGTERM(t *testing.T) {
 	const drain, grace = time.Second, time.Second
-	h := scStartHTTP(t, scBig, []string{"big", "quick"}, "--drain", drain.String(), "--grace", grace.String(), "--output-cap", "33554432")
-	pid := h.cmd.Process.Pid
+	h := harness.StartHTTP(t, scServer(scBig, []string{"big", "quick"}, "--drain", drain.String(), "--grace", grace.String(), "--output-cap", "33554432"))
+	pid := h.Cmd.Process.Pid
 	sampler := rlStartSampler(pid)
-	resp := h.post(t, scSlowReader(), "application/json, text/event-stream", rfCall("1", "big", `{}`))
+	resp := h.Post(t, scSlowReader(), "application/json, text/event-stream", rfCall("1", "big", `{}`))
 	defer resp.Body.Close()
-	rfLine(t, h.dir, "big.done")
-	if err := h.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+	rfLine(t, h.Dir, "big.done")
+	if err := h.Cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
 	sent := time.Now()
-	took := h.exitWithin(t, sent, drain+grace+5*time.Second, "SIGTERM with a client not reading")
+	took := scExitWithin(t, h, sent, drain+grace+5*time.Second, "SIGTERM with a client not reading")
 	peak, _ := sampler.finish()
-	if ws := h.cmd.ProcessState.Sys().(syscall.WaitStatus); !ws.Signaled() || ws.Signal() != syscall.SIGTERM {
-		t.Errorf("daemon ended with %v, want death by SIGTERM", h.cmd.ProcessState)
+	if ws := h.Cmd.ProcessState.Sys().(syscall.WaitStatus); !ws.Signaled() || ws.Signal() != syscall.SIGTERM {
+		t.Errorf("daemon ended with %v, want death by SIGTERM", h.Cmd.ProcessState)
 	}
-	rlWaitNoneLeft(t, time.Now().Add(time.Second+rfScanSlack), h.mark, pid)
+	rlWaitNoneLeft(t, time.Now().Add(time.Second+rfScanSlack), rlMark{harness.MarkKey, h.Mark}, pid)
 	t.Logf("died %v after SIGTERM with a client not reading its 32 MiB; peak VmRSS %.1f MiB", took.Round(time.Millisecond), float64(peak.rssKiB)/1024)
 }
 
@@ -140,12 +103,12 @@ func TestSlowClientHTTPSIGTERM(t *testing.T) {
 // next call, with --max-concurrency 1, is answered) and what the client
 // then reads is a truncated body.
 func TestHTTPStalledResponseIsCut(t *testing.T) {
-	h := scStartHTTP(t, scBig, []string{"big", "quick"}, "--max-concurrency", "1", "--output-cap", "33554432")
-	resp := h.post(t, scSlowReader(), "application/json", rfCall("1", "big", `{}`))
+	h := harness.StartHTTP(t, scServer(scBig, []string{"big", "quick"}, "--max-concurrency", "1", "--output-cap", "33554432"))
+	resp := h.Post(t, scSlowReader(), "application/json", rfCall("1", "big", `{}`))
 	defer resp.Body.Close()
-	rfLine(t, h.dir, "big.done")
+	rfLine(t, h.Dir, "big.done")
 	stalled := time.Now()
-	quick := h.post(t, &http.Client{}, "application/json", rfCall("2", "quick", `{}`))
+	quick := h.Post(t, &http.Client{}, "application/json", rfCall("2", "quick", `{}`))
 	b, err := io.ReadAll(quick.Body)
 	quick.Body.Close()
 	if err != nil || !strings.Contains(string(b), `"quick"`) {
@@ -224,10 +187,10 @@ func scStalledBodies(t *testing.T, host string, n, declared, sent int) (cuts <-c
 // stopped sending: the body timeout + 5 s.
 func TestHTTPStalledBodies(t *testing.T) {
 	const clients = 8
-	h := scStartHTTP(t, scBig, []string{"big", "quick"})
-	pid := h.cmd.Process.Pid
+	h := harness.StartHTTP(t, scServer(scBig, []string{"big", "quick"}))
+	pid := h.Cmd.Process.Pid
 	sampler := rlStartSampler(pid)
-	cuts, first, stop := scStalledBodies(t, h.host, clients, 16<<20, 15<<20)
+	cuts, first, stop := scStalledBodies(t, scHost(h), clients, 16<<20, 15<<20)
 	defer stop()
 	var got scCut
 	var since time.Duration
@@ -245,7 +208,7 @@ func TestHTTPStalledBodies(t *testing.T) {
 		if waiting && since > scStall+5*time.Second {
 			t.Fatalf("no stalled body was cut %v after the first client stopped sending (body timeout %v)", since.Round(time.Millisecond), scStall)
 		}
-		if waiting && !time.Now().Before(deadline(t)) {
+		if waiting && !time.Now().Before(harness.Deadline(t)) {
 			t.Fatal("no client finished sending before the test's deadline")
 		}
 	}
@@ -260,7 +223,7 @@ func TestHTTPStalledBodies(t *testing.T) {
 		t.Errorf("daemon VmHWM %.1f MiB with %d large bodies arriving, want < cap + 50 MiB = %d MiB", float64(hwm)/1024, clients, limit>>10)
 	}
 	// The daemon still serves.
-	resp := h.post(t, &http.Client{}, "application/json", rfCall(`"q"`, "quick", `{}`))
+	resp := h.Post(t, &http.Client{}, "application/json", rfCall(`"q"`, "quick", `{}`))
 	b, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	if !strings.Contains(string(b), `"quick"`) {
@@ -276,13 +239,13 @@ func TestHTTPQuietLongCallIsNotCut(t *testing.T) {
 	body := `tool_quiet() { mcp_progress 1 2 started; sleep ` + fmt.Sprint(int((scStall+2*time.Second)/time.Second)) + `; echo quiet done; }
 tool_quick() { echo quick; }
 `
-	h := scStartHTTP(t, body, []string{"quiet", "quick"})
+	h := harness.StartHTTP(t, scServer(body, []string{"quiet", "quick"}))
 	call := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"quiet","arguments":{},"_meta":{"progressToken":"t"}}}`
 	for _, accept := range []string{"application/json, text/event-stream", "application/json"} {
 		t.Run(accept, func(t *testing.T) {
 			t.Parallel()
 			client := &http.Client{Transport: &http.Transport{}}
-			resp := h.post(t, client, accept, call)
+			resp := h.Post(t, client, accept, call)
 			b, err := io.ReadAll(resp.Body)
 			resp.Body.Close()
 			if err != nil || !strings.Contains(string(b), `quiet done`) {
@@ -293,7 +256,7 @@ tool_quick() { echo quick; }
 			}
 			var reused bool
 			ctx := httptrace.WithClientTrace(context.Background(), &httptrace.ClientTrace{GotConn: func(i httptrace.GotConnInfo) { reused = i.Reused }})
-			req, _ := http.NewRequestWithContext(ctx, http.MethodPost, h.url, strings.NewReader(`{"jsonrpc":"2.0","id":2,"method":"ping"}`))
+			req, _ := http.NewRequestWithContext(ctx, http.MethodPost, h.URL, strings.NewReader(`{"jsonrpc":"2.0","id":2,"method":"ping"}`))
 			req.Header.Set("Content-Type", "application/json")
 			req.Header.Set("Accept", accept)
 			resp, err = client.Do(req)

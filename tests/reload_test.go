@@ -17,7 +17,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -26,6 +25,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcp-bashd/mcp-bashd/tests/internal/harness"
 	"github.com/mcp-bashd/mcp-bashd/tests/internal/proctest"
 )
 
@@ -36,153 +36,53 @@ const rl2NoteBound = 20 * time.Second
 
 const rl2ListChanged = `{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`
 
-// rl2Srv is a daemon driven over stdio that keeps notifications and
-// responses to other ids aside while it waits for a given response.
-type rl2Srv struct {
-	*server
-	dir   string // the server's files
-	log   string // MCP_LOG_FILE (the daemon's JSON records)
-	next  int
-	notes []string
-	early map[string]string // responses that arrived while another was awaited
+// rl2Server writes files into a fresh directory and describes the daemon
+// serving its server.sh (manifest mode), with flags before the script.
+func rl2Server(t *testing.T, files map[string]string, flags ...string) harness.Options {
+	dir := t.TempDir()
+	return harness.Options{Files: files, Dir: dir, Flags: flags, CleanEnv: true, TempDir: true, Log: true, Mark: "sd",
+		Env: []string{"GATE=" + filepath.Join(dir, "gate"), "STARTED=" + filepath.Join(dir, "started")}}
 }
 
-// rl2Start writes files into a fresh directory and serves its server.sh
-// (manifest mode), with flags before the script.
-func rl2Start(t *testing.T, files map[string]string, flags ...string) *rl2Srv {
-	t.Helper()
-	dir := writeServer(t, files)
-	r := &rl2Srv{dir: dir, log: filepath.Join(t.TempDir(), "daemon.log"), early: map[string]string{}}
-	cmd := exec.Command(binary, append(flags, filepath.Join(dir, "server.sh"))...)
-	cmd.Env = sdEnv("TMPDIR="+t.TempDir(), "MCP_LOG_FILE="+r.log, "GATE="+filepath.Join(dir, "gate"), "STARTED="+filepath.Join(dir, "started"), sdMark(t))
-	r.server = startPrepared(t, cmd)
-	return r
-}
-
-// await returns the response to id, keeping notifications (in notes) and
-// other responses (in early) aside.
-func (r *rl2Srv) await(id string) string {
-	r.t.Helper()
-	if line, ok := r.early[id]; ok {
-		delete(r.early, id)
-		return line
-	}
-	for {
-		line := string(r.recv())
-		var m struct {
-			ID     json.RawMessage `json:"id"`
-			Method string          `json:"method"`
-		}
-		json.Unmarshal([]byte(line), &m)
-		switch {
-		case m.Method != "":
-			r.notes = append(r.notes, line)
-		case string(m.ID) == id:
-			return line
-		default:
-			r.early[string(m.ID)] = line
-		}
-	}
-}
-
-// request sends method with params ("" for none) under a fresh id and
-// returns the response.
-func (r *rl2Srv) request(method, params string) string {
-	r.t.Helper()
-	r.next++
-	id := fmt.Sprint(r.next)
-	p := ""
-	if params != "" {
-		p = `,"params":` + params
-	}
-	r.send(`{"jsonrpc":"2.0","id":` + id + `,"method":"` + method + `"` + p + `}`)
-	return r.await(id)
-}
-
-// call runs a tool and returns its text and isError, or the error message
+// rl2Call runs a tool and returns its text and isError, or the error message
 // and true for a JSON-RPC error.
-func (r *rl2Srv) call(tool string) (string, bool) {
-	r.t.Helper()
-	line := r.request("tools/call", `{"name":"`+tool+`","arguments":{}}`)
-	res := sdParse(r.t, line)
+func rl2Call(r *harness.Daemon, tool string) (string, bool) {
+	r.T.Helper()
+	line := r.Request("tools/call", `{"name":"`+tool+`","arguments":{}}`)
+	res := harness.Parse(r.T, line)
 	if res.Error != nil {
 		return fmt.Sprintf("error %d: %s", res.Error.Code, res.Error.Message), true
 	}
-	return sdText(r.t, line)
+	return sdText(r.T, line)
 }
 
-// waitCall calls tool until its text is want: the readiness condition of
+// rl2WaitCall calls tool until its text is want: the readiness condition of
 // a reload.
-func (r *rl2Srv) waitCall(t *testing.T, tool, want, what string) {
+func rl2WaitCall(t *testing.T, r *harness.Daemon, tool, want, what string) {
 	t.Helper()
-	proctest.WaitUntil(t, deadline(t), what, func() (bool, string) {
-		text, isErr := r.call(tool)
+	proctest.WaitUntil(t, harness.Deadline(t), what, func() (bool, string) {
+		text, isErr := rl2Call(r, tool)
 		return text == want && !isErr, fmt.Sprintf("%s returned %q (isError=%v)", tool, text, isErr)
 	})
 }
 
-// toolNames lists the tools tools/list returns.
-func (r *rl2Srv) toolNames() []string {
-	r.t.Helper()
-	line := r.request("tools/list", "")
+// rl2ToolNames lists the tools tools/list returns.
+func rl2ToolNames(r *harness.Daemon) []string {
+	r.T.Helper()
+	line := r.Request("tools/list", "")
 	var lr struct {
 		Result *struct {
 			Tools []struct{ Name string } `json:"tools"`
 		} `json:"result"`
 	}
 	if json.Unmarshal([]byte(line), &lr) != nil || lr.Result == nil {
-		r.t.Fatalf("tools/list: %s", line)
+		r.T.Fatalf("tools/list: %s", line)
 	}
 	names := []string{}
 	for _, tl := range lr.Result.Tools {
 		names = append(names, tl.Name)
 	}
 	return names
-}
-
-// waitNote waits for a notification: first among those already seen, then
-// on the wire (within rl2NoteBound). Responses that arrive meanwhile are
-// kept for await.
-func (r *rl2Srv) waitNote(t *testing.T, want, after string) {
-	t.Helper()
-	take := func() bool {
-		for i, n := range r.notes {
-			if n == want {
-				r.notes = append(r.notes[:i], r.notes[i+1:]...)
-				return true
-			}
-		}
-		return false
-	}
-	if take() {
-		return
-	}
-	bound := time.After(min(rl2NoteBound, time.Until(deadline(t))))
-	for {
-		select {
-		case line, ok := <-r.lines:
-			if !ok {
-				t.Fatalf("server closed stdout waiting for %s after %s\nstderr:\n%s", want, after, r.stderr)
-			}
-			r.check(line)
-			line = bytes.TrimSuffix(line, []byte("\n"))
-			var m struct {
-				ID     json.RawMessage `json:"id"`
-				Method string          `json:"method"`
-			}
-			json.Unmarshal(line, &m)
-			if m.Method == "" {
-				r.early[string(m.ID)] = string(line)
-				continue
-			}
-			r.notes = append(r.notes, string(line))
-			if take() {
-				return
-			}
-		case <-bound:
-			t.Fatalf("no %s within %v after %s (the daemon checks its files every 500 ms); notifications seen: %q", want, rl2NoteBound, after, r.notes)
-		}
-	}
 }
 
 // rl2Replace replaces a file's content at once (written aside, renamed
@@ -220,20 +120,20 @@ func rl2Records(path string) []map[string]any {
 	return out
 }
 
-// waitLog waits for a log record with message msg whose fields contain
+// rl2WaitLog waits for a log record with message msg whose fields contain
 // every one of parts (in any string field).
-func (r *rl2Srv) waitLog(t *testing.T, msg string, parts ...string) map[string]any {
+func rl2WaitLog(t *testing.T, r *harness.Daemon, msg string, parts ...string) map[string]any {
 	t.Helper()
-	return r.waitLogAfter(t, 0, msg, parts...)
+	return rl2WaitLogAfter(t, r, 0, msg, parts...)
 }
 
-// waitLogAfter is waitLog on the records after the first skip.
-func (r *rl2Srv) waitLogAfter(t *testing.T, skip int, msg string, parts ...string) map[string]any {
+// rl2WaitLogAfter is waitLog on the records after the first skip.
+func rl2WaitLogAfter(t *testing.T, r *harness.Daemon, skip int, msg string, parts ...string) map[string]any {
 	t.Helper()
 	var found map[string]any
-	proctest.WaitUntil(t, deadline(t), fmt.Sprintf("a log record %q mentioning %q", msg, parts), func() (bool, string) {
+	proctest.WaitUntil(t, harness.Deadline(t), fmt.Sprintf("a log record %q mentioning %q", msg, parts), func() (bool, string) {
 		var last []string
-		recs := rl2Records(r.log)
+		recs := rl2Records(r.Log)
 		for _, rec := range recs[min(skip, len(recs)):] {
 			if rec["msg"] != msg {
 				continue
@@ -263,8 +163,8 @@ func (r *rl2Srv) waitLogAfter(t *testing.T, skip int, msg string, parts ...strin
 // A call in flight across a change of the script finishes on the old
 // definitions — the function and the helper it calls as they were when it
 // started — while a call started after the reload uses the new ones.
-func TestRl2InFlightCallKeepsOldDefinition(t *testing.T) {
-	r := rl2Start(t, map[string]string{
+func TestInFlightCallKeepsOldDefinition(t *testing.T) {
+	r := harness.Start(t, rl2Server(t, map[string]string{
 		"server.sh": `GEN=old
 describe() { echo "helper of the $GEN script"; }
 tool_slow() {
@@ -274,60 +174,60 @@ tool_slow() {
 }
 tool_gen() { echo "$GEN"; }
 `,
-		"tools.json": toolsJSON("slow", "gen"),
-	})
-	r.request("initialize", `{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"rl2","version":"0"}}`)
-	r.send(`{"jsonrpc":"2.0","id":"inflight","method":"tools/call","params":{"name":"slow","arguments":{}}}`)
-	proctest.WaitUntil(t, deadline(t), "the first call to be running", func() (bool, string) {
-		_, err := os.Stat(filepath.Join(r.dir, "started"))
+		"tools.json": harness.ToolsJSON("slow", "gen"),
+	}))
+	r.Request("initialize", `{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"rl2","version":"0"}}`)
+	r.Send(`{"jsonrpc":"2.0","id":"inflight","method":"tools/call","params":{"name":"slow","arguments":{}}}`)
+	proctest.WaitUntil(t, harness.Deadline(t), "the first call to be running", func() (bool, string) {
+		_, err := os.Stat(filepath.Join(r.Dir, "started"))
 		return err == nil, fmt.Sprint(err)
 	})
-	rl2Replace(t, filepath.Join(r.dir, "server.sh"), `GEN=new
+	rl2Replace(t, filepath.Join(r.Dir, "server.sh"), `GEN=new
 describe() { echo "helper of the $GEN script"; }
 tool_slow() { echo "slow, second definition: $(describe)"; }
 tool_gen() { echo "$GEN"; }
 `)
-	r.waitCall(t, "gen", "new", "the reloaded script to serve calls")
-	if text, isErr := r.call("slow"); text != "slow, second definition: helper of the new script" || isErr {
+	rl2WaitCall(t, r, "gen", "new", "the reloaded script to serve calls")
+	if text, isErr := rl2Call(r, "slow"); text != "slow, second definition: helper of the new script" || isErr {
 		t.Errorf("a call started after the reload: %q isError=%v", text, isErr)
 	}
-	if err := os.WriteFile(filepath.Join(r.dir, "gate"), nil, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(r.Dir, "gate"), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	got := r.await(`"inflight"`)
+	got := r.Await(`"inflight"`)
 	if text, isErr := sdText(t, got); text != "slow, first definition: helper of the old script" || isErr {
 		t.Errorf("the call in flight across the change: %s", got)
 	}
-	r.waitLog(t, "server script reloaded", filepath.Join(r.dir, "server.sh"))
-	if ee := r.closeAndWait(); ee != nil {
-		t.Errorf("exit: %v\n%s", ee, r.stderr)
+	rl2WaitLog(t, r, "server script reloaded", filepath.Join(r.Dir, "server.sh"))
+	if ee := r.CloseAndWait(); ee != nil {
+		t.Errorf("exit: %v\n%s", ee, r.Stderr)
 	}
 }
 
 // An edit to tools.json is seen by the very next request: no restart, no
 // waiting.
-func TestRl2ToolsJSONEditSeenByNextRequest(t *testing.T) {
-	r := rl2Start(t, map[string]string{
+func TestToolsJSONEditSeenByNextRequest(t *testing.T) {
+	r := harness.Start(t, rl2Server(t, map[string]string{
 		"server.sh":  "tool_one() { echo one; }\ntool_two() { echo two; }\n",
-		"tools.json": toolsJSON("one"),
-	})
-	r.request("initialize", `{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"rl2","version":"0"}}`)
-	if got := r.toolNames(); !reflect.DeepEqual(got, []string{"one"}) {
+		"tools.json": harness.ToolsJSON("one"),
+	}))
+	r.Request("initialize", `{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"rl2","version":"0"}}`)
+	if got := rl2ToolNames(r); !reflect.DeepEqual(got, []string{"one"}) {
 		t.Errorf("tools before the edit = %q", got)
 	}
-	if text, _ := r.call("two"); text != "error -32601: Tool not found: two" {
+	if text, _ := rl2Call(r, "two"); text != "error -32601: Tool not found: two" {
 		t.Errorf("an undeclared tool before the edit: %q", text)
 	}
-	tools := filepath.Join(r.dir, "tools.json")
-	rl2Replace(t, tools, toolsJSON("one", "two"))
-	if got := r.toolNames(); !reflect.DeepEqual(got, []string{"one", "two"}) {
+	tools := filepath.Join(r.Dir, "tools.json")
+	rl2Replace(t, tools, harness.ToolsJSON("one", "two"))
+	if got := rl2ToolNames(r); !reflect.DeepEqual(got, []string{"one", "two"}) {
 		t.Errorf("tools after adding two = %q", got)
 	}
-	if text, isErr := r.call("two"); text != "two" || isErr {
+	if text, isErr := rl2Call(r, "two"); text != "two" || isErr {
 		t.Errorf("two after it was declared: %q isError=%v", text, isErr)
 	}
-	rl2Replace(t, tools, toolsJSON("two"))
-	if text, _ := r.call("one"); text != "error -32601: Tool not found: one" {
+	rl2Replace(t, tools, harness.ToolsJSON("two"))
+	if text, _ := rl2Call(r, "one"); text != "error -32601: Tool not found: one" {
 		t.Errorf("one after it was removed from tools.json: %q", text)
 	}
 }
@@ -335,45 +235,45 @@ func TestRl2ToolsJSONEditSeenByNextRequest(t *testing.T) {
 // With capabilities.tools.listChanged: true in config.json, an initialized
 // client gets notifications/tools/list_changed when tools.json changes and
 // when the script's set of functions changes; tools/list then shows it.
-func TestRl2ListChangedAfterInitialize(t *testing.T) {
-	r := rl2Start(t, map[string]string{
+func TestListChangedAfterInitialize(t *testing.T) {
+	r := harness.Start(t, rl2Server(t, map[string]string{
 		"server.sh":   "tool_one() { echo one; }\n",
-		"tools.json":  toolsJSON("one"),
+		"tools.json":  harness.ToolsJSON("one"),
 		"config.json": `{"serverInfo":{"name":"reloading","version":"1"},"capabilities":{"tools":{"listChanged":true}}}`,
-	})
-	sdWantLine(t, "initialize", r.request("initialize", `{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"rl2","version":"0"}}`),
+	}))
+	sdWantLine(t, "initialize", r.Request("initialize", `{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"rl2","version":"0"}}`),
 		`{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18","serverInfo":{"name":"reloading","version":"1"},"capabilities":{"tools":{"listChanged":true}}}}`)
-	r.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	r.Send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 
-	rl2Replace(t, filepath.Join(r.dir, "tools.json"), toolsJSON("one", "three"))
-	r.waitNote(t, rl2ListChanged, "an edit of tools.json")
-	if got := r.toolNames(); !reflect.DeepEqual(got, []string{"one", "three"}) {
+	rl2Replace(t, filepath.Join(r.Dir, "tools.json"), harness.ToolsJSON("one", "three"))
+	r.AwaitNote(t, rl2ListChanged, rl2NoteBound, "an edit of tools.json")
+	if got := rl2ToolNames(r); !reflect.DeepEqual(got, []string{"one", "three"}) {
 		t.Errorf("tools after the edit = %q", got)
 	}
-	if text, _ := r.call("three"); text != "error -32601: Tool not found: three" {
+	if text, _ := rl2Call(r, "three"); text != "error -32601: Tool not found: three" {
 		t.Errorf("three before its function exists: %q", text)
 	}
 
-	rl2Replace(t, filepath.Join(r.dir, "server.sh"), "tool_one() { echo one; }\ntool_three() { echo three; }\n")
-	r.waitNote(t, rl2ListChanged, "a new function in the script")
-	if text, isErr := r.call("three"); text != "three" || isErr {
+	rl2Replace(t, filepath.Join(r.Dir, "server.sh"), "tool_one() { echo one; }\ntool_three() { echo three; }\n")
+	r.AwaitNote(t, rl2ListChanged, rl2NoteBound, "a new function in the script")
+	if text, isErr := rl2Call(r, "three"); text != "three" || isErr {
 		t.Errorf("three after the notification: %q isError=%v", text, isErr)
 	}
-	if ee := r.closeAndWait(); ee != nil {
-		t.Errorf("exit: %v\n%s", ee, r.stderr)
+	if ee := r.CloseAndWait(); ee != nil {
+		t.Errorf("exit: %v\n%s", ee, r.Stderr)
 	}
 }
 
 // The same with a real host: the Go SDK pinned to a legacy revision calls
 // its ToolListChangedHandler, and its next tools/list has the new tool.
-func TestRl2GoSDKLegacyListChanged(t *testing.T) {
-	dir := writeServer(t, map[string]string{
+func TestGoSDKLegacyListChanged(t *testing.T) {
+	dir := harness.WriteFiles(t, map[string]string{
 		"server.sh":   "tool_one() { echo one; }\ntool_two() { echo two; }\n",
-		"tools.json":  toolsJSON("one"),
+		"tools.json":  harness.ToolsJSON("one"),
 		"config.json": `{"capabilities":{"tools":{"listChanged":true}}}`,
 	})
 	changed := make(chan struct{}, 16)
-	cmd := sdDaemonCmd(t, []string{filepath.Join(dir, "server.sh")})
+	cmd := harness.Command(t, sdDaemon([]string{filepath.Join(dir, "server.sh")}))
 	g, err := sdGoConnect(t, &mcp.CommandTransport{Command: cmd}, "2025-11-25", &mcp.ClientOptions{
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} },
 	})
@@ -383,10 +283,10 @@ func TestRl2GoSDKLegacyListChanged(t *testing.T) {
 	if got := g.toolNames(); !reflect.DeepEqual(got, []string{"one"}) {
 		t.Errorf("tools = %q", got)
 	}
-	rl2Replace(t, filepath.Join(dir, "tools.json"), toolsJSON("one", "two"))
+	rl2Replace(t, filepath.Join(dir, "tools.json"), harness.ToolsJSON("one", "two"))
 	select {
 	case <-changed:
-	case <-time.After(min(rl2NoteBound, time.Until(deadline(t)))):
+	case <-time.After(min(rl2NoteBound, time.Until(harness.Deadline(t)))):
 		t.Fatalf("the Go SDK's ToolListChangedHandler was not called within %v of the edit", rl2NoteBound)
 	}
 	if got := g.toolNames(); !reflect.DeepEqual(got, []string{"one", "two"}) {
@@ -403,14 +303,14 @@ func TestRl2GoSDKLegacyListChanged(t *testing.T) {
 // opens a subscriptions/listen stream; a 2026 server that advertises
 // listChanged must deliver list_changed there (REVISIONS.md), or must not
 // advertise it. Either way the host must be able to connect.
-func TestRl2GoSDKModernListChanged(t *testing.T) {
-	dir := writeServer(t, map[string]string{
+func TestGoSDKModernListChanged(t *testing.T) {
+	dir := harness.WriteFiles(t, map[string]string{
 		"server.sh":   "tool_one() { echo one; }\ntool_two() { echo two; }\n",
-		"tools.json":  toolsJSON("one"),
+		"tools.json":  harness.ToolsJSON("one"),
 		"config.json": `{"capabilities":{"tools":{"listChanged":true}}}`,
 	})
 	changed := make(chan struct{}, 16)
-	cmd := sdDaemonCmd(t, []string{filepath.Join(dir, "server.sh")})
+	cmd := harness.Command(t, sdDaemon([]string{filepath.Join(dir, "server.sh")}))
 	g, err := sdGoConnect(t, &mcp.CommandTransport{Command: cmd}, "", &mcp.ClientOptions{
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} },
 	})
@@ -421,10 +321,10 @@ func TestRl2GoSDKModernListChanged(t *testing.T) {
 	if caps == nil || caps.Tools == nil || !caps.Tools.ListChanged {
 		return // not advertised: nothing to deliver
 	}
-	rl2Replace(t, filepath.Join(dir, "tools.json"), toolsJSON("one", "two"))
+	rl2Replace(t, filepath.Join(dir, "tools.json"), harness.ToolsJSON("one", "two"))
 	select {
 	case <-changed:
-	case <-time.After(min(rl2NoteBound, time.Until(deadline(t)))):
+	case <-time.After(min(rl2NoteBound, time.Until(harness.Deadline(t)))):
 		g.wire.mu.Lock()
 		defer g.wire.mu.Unlock()
 		t.Fatalf("server/discover advertises tools.listChanged but no list_changed reached the client within %v of the edit; the server sent: %q", rl2NoteBound, g.wire.in)
@@ -437,54 +337,54 @@ func TestRl2GoSDKModernListChanged(t *testing.T) {
 // A script edit that breaks the server — a bash syntax error, a top level
 // that fails — is logged with the file and the line, and the last good
 // definitions keep serving; fixing the file restores service.
-func TestRl2BrokenScriptKeepsServing(t *testing.T) {
-	r := rl2Start(t, map[string]string{
+func TestBrokenScriptKeepsServing(t *testing.T) {
+	r := harness.Start(t, rl2Server(t, map[string]string{
 		"server.sh":  "GEN=one\ntool_gen() { echo \"$GEN\"; }\n",
-		"tools.json": toolsJSON("gen"),
-	})
-	script := filepath.Join(r.dir, "server.sh")
-	r.request("initialize", `{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"rl2","version":"0"}}`)
-	if text, _ := r.call("gen"); text != "one" {
+		"tools.json": harness.ToolsJSON("gen"),
+	}))
+	script := filepath.Join(r.Dir, "server.sh")
+	r.Request("initialize", `{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"rl2","version":"0"}}`)
+	if text, _ := rl2Call(r, "gen"); text != "one" {
 		t.Fatalf("gen before any edit: %q", text)
 	}
 
 	rl2Replace(t, script, "GEN=two\ntool_gen() { echo \"$GEN\"; }\ntool_bad() { if then fi; }\n")
-	r.waitLog(t, "reload failed; the previous definitions keep serving", script+": line 3: syntax error")
-	if text, isErr := r.call("gen"); text != "one" || isErr {
+	rl2WaitLog(t, r, "reload failed; the previous definitions keep serving", script+": line 3: syntax error")
+	if text, isErr := rl2Call(r, "gen"); text != "one" || isErr {
 		t.Errorf("after a syntax error: gen = %q isError=%v, want the last good definition's \"one\"", text, isErr)
 	}
 
 	rl2Replace(t, script, "set -e\ncd /nonexistent-rl2-dir\nGEN=three\ntool_gen() { echo \"$GEN\"; }\n")
-	r.waitLog(t, "reload failed; the previous definitions keep serving", "exit status 1", script+": line 2: cd: /nonexistent-rl2-dir")
-	if text, isErr := r.call("gen"); text != "one" || isErr {
+	rl2WaitLog(t, r, "reload failed; the previous definitions keep serving", "exit status 1", script+": line 2: cd: /nonexistent-rl2-dir")
+	if text, isErr := rl2Call(r, "gen"); text != "one" || isErr {
 		t.Errorf("after a failing top level: gen = %q isError=%v, want \"one\"", text, isErr)
 	}
 
 	rl2Replace(t, script, "GEN=four\ntool_gen() { echo \"$GEN\"; }\n")
-	r.waitCall(t, "gen", "four", "the fixed script to serve calls")
-	if ee := r.closeAndWait(); ee != nil {
-		t.Errorf("exit: %v\n%s", ee, r.stderr)
+	rl2WaitCall(t, r, "gen", "four", "the fixed script to serve calls")
+	if ee := r.CloseAndWait(); ee != nil {
+		t.Errorf("exit: %v\n%s", ee, r.Stderr)
 	}
 }
 
 // Invalid JSON in tools.json or config.json: the last good file keeps
 // serving, the log names the file and the line; the fix takes effect at
 // the next request.
-func TestRl2BrokenJSONKeepsServing(t *testing.T) {
-	r := rl2Start(t, map[string]string{
+func TestBrokenJSONKeepsServing(t *testing.T) {
+	r := harness.Start(t, rl2Server(t, map[string]string{
 		"server.sh":   "tool_one() { echo one; }\ntool_two() { echo two; }\n",
-		"tools.json":  toolsJSON("one"),
+		"tools.json":  harness.ToolsJSON("one"),
 		"config.json": `{"serverInfo":{"name":"cfg-one","version":"1"}}`,
-	})
-	tools := filepath.Join(r.dir, "tools.json")
-	config := filepath.Join(r.dir, "config.json")
+	}))
+	tools := filepath.Join(r.Dir, "tools.json")
+	config := filepath.Join(r.Dir, "config.json")
 	initialize := func() string {
 		var res struct {
 			Result struct {
 				ServerInfo struct{ Name string } `json:"serverInfo"`
 			} `json:"result"`
 		}
-		line := r.request("initialize", `{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"rl2","version":"0"}}`)
+		line := r.Request("initialize", `{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"rl2","version":"0"}}`)
 		json.Unmarshal([]byte(line), &res)
 		return res.Result.ServerInfo.Name
 	}
@@ -496,30 +396,30 @@ func TestRl2BrokenJSONKeepsServing(t *testing.T) {
 		{"a stray comma on line 3", "{\n  \"tools\": [\n    {\"name\": \"one\", \"inputSchema\": {\"type\": \"object\"}},,\n  ]\n}\n", "line 3"},
 		{"a save cut short after line 3", "{\n  \"tools\": [\n    {\"name\": \"one\",\n", "line 3"},
 	} {
-		seen := len(rl2Records(r.log))
+		seen := len(rl2Records(r.Log))
 		rl2Replace(t, tools, c.body)
-		if got := r.toolNames(); !reflect.DeepEqual(got, []string{"one"}) {
+		if got := rl2ToolNames(r); !reflect.DeepEqual(got, []string{"one"}) {
 			t.Errorf("%s: tools/list = %q, want the last good list", c.name, got)
 		}
-		if text, isErr := r.call("one"); text != "one" || isErr {
+		if text, isErr := rl2Call(r, "one"); text != "one" || isErr {
 			t.Errorf("%s: one = %q isError=%v", c.name, text, isErr)
 		}
-		rec := r.waitLogAfter(t, seen, unusable, tools)
+		rec := rl2WaitLogAfter(t, r, seen, unusable, tools)
 		if e, _ := rec["error"].(string); !strings.Contains(e, c.line) {
 			t.Errorf("%s: the log record does not name the line (%s): %v", c.name, c.line, rec)
 		}
 	}
-	rl2Replace(t, tools, toolsJSON("one", "two"))
-	if got := r.toolNames(); !reflect.DeepEqual(got, []string{"one", "two"}) {
+	rl2Replace(t, tools, harness.ToolsJSON("one", "two"))
+	if got := rl2ToolNames(r); !reflect.DeepEqual(got, []string{"one", "two"}) {
 		t.Errorf("tools/list after the fix = %q", got)
 	}
 
-	seen := len(rl2Records(r.log))
+	seen := len(rl2Records(r.Log))
 	rl2Replace(t, config, "{\n  \"serverInfo\": {\"name\": \"cfg-two\" \"version\": \"1\"}\n}\n")
 	if name := initialize(); name != "cfg-one" {
 		t.Errorf("initialize after config.json broke: serverInfo %q, want the last good \"cfg-one\"", name)
 	}
-	rec := r.waitLogAfter(t, seen, "server configuration changed but is unusable; the last good one keeps serving", config)
+	rec := rl2WaitLogAfter(t, r, seen, "server configuration changed but is unusable; the last good one keeps serving", config)
 	if e, _ := rec["error"].(string); !strings.Contains(e, "line 2") {
 		t.Errorf("the config.json record does not name line 2: %v", rec)
 	}
@@ -532,8 +432,8 @@ func TestRl2BrokenJSONKeepsServing(t *testing.T) {
 // A drop-in server started as ./server.sh (the shim in place of the SDK)
 // reloads too, with the script's own arguments kept: the daemon runs the
 // edited script again exactly as it was started.
-func TestRl2DropInReloadKeepsScriptArguments(t *testing.T) {
-	dir := writeServer(t, map[string]string{
+func TestDropInReloadKeepsScriptArguments(t *testing.T) {
+	dir := harness.WriteFiles(t, map[string]string{
 		"server.sh": `#!/usr/bin/env bash
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 export MCP_TOOLS_LIST_FILE="$HERE/tools.json"
@@ -543,16 +443,15 @@ ARG="$1"
 tool_gen() { echo "$GEN $ARG"; }
 run_mcp_server
 `,
-		"tools.json": toolsJSON("gen"),
+		"tools.json": harness.ToolsJSON("gen"),
 	})
-	if err := os.Symlink(repoPath("scripts/mcpserver_core.sh"), filepath.Join(dir, "mcpserver_core.sh")); err != nil {
+	if err := os.Symlink(harness.RepoPath("scripts/mcpserver_core.sh"), filepath.Join(dir, "mcpserver_core.sh")); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(filepath.Join(dir, "server.sh"), "the-arg")
-	cmd.Env = sdEnv("MCP_BASHD="+binary, "TMPDIR="+t.TempDir(), sdMark(t))
-	r := &rl2Srv{server: startPrepared(t, cmd), dir: dir, early: map[string]string{}}
-	r.request("initialize", `{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"rl2","version":"0"}}`)
-	if text, _ := r.call("gen"); text != "one the-arg" {
+	r := harness.Start(t, harness.Options{Exe: filepath.Join(dir, "server.sh"), Args: []string{"the-arg"}, Dir: dir,
+		CleanEnv: true, Env: []string{"MCP_BASHD=" + harness.Binary}, TempDir: true, Mark: "sd"})
+	r.Request("initialize", `{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"rl2","version":"0"}}`)
+	if text, _ := rl2Call(r, "gen"); text != "one the-arg" {
 		t.Fatalf("gen before the edit: %q", text)
 	}
 	body, err := os.ReadFile(filepath.Join(dir, "server.sh"))
@@ -560,35 +459,35 @@ run_mcp_server
 		t.Fatal(err)
 	}
 	rl2Replace(t, filepath.Join(dir, "server.sh"), strings.Replace(string(body), "GEN=one", "GEN=two", 1))
-	r.waitCall(t, "gen", "two the-arg", "the edited drop-in script to serve calls")
-	if ee := r.closeAndWait(); ee != nil {
-		t.Errorf("exit: %v\n%s", ee, r.stderr)
+	rl2WaitCall(t, r, "gen", "two the-arg", "the edited drop-in script to serve calls")
+	if ee := r.CloseAndWait(); ee != nil {
+		t.Errorf("exit: %v\n%s", ee, r.Stderr)
 	}
 }
 
 // A tools directory is reloaded too: an executable added to it shows in
 // the next tools/list, and a client that was told listChanged hears of it.
-func TestRl2ToolsDirChangeNotifies(t *testing.T) {
+func TestToolsDirChangeNotifies(t *testing.T) {
 	tools := t.TempDir()
 	sdWriteExe(t, filepath.Join(tools, "p.sh"), "#!/usr/bin/env bash\n[ \"$1\" = list ] && { echo '{\"name\":\"first\",\"inputSchema\":{\"type\":\"object\"}}'; exit 0; }\necho \"ran $1\"\n", true)
-	r := rl2Start(t, map[string]string{
+	r := harness.Start(t, rl2Server(t, map[string]string{
 		"server.sh":   "tool_scripted() { echo scripted; }\n",
-		"tools.json":  toolsJSON("scripted"),
+		"tools.json":  harness.ToolsJSON("scripted"),
 		"config.json": `{"capabilities":{"tools":{"listChanged":true}}}`,
-	}, "--tools-dir", tools)
-	r.request("initialize", `{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"rl2","version":"0"}}`)
-	r.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
-	if got := r.toolNames(); !reflect.DeepEqual(got, []string{"scripted", "first"}) {
+	}, "--tools-dir", tools))
+	r.Request("initialize", `{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"rl2","version":"0"}}`)
+	r.Send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	if got := rl2ToolNames(r); !reflect.DeepEqual(got, []string{"scripted", "first"}) {
 		t.Errorf("tools = %q", got)
 	}
 	sdWriteExe(t, filepath.Join(tools, "q.sh"), "#!/usr/bin/env bash\n[ \"$1\" = list ] && { echo '{\"name\":\"second\",\"inputSchema\":{\"type\":\"object\"}}'; exit 0; }\necho \"ran $1\"\n", true)
-	if got := r.toolNames(); !reflect.DeepEqual(got, []string{"scripted", "first", "second"}) {
+	if got := rl2ToolNames(r); !reflect.DeepEqual(got, []string{"scripted", "first", "second"}) {
 		t.Errorf("tools after adding q.sh = %q", got)
 	}
-	if text, isErr := r.call("second"); text != "ran second" || isErr {
+	if text, isErr := rl2Call(r, "second"); text != "ran second" || isErr {
 		t.Errorf("second = %q isError=%v", text, isErr)
 	}
-	r.waitNote(t, rl2ListChanged, "an executable was added to the tools directory")
+	r.AwaitNote(t, rl2ListChanged, rl2NoteBound, "an executable was added to the tools directory")
 }
 
 // Issue 9, bug 2: list_changed follows what changed, not which file the
@@ -596,29 +495,29 @@ func TestRl2ToolsDirChangeNotifies(t *testing.T) {
 // gains a tool function says list_changed (the watcher used to say nothing
 // when both changed in one poll); an edit of config.json alone leaves
 // tools/list as it was and says nothing (it used to say list_changed).
-func TestRl2ListChangedFollowsTheTools(t *testing.T) {
+func TestListChangedFollowsTheTools(t *testing.T) {
 	cfg := `{"capabilities":{"tools":{"listChanged":true}}%s}`
-	r := rl2Start(t, map[string]string{
+	r := harness.Start(t, rl2Server(t, map[string]string{
 		"server.sh":   "tool_one() { echo one; }\n",
-		"tools.json":  toolsJSON("one", "two"),
+		"tools.json":  harness.ToolsJSON("one", "two"),
 		"config.json": fmt.Sprintf(cfg, ""),
-	})
-	r.request("initialize", `{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"rl2","version":"0"}}`)
-	r.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
-	rl2Replace(t, filepath.Join(r.dir, "config.json"), fmt.Sprintf(cfg, `,"instructions":"edited"`))
-	rl2Replace(t, filepath.Join(r.dir, "server.sh"), "tool_one() { echo one; }\ntool_two() { echo two; }\n")
-	r.waitNote(t, rl2ListChanged, "config.json and the script changed together (the script gained tool_two)")
-	if text, isErr := r.call("two"); text != "two" || isErr {
+	}))
+	r.Request("initialize", `{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"rl2","version":"0"}}`)
+	r.Send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	rl2Replace(t, filepath.Join(r.Dir, "config.json"), fmt.Sprintf(cfg, `,"instructions":"edited"`))
+	rl2Replace(t, filepath.Join(r.Dir, "server.sh"), "tool_one() { echo one; }\ntool_two() { echo two; }\n")
+	r.AwaitNote(t, rl2ListChanged, rl2NoteBound, "config.json and the script changed together (the script gained tool_two)")
+	if text, isErr := rl2Call(r, "two"); text != "two" || isErr {
 		t.Errorf("two after the reload = %q isError=%v", text, isErr)
 	}
-	seen := len(rl2Records(r.log))
-	rl2Replace(t, filepath.Join(r.dir, "config.json"), fmt.Sprintf(cfg, `,"instructions":"again"`))
+	seen := len(rl2Records(r.Log))
+	rl2Replace(t, filepath.Join(r.Dir, "config.json"), fmt.Sprintf(cfg, `,"instructions":"again"`))
 	// The watcher logs its decision after any notification it sent, so
 	// once the record is there a list_changed would already be on the
 	// wire ahead of the ping's response.
-	rec := r.waitLogAfter(t, seen, "server files changed")
-	r.request("ping", "")
-	for _, n := range r.notes {
+	rec := rl2WaitLogAfter(t, r, seen, "server files changed")
+	r.Request("ping", "")
+	for _, n := range r.Notes {
 		if n == rl2ListChanged {
 			t.Errorf("list_changed after an edit of config.json alone (tools/list did not change); decision: %v", rec)
 		}
@@ -632,37 +531,37 @@ func TestRl2ListChangedFollowsTheTools(t *testing.T) {
 // take long; it never holds up the connection's reader. A tools/list that
 // needs a provider that blocks is answered when the provider returns,
 // while a ping sent right behind it is answered at once.
-func TestRl2SlowToolsDirListDoesNotHoldPing(t *testing.T) {
+func TestSlowToolsDirListDoesNotHoldPing(t *testing.T) {
 	tools := t.TempDir()
 	ctl := t.TempDir()
 	provider := "#!/usr/bin/env bash\nif [ \"$1\" = list ]; then\n" +
 		"  if [ -e " + ctl + "/slow ]; then : > " + ctl + "/listing; until [ -e " + ctl + "/release ]; do sleep 0.01; done; fi\n" +
 		"  echo '{\"name\":\"%s\",\"inputSchema\":{\"type\":\"object\"}}'; exit 0\nfi\necho \"ran $1\"\n"
 	sdWriteExe(t, filepath.Join(tools, "p.sh"), fmt.Sprintf(provider, "first"), true)
-	r := rl2Start(t, map[string]string{"server.sh": "tool_scripted() { echo scripted; }\n", "tools.json": toolsJSON("scripted")}, "--tools-dir", tools)
+	r := harness.Start(t, rl2Server(t, map[string]string{"server.sh": "tool_scripted() { echo scripted; }\n", "tools.json": harness.ToolsJSON("scripted")}, "--tools-dir", tools))
 	// Whatever happens, the provider is released before the daemon stops.
 	t.Cleanup(func() { os.WriteFile(filepath.Join(ctl, "release"), nil, 0o644) })
-	r.request("initialize", `{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"rl2","version":"0"}}`)
+	r.Request("initialize", `{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"rl2","version":"0"}}`)
 	if err := os.WriteFile(filepath.Join(ctl, "slow"), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	// A new provider: the directory must be listed again, and every
 	// listing now blocks until release.
 	sdWriteExe(t, filepath.Join(tools, "q.sh"), fmt.Sprintf(provider, "second"), true)
-	r.send(`{"jsonrpc":"2.0","id":"list","method":"tools/list"}`)
-	proctest.WaitUntil(t, deadline(t), "a provider's list to start", func() (bool, string) {
+	r.Send(`{"jsonrpc":"2.0","id":"list","method":"tools/list"}`)
+	proctest.WaitUntil(t, harness.Deadline(t), "a provider's list to start", func() (bool, string) {
 		_, err := os.Stat(filepath.Join(ctl, "listing"))
 		return err == nil, fmt.Sprint(err)
 	})
-	r.send(`{"jsonrpc":"2.0","id":"ping","method":"ping"}`)
-	bound := time.After(min(rl2NoteBound, time.Until(deadline(t))))
+	r.Send(`{"jsonrpc":"2.0","id":"ping","method":"ping"}`)
+	bound := time.After(min(rl2NoteBound, time.Until(harness.Deadline(t))))
 	for got := false; !got; {
 		select {
-		case line, ok := <-r.lines:
+		case line, ok := <-r.Lines:
 			if !ok {
-				t.Fatalf("server closed stdout\nstderr:\n%s", r.stderr)
+				t.Fatalf("server closed stdout\nstderr:\n%s", r.Stderr)
 			}
-			r.check(line)
+			r.Check(line)
 			switch {
 			case bytes.Contains(line, []byte(`"id":"ping"`)):
 				got = true
@@ -676,7 +575,7 @@ func TestRl2SlowToolsDirListDoesNotHoldPing(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(ctl, "release"), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	line := r.await(`"list"`)
+	line := r.Await(`"list"`)
 	if !strings.Contains(line, `"name":"second"`) || !strings.Contains(line, `"name":"first"`) {
 		t.Errorf("tools/list after the provider returned: %s", line)
 	}

@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/mcp-bashd/mcp-bashd/tests/internal/harness"
 )
 
 const rsMeta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
@@ -37,7 +39,7 @@ prompt_chat() {
 prompt_failing() { echo 'no such topic' >&2; return 2; }
 complete_greet() { printf '%s\n' "$1=$2" "ctx=$3"; printf 'ann\nbob\n\n'; }
 `,
-	"tools.json": toolsJSON("echo"),
+	"tools.json": harness.ToolsJSON("echo"),
 	"resources.json": `{"resources":[
 		{"uri":"notes://readme","name":"readme","description":"The readme","mimeType":"text/plain","x-mcp-bashd":{"timeout":"30s"}},
 		{"uri":"notes://logo","name":"logo","mimeType":"image/png"},
@@ -50,95 +52,98 @@ complete_greet() { printf '%s\n' "$1=$2" "ctx=$3"; printf 'ann\nbob\n\n'; }
 		{"name":"chat"},{"name":"failing"},{"name":"missing"}]}`,
 }
 
-func rsStart(t *testing.T, files map[string]string) *rfDaemon {
-	t.Helper()
-	return rfStartIn(t, writeServer(t, files), t.TempDir(), nil)
+// rsServe serves files (server.sh and its JSON files) marked and
+// initialized.
+func rsServe(files map[string]string) harness.Options {
+	o := rfIn("", "", nil)
+	o.Files = files
+	return o
 }
 
 // rsWant sends a request and compares the answer with want, byte for byte.
-func rsWant(t *testing.T, s *server, what, req, want string) {
+func rsWant(t *testing.T, s *harness.Daemon, what, req, want string) {
 	t.Helper()
-	if got := s.roundTrip(req); got != want {
+	if got := s.RoundTrip(req); got != want {
 		t.Errorf("%s:\n got %s\nwant %s", what, got, want)
 	}
 }
 
 func TestResourcesSessionEra(t *testing.T) {
-	d := rsStart(t, rsServer)
-	rsWant(t, d.server, "initialize declares what the files offer",
+	d := harness.Start(t, rsServe(rsServer))
+	rsWant(t, d, "initialize declares what the files offer",
 		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"e2e","version":"0"}}}`,
 		`{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","serverInfo":{"name":"mcp-server","version":"1.0.0"},"capabilities":{"tools":{},"resources":{"subscribe":true,"listChanged":true},"prompts":{"listChanged":true},"completions":{}}}}`)
-	rsWant(t, d.server, "resources/list: the declarations, settings left out",
+	rsWant(t, d, "resources/list: the declarations, settings left out",
 		`{"jsonrpc":"2.0","id":2,"method":"resources/list"}`,
 		`{"jsonrpc":"2.0","id":2,"result":{"resources":[{"uri":"notes://readme","name":"readme","description":"The readme","mimeType":"text/plain"},{"uri":"notes://logo","name":"logo","mimeType":"image/png"},{"uri":"notes://packed","name":"packed"},{"uri":"notes://broken","name":"broken"},{"uri":"notes://undefined","name":"undefined"}]}}`)
-	rsWant(t, d.server, "resources/templates/list",
+	rsWant(t, d, "resources/templates/list",
 		`{"jsonrpc":"2.0","id":3,"method":"resources/templates/list"}`,
 		`{"jsonrpc":"2.0","id":3,"result":{"resourceTemplates":[{"uriTemplate":"notes://note/{id}/text{.fmt}","name":"note","mimeType":"text/markdown"},{"uriTemplate":"notes://gone/{id}","name":"gone"}]}}`)
-	rsWant(t, d.server, "a static resource: $1 the URI, $2 {}, stdout exactly as written, stderr left out",
+	rsWant(t, d, "a static resource: $1 the URI, $2 {}, stdout exactly as written, stderr left out",
 		`{"jsonrpc":"2.0","id":4,"method":"resources/read","params":{"uri":"notes://readme"}}`,
 		`{"jsonrpc":"2.0","id":4,"result":{"contents":[{"uri":"notes://readme","mimeType":"text/plain","text":"Read me: notes://readme {}\n"}]}}`)
-	rsWant(t, d.server, "a template: its variables, percent-decoded, as a JSON object in $2",
+	rsWant(t, d, "a template: its variables, percent-decoded, as a JSON object in $2",
 		`{"jsonrpc":"2.0","id":5,"method":"resources/read","params":{"uri":"notes://note/a%20b/text.md"}}`,
 		`{"jsonrpc":"2.0","id":5,"result":{"contents":[{"uri":"notes://note/a%20b/text.md","mimeType":"text/markdown","text":"note {\"fmt\":\"md\",\"id\":\"a b\"}\n"}]}}`)
 	logo := base64.StdEncoding.EncodeToString([]byte("\x89PNG\r\n\x00\xff"))
-	rsWant(t, d.server, "output that is not UTF-8 text is a blob",
+	rsWant(t, d, "output that is not UTF-8 text is a blob",
 		`{"jsonrpc":"2.0","id":6,"method":"resources/read","params":{"uri":"notes://logo"}}`,
 		`{"jsonrpc":"2.0","id":6,"result":{"contents":[{"uri":"notes://logo","mimeType":"image/png","blob":"`+logo+`"}]}}`)
-	rsWant(t, d.server, "mcp_blob and mcp_resource add contents",
+	rsWant(t, d, "mcp_blob and mcp_resource add contents",
 		`{"jsonrpc":"2.0","id":7,"method":"resources/read","params":{"uri":"notes://packed"}}`,
 		`{"jsonrpc":"2.0","id":7,"result":{"contents":[{"uri":"notes://packed","mimeType":"application/octet-stream","blob":"YWJj"},{"uri":"notes://index","mimeType":"text/csv","text":"a,b"}]}}`)
-	rsWant(t, d.server, "an unknown URI: resource not found (-32002 before 2026) with the URI in data",
+	rsWant(t, d, "an unknown URI: resource not found (-32002 before 2026) with the URI in data",
 		`{"jsonrpc":"2.0","id":8,"method":"resources/read","params":{"uri":"notes://nope/extra"}}`,
 		`{"jsonrpc":"2.0","id":8,"error":{"code":-32002,"message":"Resource not found: notes://nope/extra","data":{"uri":"notes://nope/extra"}}}`)
-	rsWant(t, d.server, "mcp_resource_not_found: a URI a template matches but that names nothing",
+	rsWant(t, d, "mcp_resource_not_found: a URI a template matches but that names nothing",
 		`{"jsonrpc":"2.0","id":12,"method":"resources/read","params":{"uri":"notes://gone/7"}}`,
 		`{"jsonrpc":"2.0","id":12,"error":{"code":-32002,"message":"Resource not found: notes://gone/7","data":{"uri":"notes://gone/7"}}}`)
-	rsWant(t, d.server, "a failing function: -32603 with its output and stderr",
+	rsWant(t, d, "a failing function: -32603 with its output and stderr",
 		`{"jsonrpc":"2.0","id":9,"method":"resources/read","params":{"uri":"notes://broken"}}`,
 		`{"jsonrpc":"2.0","id":9,"error":{"code":-32603,"message":"Error executing resource_broken: partial\ndisk on fire"}}`)
-	rsWant(t, d.server, "a declaration without its function",
+	rsWant(t, d, "a declaration without its function",
 		`{"jsonrpc":"2.0","id":10,"method":"resources/read","params":{"uri":"notes://undefined"}}`,
 		`{"jsonrpc":"2.0","id":10,"error":{"code":-32603,"message":"Cannot read notes://undefined: the server script defines no function resource_undefined"}}`)
-	rsWant(t, d.server, "resources/read without a uri",
+	rsWant(t, d, "resources/read without a uri",
 		`{"jsonrpc":"2.0","id":11,"method":"resources/read","params":{}}`,
 		`{"jsonrpc":"2.0","id":11,"error":{"code":-32602,"message":"Invalid params: uri is required and must be a string"}}`)
 
-	rsWant(t, d.server, "prompts/list",
+	rsWant(t, d, "prompts/list",
 		`{"jsonrpc":"2.0","id":20,"method":"prompts/list"}`,
 		`{"jsonrpc":"2.0","id":20,"result":{"prompts":[{"name":"greet","description":"Greets someone","arguments":[{"name":"who","description":"whom","required":true},{"name":"tone"}]},{"name":"chat"},{"name":"failing"},{"name":"missing"}]}}`)
-	rsWant(t, d.server, "prompts/get: the output is one user message, trailing newlines removed",
+	rsWant(t, d, "prompts/get: the output is one user message, trailing newlines removed",
 		`{"jsonrpc":"2.0","id":21,"method":"prompts/get","params":{"name":"greet","arguments":{"who":"Ann"}}}`,
 		`{"jsonrpc":"2.0","id":21,"result":{"description":"Greets someone","messages":[{"role":"user","content":{"type":"text","text":"Say hello to Ann."}}]}}`)
-	rsWant(t, d.server, "a required argument missing: refused before bash runs",
+	rsWant(t, d, "a required argument missing: refused before bash runs",
 		`{"jsonrpc":"2.0","id":22,"method":"prompts/get","params":{"name":"greet","arguments":{"tone":"warm"}}}`,
 		`{"jsonrpc":"2.0","id":22,"error":{"code":-32602,"message":"Invalid params: prompt greet requires argument \"who\""}}`)
-	rsWant(t, d.server, "an argument that is not a string",
+	rsWant(t, d, "an argument that is not a string",
 		`{"jsonrpc":"2.0","id":23,"method":"prompts/get","params":{"name":"greet","arguments":{"who":7}}}`,
 		`{"jsonrpc":"2.0","id":23,"error":{"code":-32602,"message":"Invalid params: argument \"who\" must be a string"}}`)
 	png := base64.StdEncoding.EncodeToString([]byte("\x89PNG\r\n"))
-	rsWant(t, d.server, "mcp_message: several messages, roles, an image and an embedded resource",
+	rsWant(t, d, "mcp_message: several messages, roles, an image and an embedded resource",
 		`{"jsonrpc":"2.0","id":24,"method":"prompts/get","params":{"name":"chat"}}`,
 		`{"jsonrpc":"2.0","id":24,"result":{"messages":[{"role":"user","content":{"type":"text","text":"What is this?"}},{"role":"user","content":{"type":"image","data":"`+png+`","mimeType":"image/png"}},{"role":"assistant","content":{"type":"text","text":"A picture."}},{"role":"user","content":{"type":"resource","resource":{"uri":"notes://1","mimeType":"text/plain","text":"the note"}}}]}}`)
-	rsWant(t, d.server, "a failing prompt function: -32603 with its stderr",
+	rsWant(t, d, "a failing prompt function: -32603 with its stderr",
 		`{"jsonrpc":"2.0","id":25,"method":"prompts/get","params":{"name":"failing"}}`,
 		`{"jsonrpc":"2.0","id":25,"error":{"code":-32603,"message":"Error executing prompt_failing: no such topic"}}`)
-	rsWant(t, d.server, "an undeclared prompt",
+	rsWant(t, d, "an undeclared prompt",
 		`{"jsonrpc":"2.0","id":26,"method":"prompts/get","params":{"name":"nope"}}`,
 		`{"jsonrpc":"2.0","id":26,"error":{"code":-32602,"message":"Prompt not found: nope"}}`)
-	rsWant(t, d.server, "a declared prompt without its function",
+	rsWant(t, d, "a declared prompt without its function",
 		`{"jsonrpc":"2.0","id":27,"method":"prompts/get","params":{"name":"missing"}}`,
 		`{"jsonrpc":"2.0","id":27,"error":{"code":-32603,"message":"Cannot get prompt missing: the server script defines no function prompt_missing"}}`)
-	if strings.Contains(d.stderr.String(), "a warning") {
-		t.Errorf("a resource's stderr reached the daemon's stderr as such:\n%s", d.stderr)
+	if strings.Contains(d.Stderr.String(), "a warning") {
+		t.Errorf("a resource's stderr reached the daemon's stderr as such:\n%s", d.Stderr)
 	}
-	d.stdin.Close()
-	d.waitExit(t)
+	d.Stdin.Close()
+	d.WaitExit(t)
 }
 
 func TestResourcesModernEra(t *testing.T) {
-	dir := writeServer(t, rsServer)
-	s := startServer(t, serverOpt{args: []string{filepath.Join(dir, "server.sh")}, env: []string{"TMPDIR=" + t.TempDir()}})
-	s.revision = "2026-07-28"
+	dir := harness.WriteFiles(t, rsServer)
+	s := harness.Start(t, harness.Options{Args: []string{filepath.Join(dir, "server.sh")}, Env: []string{"TMPDIR=" + t.TempDir()}})
+	s.Revision = "2026-07-28"
 	const info = `"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"mcp-server","version":"1.0.0"}}`
 	rsWant(t, s, "server/discover declares resources, prompts and completions",
 		`{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{`+rsMeta+`}}`,
@@ -167,8 +172,8 @@ func TestResourcesModernEra(t *testing.T) {
 	rsWant(t, s, "resources/subscribe is gone in 2026-07-28",
 		`{"jsonrpc":"2.0","id":8,"method":"resources/subscribe","params":{`+rsMeta+`,"uri":"notes://readme"}}`,
 		`{"jsonrpc":"2.0","id":8,"error":{"code":-32601,"message":"Method not found: resources/subscribe"}}`)
-	if ee := s.closeAndWait(); ee != nil {
-		t.Errorf("exit: %v\n%s", ee, s.stderr)
+	if ee := s.CloseAndWait(); ee != nil {
+		t.Errorf("exit: %v\n%s", ee, s.Stderr)
 	}
 }
 
@@ -176,9 +181,9 @@ func TestResourcesModernEra(t *testing.T) {
 // before they existed: the bash SDKs' empty lists in the session eras,
 // -32601 for the rest, nothing declared.
 func TestResourcesAbsentFilesChangeNothing(t *testing.T) {
-	dir := writeServer(t, map[string]string{"server.sh": "tool_echo() { echo \"$1\"; }\nresource_x() { :; }\n", "tools.json": toolsJSON("echo")})
-	s := startServer(t, serverOpt{args: []string{filepath.Join(dir, "server.sh")}, env: []string{"TMPDIR=" + t.TempDir()}})
-	rsWant(t, s, "initialize", initLine,
+	dir := harness.WriteFiles(t, map[string]string{"server.sh": "tool_echo() { echo \"$1\"; }\nresource_x() { :; }\n", "tools.json": harness.ToolsJSON("echo")})
+	s := harness.Start(t, harness.Options{Args: []string{filepath.Join(dir, "server.sh")}, Env: []string{"TMPDIR=" + t.TempDir()}})
+	rsWant(t, s, "initialize", harness.InitLine,
 		`{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","serverInfo":{"name":"mcp-server","version":"1.0.0"},"capabilities":{"tools":{}}}}`)
 	for i, m := range []string{"resources/list", "resources/templates/list", "prompts/list"} {
 		key := map[string]string{"resources/list": "resources", "resources/templates/list": "resourceTemplates", "prompts/list": "prompts"}[m]
@@ -188,13 +193,13 @@ func TestResourcesAbsentFilesChangeNothing(t *testing.T) {
 		rsWant(t, s, m, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":%q,"params":{"uri":"x://y","name":"x"}}`, i+10, m),
 			fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"error":{"code":-32601,"message":"Method not found: %s"}}`, i+10, m))
 	}
-	s.revision = "2026-07-28"
+	s.Revision = "2026-07-28"
 	for i, m := range []string{"resources/list", "prompts/list", "resources/read", "subscriptions/listen"} {
 		rsWant(t, s, m, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":%q,"params":{%s,"uri":"x://y","notifications":{}}}`, i+20, m, rsMeta),
 			fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"error":{"code":-32601,"message":"Method not found: %s"}}`, i+20, m))
 	}
-	if ee := s.closeAndWait(); ee != nil {
-		t.Errorf("exit: %v\n%s", ee, s.stderr)
+	if ee := s.CloseAndWait(); ee != nil {
+		t.Errorf("exit: %v\n%s", ee, s.Stderr)
 	}
 }
 
@@ -214,49 +219,49 @@ resource_slow() {
 resource_slow_cancel() { rf_note cancelled "$1 $2"; }
 resource_refused() { echo never; }
 `,
-		"tools.json":     toolsJSON(),
+		"tools.json":     harness.ToolsJSON(),
 		"resources.json": `{"resources":[{"uri":"notes://slow","name":"slow"},{"uri":"notes://refused","name":"refused"}]}`,
 	}
-	d := rsStart(t, files)
-	rsWant(t, d.server, "the before-call hook refuses",
+	d := harness.Start(t, rsServe(files))
+	rsWant(t, d, "the before-call hook refuses",
 		`{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"notes://refused"}}`,
 		`{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"Error executing resource_refused: "}}`)
-	if got := rfLine(t, d.dir, "hook"); got != "resource_refused notes://refused" {
+	if got := rfLine(t, d.Dir, "hook"); got != "resource_refused notes://refused" {
 		t.Errorf("hook got %q", got)
 	}
-	d.send(`{"jsonrpc":"2.0","id":"r","method":"resources/read","params":{"uri":"notes://slow"}}`)
+	d.Send(`{"jsonrpc":"2.0","id":"r","method":"resources/read","params":{"uri":"notes://slow"}}`)
 	var pid, pgid int
 	var tmp string
-	fmt.Sscanf(rfLine(t, d.dir, "slow.pid"), "%d %d %s", &pid, &pgid, &tmp)
+	fmt.Sscanf(rfLine(t, d.Dir, "slow.pid"), "%d %d %s", &pid, &pgid, &tmp)
 	if pid != pgid || tmp != "tmp" {
 		t.Fatalf("resource_slow: pid %d pgid %d MCP_CALL_TMPDIR %q; want its own group and the directory", pid, pgid, tmp)
 	}
-	d.send(rfCancel(`"r"`))
-	if got := rfLine(t, d.dir, "cancelled"); got != "notes://slow {}" {
+	d.Send(rfCancel(`"r"`))
+	if got := rfLine(t, d.Dir, "cancelled"); got != "notes://slow {}" {
 		t.Errorf("resource_slow_cancel got %q, want the URI and {}", got)
 	}
-	rfGroupGone(t, pgid, deadline(t))
-	rsWant(t, d.server, "after the cancel, the next answer is the next request's", `{"jsonrpc":"2.0","id":2,"method":"ping"}`, `{"jsonrpc":"2.0","id":2,"result":{}}`)
-	d.stdin.Close()
-	if lines := d.drain(t); len(lines) != 0 {
+	harness.WaitGroupGone(t, pgid, harness.Deadline(t))
+	rsWant(t, d, "after the cancel, the next answer is the next request's", `{"jsonrpc":"2.0","id":2,"method":"ping"}`, `{"jsonrpc":"2.0","id":2,"result":{}}`)
+	d.Stdin.Close()
+	if lines := d.Drain(t); len(lines) != 0 {
 		t.Fatalf("lines after the cancel: %q", lines)
 	}
-	if entries, _ := os.ReadDir(d.tmp); len(entries) != 0 {
+	if entries, _ := os.ReadDir(d.Tmp); len(entries) != 0 {
 		t.Errorf("TMPDIR not empty after the calls: %v", entries)
 	}
 }
 
 // x-mcp-bashd's timeout applies to a resource as to a tool.
 func TestResourceReadTimeout(t *testing.T) {
-	d := rsStart(t, map[string]string{
+	d := harness.Start(t, rsServe(map[string]string{
 		"server.sh":      rfLib + "resource_stuck() { rf_note stuck.pid; sleep 1000; }\n",
-		"tools.json":     toolsJSON(),
+		"tools.json":     harness.ToolsJSON(),
 		"resources.json": `{"resources":[{"uri":"notes://stuck","name":"stuck","x-mcp-bashd":{"timeout":"300ms"}}]}`,
-	})
-	rsWant(t, d.server, "a resource past its timeout",
+	}))
+	rsWant(t, d, "a resource past its timeout",
 		`{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"notes://stuck"}}`,
 		`{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"resource_stuck timed out after 300ms and was stopped."}}`)
-	rfGroupGone(t, rfInt(t, d.dir, "stuck.pid"), deadline(t))
+	harness.WaitGroupGone(t, rfInt(t, d.Dir, "stuck.pid"), harness.Deadline(t))
 }
 
 // completion/complete runs complete_NAME ARGUMENT VALUE CONTEXT_JSON for
@@ -270,33 +275,33 @@ complete_greet() { printf '%s\n' "$1=$2" "ctx=$3"; printf 'ann\r\nbob\n\n'; }
 resource_note() { :; }
 complete_note() { local i; for ((i = 1; i <= 150; i++)); do echo "$2$i"; done; }
 `,
-		"tools.json":     toolsJSON(),
+		"tools.json":     harness.ToolsJSON(),
 		"prompts.json":   `{"prompts":[{"name":"greet","arguments":[{"name":"who"}]},{"name":"plain"}]}`,
 		"resources.json": `{"resourceTemplates":[{"uriTemplate":"notes://note/{id}","name":"note"}]}`,
 	}
-	d := rsStart(t, files)
-	rsWant(t, d.server, "a prompt argument, with the context's arguments",
+	d := harness.Start(t, rsServe(files))
+	rsWant(t, d, "a prompt argument, with the context's arguments",
 		`{"jsonrpc":"2.0","id":1,"method":"completion/complete","params":{"ref":{"type":"ref/prompt","name":"greet"},"argument":{"name":"who","value":"a"},"context":{"arguments":{"tone":"warm"}}}}`,
 		`{"jsonrpc":"2.0","id":1,"result":{"completion":{"values":["who=a","ctx={\"tone\":\"warm\"}","ann","bob"],"total":4,"hasMore":false}}}`)
 	var many []string
 	for i := 1; i <= 100; i++ {
 		many = append(many, fmt.Sprintf(`"n%d"`, i))
 	}
-	rsWant(t, d.server, "a template argument: 100 of 150 values",
+	rsWant(t, d, "a template argument: 100 of 150 values",
 		`{"jsonrpc":"2.0","id":2,"method":"completion/complete","params":{"ref":{"type":"ref/resource","uri":"notes://note/{id}"},"argument":{"name":"id","value":"n"}}}`,
 		`{"jsonrpc":"2.0","id":2,"result":{"completion":{"values":[`+strings.Join(many, ",")+`],"total":150,"hasMore":true}}}`)
-	rsWant(t, d.server, "no complete_ function: no values",
+	rsWant(t, d, "no complete_ function: no values",
 		`{"jsonrpc":"2.0","id":3,"method":"completion/complete","params":{"ref":{"type":"ref/prompt","name":"plain"},"argument":{"name":"x","value":""}}}`,
 		`{"jsonrpc":"2.0","id":3,"result":{"completion":{"values":[],"total":0,"hasMore":false}}}`)
-	rsWant(t, d.server, "an undeclared prompt",
+	rsWant(t, d, "an undeclared prompt",
 		`{"jsonrpc":"2.0","id":4,"method":"completion/complete","params":{"ref":{"type":"ref/prompt","name":"nope"},"argument":{"name":"x","value":""}}}`,
 		`{"jsonrpc":"2.0","id":4,"error":{"code":-32602,"message":"Prompt not found: nope"}}`)
-	rsWant(t, d.server, "an undeclared template",
+	rsWant(t, d, "an undeclared template",
 		`{"jsonrpc":"2.0","id":5,"method":"completion/complete","params":{"ref":{"type":"ref/resource","uri":"notes://{x}"},"argument":{"name":"x","value":""}}}`,
 		`{"jsonrpc":"2.0","id":5,"error":{"code":-32602,"message":"Resource template not found: notes://{x}"}}`)
 
-	s := d.server
-	s.revision = "2026-07-28"
+	s := d
+	s.Revision = "2026-07-28"
 	rsWant(t, s, "2026-07-28",
 		`{"jsonrpc":"2.0","id":6,"method":"completion/complete","params":{`+rsMeta+`,"ref":{"type":"ref/prompt","name":"greet"},"argument":{"name":"who","value":"b"}}}`,
 		`{"jsonrpc":"2.0","id":6,"result":{"completion":{"values":["who=b","ctx={}","ann","bob"],"total":4,"hasMore":false},"resultType":"complete","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"mcp-server","version":"1.0.0"}}}}`)

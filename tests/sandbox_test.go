@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcp-bashd/mcp-bashd/tests/internal/harness"
 	"github.com/mcp-bashd/mcp-bashd/tests/internal/proctest"
 )
 
@@ -37,29 +38,29 @@ func sbToolsJSON(tools ...sbTool) string {
 	return `{"tools":[` + strings.Join(parts, ",") + `]}`
 }
 
-// sbStart starts a daemon serving body with tools.
-func sbStart(t *testing.T, body string, tools ...sbTool) *rfDaemon {
-	t.Helper()
-	dir := writeServer(t, map[string]string{"server.sh": rfLib + body, "tools.json": sbToolsJSON(tools...)})
-	return rfStartIn(t, dir, t.TempDir(), nil)
+// sbServe is a daemon serving body with tools (and their settings).
+func sbServe(body string, tools ...sbTool) harness.Options {
+	o := rfIn("", "", nil)
+	o.Files = map[string]string{"server.sh": rfLib + body, "tools.json": sbToolsJSON(tools...)}
+	return o
 }
 
 // sbCall calls tool and returns its result's text and isError.
-func (d *rfDaemon) sbCall(t *testing.T, id int, tool, args string) (string, bool) {
+func sbCall(t *testing.T, d *harness.Daemon, id int, tool, args string) (string, bool) {
 	t.Helper()
-	line := d.roundTrip(rfCall(strconv.Itoa(id), tool, args))
-	r := rfDecode(t, []byte(line))
+	line := d.RoundTrip(rfCall(strconv.Itoa(id), tool, args))
+	r := harness.Parse(t, line)
 	if r.Result == nil {
 		t.Fatalf("%s: not a result: %s", tool, line)
 	}
-	return r.text(), r.Result.IsError
+	return r.First(), r.Result.IsError
 }
 
 // sbRequire skips when the daemon said (once, at its first sandboxed call)
 // that the mechanism is unavailable here, quoting its reason.
-func (d *rfDaemon) sbRequire(t *testing.T, what string) {
+func sbRequire(t *testing.T, d *harness.Daemon, what string) {
 	t.Helper()
-	for _, line := range strings.Split(d.stderr.String(), "\n") {
+	for _, line := range strings.Split(d.Stderr.String(), "\n") {
 		if strings.Contains(line, what+" unavailable") {
 			t.Skipf("this kernel or these privileges lack it: %s", line)
 		}
@@ -70,19 +71,19 @@ func (d *rfDaemon) sbRequire(t *testing.T, what string) {
 // call's cgroup OOM-kills it) and the result says so; the daemon, outside
 // the call's cgroup and without its rlimits, serves the next call.
 func TestSandboxMemoryLimitStopsTool(t *testing.T) {
-	d := sbStart(t, `
+	d := harness.Start(t, sbServe(`
 tool_hog() { local s=x; while :; do s="$s$s"; done; }
 tool_ok() { echo fine; }
-`, sbTool{"hog", `{"limits":{"memory":"64MiB"}}`}, sbTool{"ok", ""})
-	text, isErr := d.sbCall(t, 1, "hog", `{}`)
-	d.sbRequire(t, "cgroup limits")
+`, sbTool{"hog", `{"limits":{"memory":"64MiB"}}`}, sbTool{"ok", ""}))
+	text, isErr := sbCall(t, d, 1, "hog", `{}`)
+	sbRequire(t, d, "cgroup limits")
 	if !isErr || !strings.HasSuffix(text, "\n[mcp-bashd: stopped: memory limit 64 MiB reached]") {
 		t.Fatalf("hog: isError %v, text %q", isErr, text)
 	}
-	if text, isErr := d.sbCall(t, 2, "ok", `{}`); isErr || text != "fine" {
+	if text, isErr := sbCall(t, d, 2, "ok", `{}`); isErr || text != "fine" {
 		t.Fatalf("next call: %v %q", isErr, text)
 	}
-	self, err := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", d.cmd.Process.Pid))
+	self, err := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", d.Cmd.Process.Pid))
 	if err != nil || strings.Contains(string(self), "/call-") {
 		t.Fatalf("the daemon is in a call's cgroup: %s %v", self, err)
 	}
@@ -93,21 +94,21 @@ tool_ok() { echo fine; }
 // retries a refused fork for 15 s (1+2+4+8) before it gives up and ends
 // the command: this test takes that long.
 func TestSandboxForkLoopStopsAtProcessLimit(t *testing.T) {
-	d := sbStart(t, `tool_forks() { while :; do sleep 1000 & done; }`, sbTool{"forks", `{"limits":{"processes":32}}`})
-	text, isErr := d.sbCall(t, 1, "forks", `{}`)
-	d.sbRequire(t, "cgroup limits")
+	d := harness.Start(t, sbServe(`tool_forks() { while :; do sleep 1000 & done; }`, sbTool{"forks", `{"limits":{"processes":32}}`}))
+	text, isErr := sbCall(t, d, 1, "forks", `{}`)
+	sbRequire(t, d, "cgroup limits")
 	if !isErr || !strings.Contains(text, "fork: Resource temporarily unavailable") ||
 		!strings.HasSuffix(text, "\n[mcp-bashd: process limit 32 reached: new processes were refused]") {
 		t.Fatalf("forks: isError %v, text %q", isErr, text)
 	}
-	proctest.WaitUntil(t, deadline(t), "the fork loop's processes to be gone", func() (bool, string) {
-		ps, err := proctest.WithEnv(rfMarkKey, d.mark)
+	proctest.WaitUntil(t, harness.Deadline(t), "the fork loop's processes to be gone", func() (bool, string) {
+		ps, err := proctest.WithEnv(harness.MarkKey, d.Mark)
 		if err != nil {
 			return false, err.Error()
 		}
 		var left []proctest.Proc
 		for _, p := range proctest.Alive(ps) {
-			if p.PID != d.cmd.Process.Pid {
+			if p.PID != d.Cmd.Process.Pid {
 				left = append(left, p)
 			}
 		}
@@ -118,14 +119,14 @@ func TestSandboxForkLoopStopsAtProcessLimit(t *testing.T) {
 // A CPU spin is stopped at its CPU limit: RLIMIT_CPU sends SIGXCPU after
 // one second of CPU time, and the result names the limit.
 func TestSandboxCPULimitStopsSpin(t *testing.T) {
-	d := sbStart(t, `tool_spin() { while :; do :; done; }`, sbTool{"spin", `{"limits":{"cpu":1}}`})
-	text, isErr := d.sbCall(t, 1, "spin", `{}`)
+	d := harness.Start(t, sbServe(`tool_spin() { while :; do :; done; }`, sbTool{"spin", `{"limits":{"cpu":1}}`}))
+	text, isErr := sbCall(t, d, 1, "spin", `{}`)
 	if !isErr || text != "Error executing spin: \n[mcp-bashd: stopped: CPU time limit 1s reached]" {
 		t.Fatalf("spin: isError %v, text %q", isErr, text)
 	}
 	// The daemon logs the signal after it has answered: wait for the line.
-	proctest.WaitUntil(t, deadline(t), "the daemon to log SIGXCPU", func() (bool, string) {
-		s := d.stderr.String()
+	proctest.WaitUntil(t, harness.Deadline(t), "the daemon to log SIGXCPU", func() (bool, string) {
+		s := d.Stderr.String()
 		return strings.Contains(s, `"signal": "SIGXCPU"`) || strings.Contains(s, `"signal":"SIGXCPU"`), s
 	})
 }
@@ -155,11 +156,9 @@ tool_read() {
     try cat %[2]s/secret
 }
 `, allowed, outside)
-	d := sbStart(t, body,
-		sbTool{"write", fmt.Sprintf(`{"filesystem":{"write":["$MCP_CALL_TMPDIR",%q]}}`, allowed)},
-		sbTool{"read", fmt.Sprintf(`{"filesystem":{"read":["/usr","/lib","/lib64","/bin","/etc",%q]}}`, allowed)})
-	text, isErr := d.sbCall(t, 1, "write", `{}`)
-	d.sbRequire(t, "landlock")
+	d := harness.Start(t, sbServe(body, sbTool{"write", fmt.Sprintf(`{"filesystem":{"write":["$MCP_CALL_TMPDIR",%q]}}`, allowed)}, sbTool{"read", fmt.Sprintf(`{"filesystem":{"read":["/usr","/lib","/lib64","/bin","/etc",%q]}}`, allowed)}))
+	text, isErr := sbCall(t, d, 1, "write", `{}`)
+	sbRequire(t, d, "landlock")
 	lines := strings.Split(text, "\n")
 	if isErr || len(lines) != 3 || !strings.HasPrefix(lines[0], "ok:") || !strings.HasPrefix(lines[1], "ok:") ||
 		!strings.HasPrefix(lines[2], "refused:") || !strings.HasSuffix(lines[2], "Permission denied") {
@@ -171,7 +170,7 @@ tool_read() {
 	if _, err := os.Stat(filepath.Join(outside, "new")); !os.IsNotExist(err) {
 		t.Fatalf("the write outside the allowed paths happened: %v", err)
 	}
-	text, isErr = d.sbCall(t, 2, "read", `{}`)
+	text, isErr = sbCall(t, d, 2, "read", `{}`)
 	lines = strings.Split(text, "\n")
 	if isErr || len(lines) != 3 || lines[0] != "hello" || !strings.HasPrefix(lines[1], "ok:") ||
 		!strings.HasPrefix(lines[2], "refused:") || !strings.HasSuffix(lines[2], "Permission denied") {
@@ -205,20 +204,20 @@ connect() { if (exec 3<>/dev/tcp/127.0.0.1/%d) 2>/dev/null; then echo connected;
 tool_offline() { connect; }
 tool_online() { connect; }
 `, port)
-	d := sbStart(t, body, sbTool{"offline", `{"network":false}`}, sbTool{"online", ""})
-	text, isErr := d.sbCall(t, 1, "offline", `{}`)
+	d := harness.Start(t, sbServe(body, sbTool{"offline", `{"network":false}`}, sbTool{"online", ""}))
+	text, isErr := sbCall(t, d, 1, "offline", `{}`)
 	if strings.Contains(text, "network namespace") {
 		t.Skipf("this daemon may not create a network namespace: %s", text)
 	}
 	if isErr || text != "refused" {
 		t.Fatalf("offline: isError %v, text %q", isErr, text)
 	}
-	if text, isErr := d.sbCall(t, 2, "online", `{}`); isErr || text != "connected" {
+	if text, isErr := sbCall(t, d, 2, "online", `{}`); isErr || text != "connected" {
 		t.Fatalf("online: isError %v, text %q", isErr, text)
 	}
 	select {
 	case <-accepted:
-	case <-time.After(time.Until(deadline(t))):
+	case <-time.After(time.Until(harness.Deadline(t))):
 		t.Fatal("the online connection was not accepted")
 	}
 	select {
@@ -230,22 +229,22 @@ tool_online() { connect; }
 
 // A tool that detaches a child with setsid: under a sandbox the child is
 // in the call's cgroup, and dies with the call (without one it outlives
-// the call: TestFaultDetachedToolsAreReaped).
+// the call: TestDetachedToolsAreReaped).
 func TestSandboxSetsidChildDiesWithCall(t *testing.T) {
-	d := sbStart(t, `
+	d := harness.Start(t, sbServe(`
 tool_detach() {
     setsid bash -c 'echo "$$" >"$RF_DIR/child.tmp"; mv "$RF_DIR/child.tmp" "$RF_DIR/child"; exec sleep 1000' &
     while [ ! -s "$RF_DIR/child" ]; do sleep 0.01; done
     echo started
 }
-`, sbTool{"detach", `{"limits":{}}`})
-	text, isErr := d.sbCall(t, 1, "detach", `{}`)
-	d.sbRequire(t, "cgroup limits")
+`, sbTool{"detach", `{"limits":{}}`}))
+	text, isErr := sbCall(t, d, 1, "detach", `{}`)
+	sbRequire(t, d, "cgroup limits")
 	if isErr || text != "started" {
 		t.Fatalf("detach: isError %v, text %q", isErr, text)
 	}
-	pid := rfInt(t, d.dir, "child")
-	proctest.WaitUntil(t, deadline(t), "the setsid child to be killed and reaped", func() (bool, string) {
+	pid := rfInt(t, d.Dir, "child")
+	proctest.WaitUntil(t, harness.Deadline(t), "the setsid child to be killed and reaped", func() (bool, string) {
 		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 		return err != nil, string(b)
 	})
@@ -266,17 +265,17 @@ show() {
 tool_boxed() { show; }
 tool_plain() { show; }
 `
-	d := sbStart(t, body, sbTool{"boxed", `{"limits":{"openFiles":100,"fileSize":"1MiB"},"network":false}`}, sbTool{"plain", ""})
-	boxed, isErr := d.sbCall(t, 1, "boxed", `{}`)
+	d := harness.Start(t, sbServe(body, sbTool{"boxed", `{"limits":{"openFiles":100,"fileSize":"1MiB"},"network":false}`}, sbTool{"plain", ""}))
+	boxed, isErr := sbCall(t, d, 1, "boxed", `{}`)
 	if isErr {
 		t.Fatalf("boxed: %q", boxed)
 	}
-	plain, _ := d.sbCall(t, 2, "plain", `{}`)
+	plain, _ := sbCall(t, d, 2, "plain", `{}`)
 	b, p := strings.Split(boxed, "\n"), strings.Split(plain, "\n")
 	if len(b) != 6 || len(p) != 6 {
 		t.Fatalf("boxed %q\nplain %q", boxed, plain)
 	}
-	if want := strings.Replace(p[0], "# call plain", "# call boxed", 1); b[0] != want || !strings.Contains(b[0], filepath.Join(d.dir, "server.sh")) {
+	if want := strings.Replace(p[0], "# call plain", "# call boxed", 1); b[0] != want || !strings.Contains(b[0], filepath.Join(d.Dir, "server.sh")) {
 		t.Fatalf("cmdline: boxed %q, plain %q", b[0], p[0])
 	}
 	for i, want := range []string{"SigBlk:\t0000000000000000", "SigIgn:\t0000000000000000", p[3]} {
@@ -294,25 +293,25 @@ tool_plain() { show; }
 // such a tool is refused rather than run without it; `mcp-bashd call`
 // shows how each limit is enforced.
 func TestSandboxCheckAndCallShowLimits(t *testing.T) {
-	dir := writeServer(t, map[string]string{
+	dir := harness.WriteFiles(t, map[string]string{
 		"server.sh": "tool_bad() { :; }\ntool_good() { echo ran; }\n",
 		"tools.json": sbToolsJSON(sbTool{"bad", `{"limits":{"memory":"64MB!","cpus":2}}`},
 			sbTool{"good", `{"limits":{"memory":"64MiB","cpu":"2s"},"filesystem":{"write":["$MCP_CALL_TMPDIR"]}}`}),
 	})
 	script := filepath.Join(dir, "server.sh")
-	out, err := exec.Command(binary, "check", script).CombinedOutput()
+	out, err := exec.Command(harness.Binary, "check", script).CombinedOutput()
 	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 ||
 		!strings.Contains(string(out), filepath.Join(dir, "tools.json")+`:1: tool "bad": x-mcp-bashd.limits: `) {
 		t.Fatalf("check: %v\n%s", err, out)
 	}
 	tmp := t.TempDir()
-	cmd := exec.Command(binary, "call", script, "bad")
+	cmd := exec.Command(harness.Binary, "call", script, "bad")
 	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
 	out, _ = cmd.Output()
 	if !strings.HasPrefix(string(out), "Cannot run bad: its x-mcp-bashd entry is invalid: limits: ") {
 		t.Fatalf("call bad: %s", out)
 	}
-	cmd = exec.Command(binary, "call", script, "good")
+	cmd = exec.Command(harness.Binary, "call", script, "good")
 	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
@@ -332,7 +331,7 @@ func TestSandboxCheckAndCallShowLimits(t *testing.T) {
 // started with a plan, the binary execs before any of them is
 // initialised, which is what keeps a sandboxed call cheap.
 func TestSandboxHelperExecsBeforeHeavyInits(t *testing.T) {
-	cmd := exec.Command(binary, "marker")
+	cmd := exec.Command(harness.Binary, "marker")
 	cmd.Env = append(os.Environ(), "GODEBUG=inittrace=1", `__MCPBASHD_SANDBOX={"bash":"/bin/sh","landlock_fd":-1}`)
 	cmd.Args[0] = "sh"
 	cmd.Args = append(cmd.Args[:1], "-c", "echo helped")

@@ -14,11 +14,13 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/mcp-bashd/mcp-bashd/tests/internal/harness"
 )
 
 func TestScaffoldDeclaresLoggingSoMcpLogReachesClients(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "myserver")
-	if out, err := exec.Command(binary, "new", dir).CombinedOutput(); err != nil {
+	if out, err := exec.Command(harness.Binary, "new", dir).CombinedOutput(); err != nil {
 		t.Fatalf("new: %v\n%s", err, out)
 	}
 	config, err := os.ReadFile(filepath.Join(dir, "config.json"))
@@ -33,18 +35,18 @@ func TestScaffoldDeclaresLoggingSoMcpLogReachesClients(t *testing.T) {
 	}
 	// A tool that logs, served with that config.json, to a client that
 	// sets no level.
-	srv := writeServer(t, map[string]string{
+	srv := harness.WriteFiles(t, map[string]string{
 		"server.sh":   "tool_say() { mcp_log info 'from the tool'; mcp_log debug 'below info'; echo done; }\n",
-		"tools.json":  toolsJSON("say"),
+		"tools.json":  harness.ToolsJSON("say"),
 		"config.json": string(config),
 	})
-	s := startServer(t, serverOpt{args: []string{filepath.Join(srv, "server.sh")}, env: ctShimEnv()})
-	s.roundTrip(initLine)
-	s.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
-	s.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"say","arguments":{}}}`)
+	s := harness.Start(t, harness.Options{Args: []string{filepath.Join(srv, "server.sh")}, CleanEnv: true})
+	s.RoundTrip(harness.InitLine)
+	s.Send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	s.Send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"say","arguments":{}}}`)
 	var got []string
 	for {
-		line := string(s.recv())
+		line := string(s.Recv())
 		if strings.Contains(line, `"id":1`) {
 			break
 		}

@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/mcp-bashd/mcp-bashd/tests/internal/harness"
 )
 
 const stderrScript = `echo "starting up: é \"quoted\"" >&2
@@ -20,20 +22,20 @@ tool_hi() { echo hi; }
 
 func TestScriptTopLevelStderrPassedThrough(t *testing.T) {
 	for _, env := range [][]string{nil, {"MCP_LOG_STDERR=0"}} {
-		dir := writeServer(t, map[string]string{"server.sh": stderrScript, "tools.json": toolsJSON("hi")})
-		s := startServer(t, serverOpt{args: []string{filepath.Join(dir, "server.sh")}, env: append(ctShimEnv(), env...)})
-		s.roundTrip(initLine)
-		s.closeAndWait()
-		if e := s.stderr.String(); !strings.HasPrefix(e, "starting up: é \"quoted\"\nsecond line\n") {
+		dir := harness.WriteFiles(t, map[string]string{"server.sh": stderrScript, "tools.json": harness.ToolsJSON("hi")})
+		s := harness.Start(t, harness.Options{Args: []string{filepath.Join(dir, "server.sh")}, CleanEnv: true, Env: env})
+		s.RoundTrip(harness.InitLine)
+		s.CloseAndWait()
+		if e := s.Stderr.String(); !strings.HasPrefix(e, "starting up: é \"quoted\"\nsecond line\n") {
 			t.Errorf("env %v: the script's stderr did not reach the daemon's:\n%q", env, e)
 		}
 	}
-	dir := writeServer(t, map[string]string{"server.sh": stderrScript, "tools.json": toolsJSON("hi")})
-	s := startServer(t, serverOpt{args: []string{"--log-format", "json", filepath.Join(dir, "server.sh")}, env: ctShimEnv()})
-	s.roundTrip(initLine)
-	s.closeAndWait()
+	dir := harness.WriteFiles(t, map[string]string{"server.sh": stderrScript, "tools.json": harness.ToolsJSON("hi")})
+	s := harness.Start(t, harness.Options{Args: []string{"--log-format", "json", filepath.Join(dir, "server.sh")}, CleanEnv: true})
+	s.RoundTrip(harness.InitLine)
+	s.CloseAndWait()
 	var lines []string
-	for _, l := range strings.Split(strings.TrimSpace(s.stderr.String()), "\n") {
+	for _, l := range strings.Split(strings.TrimSpace(s.Stderr.String()), "\n") {
 		var rec struct{ Msg, Line string }
 		if err := json.Unmarshal([]byte(l), &rec); err != nil {
 			t.Fatalf("--log-format json: a stderr line that is not JSON: %q", l)

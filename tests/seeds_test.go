@@ -23,13 +23,13 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcp-bashd/mcp-bashd/tests/internal/harness"
 	"github.com/mcp-bashd/mcp-bashd/tests/internal/mcpschema"
 )
 
@@ -60,43 +60,25 @@ func sdEnv(extra ...string) []string {
 
 // sdMark tags a daemon and everything it starts (found through /proc).
 func sdMark(t *testing.T) string {
-	return "MCPBASHD_TEST_MARK=sd-" + strings.ReplaceAll(t.Name(), "/", "-") + "-" + strconv.Itoa(os.Getpid())
+	return harness.MarkKey + "=" + harness.Mark(t, "sd")
 }
 
-// sdWeatherCmd is ./weatherserver.sh ARGS run from its own directory, as
+// sdWeather is ./weatherserver.sh ARGS run from its own directory, as
 // the README runs it.
-func sdWeatherCmd(t *testing.T, args []string, env ...string) *exec.Cmd {
-	cmd := exec.Command("./weatherserver.sh", args...)
-	cmd.Dir = repoPath("examples/weather")
-	cmd.Env = sdEnv(append([]string{"MCP_BASHD=" + binary, "TMPDIR=" + t.TempDir(), sdMark(t)}, env...)...)
-	return cmd
+func sdWeather(args []string, env ...string) harness.Options {
+	return harness.Options{Exe: "./weatherserver.sh", Args: append([]string{}, args...), WorkDir: harness.RepoPath("examples/weather"),
+		CleanEnv: true, TempDir: true, Mark: "sd", Env: append([]string{"MCP_BASHD=" + harness.Binary}, env...)}
 }
 
-// sdDaemonCmd is mcp-bashd ARGS with a clean environment.
-func sdDaemonCmd(t *testing.T, args []string, env ...string) *exec.Cmd {
-	cmd := exec.Command(binary, args...)
-	cmd.Env = sdEnv(append([]string{"TMPDIR=" + t.TempDir(), sdMark(t)}, env...)...)
-	return cmd
-}
-
-// sdResult is a tools/call response.
-type sdResult struct {
-	callResponse
-}
-
-func sdParse(t *testing.T, line string) sdResult {
-	t.Helper()
-	var r sdResult
-	if err := json.Unmarshal([]byte(line), &r); err != nil {
-		t.Fatalf("not JSON: %v: %s", err, line)
-	}
-	return r
+// sdDaemon is mcp-bashd ARGS with a clean environment.
+func sdDaemon(args []string, env ...string) harness.Options {
+	return harness.Options{Args: args, CleanEnv: true, TempDir: true, Mark: "sd", Env: env}
 }
 
 // sdText is the single text item of a tools/call result and its isError.
 func sdText(t *testing.T, line string) (string, bool) {
 	t.Helper()
-	r := sdParse(t, line)
+	r := harness.Parse(t, line)
 	if r.Result == nil || len(r.Result.Content) != 1 || r.Result.Content[0].Type != "text" {
 		t.Fatalf("want a result with one text item, got %s", line)
 	}
@@ -172,7 +154,7 @@ func (w *sdWire) check(t *testing.T, revision string) {
 		}
 		json.Unmarshal([]byte(line), &m)
 		method := w.sent[string(m.ID)]
-		if !isKnownMethod(method) && !(revision == sdModern && method == "server/discover") {
+		if !harness.IsKnownMethod(method) && !(revision == sdModern && method == "server/discover") {
 			method = ""
 		}
 		if err := mcpschema.Check(revision, method, []byte(line)); err != nil {
@@ -198,7 +180,7 @@ func sdGoConnect(t *testing.T, transport mcp.Transport, version string, copts *m
 	if version != "" {
 		opts = &mcp.ClientSessionOptions{ProtocolVersion: version}
 	}
-	ctx, cancel := context.WithDeadline(context.Background(), deadline(t))
+	ctx, cancel := context.WithDeadline(context.Background(), harness.Deadline(t))
 	defer cancel()
 	cs, err := client.Connect(ctx, &mcp.LoggingTransport{Transport: transport, Writer: wire}, opts)
 	if err != nil {
@@ -210,7 +192,7 @@ func sdGoConnect(t *testing.T, transport mcp.Transport, version string, copts *m
 }
 
 func (g *sdGo) ctx() (context.Context, context.CancelFunc) {
-	return context.WithDeadline(context.Background(), deadline(g.t))
+	return context.WithDeadline(context.Background(), harness.Deadline(g.t))
 }
 
 // call calls a tool and returns its single text item and isError.
@@ -262,8 +244,8 @@ func (g *sdGo) closeStdio(revision string) {
 // server gives. Its tools/list answer has an inputSchema without
 // "type":"object", which every MCP schema revision requires; the example's
 // tools.json adds it (docs/migration.md).
-func TestSdTutorialExactMessages(t *testing.T) {
-	s := startPrepared(t, sdDaemonCmd(t, []string{repoPath("examples/tutorial/server.sh")}))
+func TestTutorialExactMessages(t *testing.T) {
+	s := harness.Start(t, sdDaemon([]string{harness.RepoPath("examples/tutorial/server.sh")}))
 	exchange := []struct{ client, server string }{
 		{`{"method":"initialize","params":{"protocolVersion":"2024-11-05","capabilities":{},"clientInfo":{"name":"claude-ai","version":"0.1.0"}},"jsonrpc":"2.0","id":0}`,
 			`{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2024-11-05","capabilities":{"experimental":{},"prompts":{"listChanged":false},"resources":{"subscribe":false,"listChanged":false},"tools":{"listChanged":false}},"serverInfo":{"name":"math","version":"0.0.1"}}}`},
@@ -276,39 +258,39 @@ func TestSdTutorialExactMessages(t *testing.T) {
 			`{"jsonrpc":"2.0","id":20,"result":{"content":[{"type":"text","text":"\n sum of two numbers is 3"}],"isError":false}}`},
 	}
 	for _, e := range exchange {
-		s.send(e.client)
+		s.Send(e.client)
 		if e.server == "" {
 			continue // a notification: nothing comes back (the next recv is the next request's answer)
 		}
-		got := string(s.recv())
+		got := string(s.Recv())
 		if !sdSameJSON(t, got, e.server) {
 			t.Errorf("client: %s\n got %s\nwant %s", e.client, got, e.server)
 		}
 	}
-	if s.revision != "2024-11-05" {
-		t.Errorf("negotiated %q, want the tutorial's 2024-11-05", s.revision)
+	if s.Revision != "2024-11-05" {
+		t.Errorf("negotiated %q, want the tutorial's 2024-11-05", s.Revision)
 	}
 	// The tutorial's first JSON-RPC example (method "add", array params):
 	// its final server answers Method not found, and so do we.
-	if r := sdParse(t, s.roundTrip(`{"jsonrpc": "2.0","method": "add","params": [5, 3],"id": 1}`)); r.Error == nil || r.Error.Code != -32601 {
+	if r := harness.Parse(t, s.RoundTrip(`{"jsonrpc": "2.0","method": "add","params": [5, 3],"id": 1}`)); r.Error == nil || r.Error.Code != -32601 {
 		t.Errorf("method add: %+v", r)
 	}
 	// Where the tutorial evaluated the client's strings as bash arithmetic,
 	// the example refuses anything but integers.
-	if text, isErr := sdText(t, s.roundTrip(`{"jsonrpc":"2.0","id":21,"method":"tools/call","params":{"name":"addition","arguments":{"num1":"a[$(echo pwned >&2)]","num2":"2"}}}`)); !isErr || !strings.HasSuffix(text, "num1 and num2 must be integers") {
+	if text, isErr := sdText(t, s.RoundTrip(`{"jsonrpc":"2.0","id":21,"method":"tools/call","params":{"name":"addition","arguments":{"num1":"a[$(echo pwned >&2)]","num2":"2"}}}`)); !isErr || !strings.HasSuffix(text, "num1 and num2 must be integers") {
 		t.Errorf("non-integer num1: %q isError=%v", text, isErr)
 	}
-	if ee := s.closeAndWait(); ee != nil {
-		t.Fatalf("exit: %v\n%s", ee, s.stderr)
+	if ee := s.CloseAndWait(); ee != nil {
+		t.Fatalf("exit: %v\n%s", ee, s.Stderr)
 	}
 }
 
 // A real host on the tutorial server: the Go SDK pinned to the tutorial's
 // 2024-11-05, and with its default.
-func TestSdTutorialGoSDK(t *testing.T) {
+func TestTutorialGoSDK(t *testing.T) {
 	for _, c := range []struct{ pin, want string }{{"2024-11-05", "2024-11-05"}, {"", sdModern}} {
 		t.Run("version="+c.want, func(t *testing.T) {
-			g, err := sdGoConnect(t, &mcp.CommandTransport{Command: sdDaemonCmd(t, []string{repoPath("examples/tutorial/server.sh")})}, c.pin, nil)
+			g, err := sdGoConnect(t, &mcp.CommandTransport{Command: harness.Command(t, sdDaemon([]string{harness.RepoPath("examples/tutorial/server.sh")}))}, c.pin, nil)
 			if err != nil {
 				t.Fatalf("connect: %v", err)
 			}
@@ -401,8 +383,8 @@ echo "caller stdin: $line"
 // they are at each call, errexit off in tools, a nested handle_tools_call
 // with its own MCP_CALL_TMPDIR and the hook run again, the caller's stdin
 // never read and its EXIT trap run once, by the caller.
-func TestSdInProcessAPI(t *testing.T) {
-	dir := writeServer(t, map[string]string{
+func TestInProcessAPI(t *testing.T) {
+	dir := harness.WriteFiles(t, map[string]string{
 		"tools.json": `{"tools":[
 {"name":"greet","description":"d","inputSchema":{"type":"object","properties":{"name":{"type":"string"}},"required":["name"],"additionalProperties":false}},
 {"name":"fail","description":"d","inputSchema":{"type":"object"}},
@@ -422,7 +404,7 @@ func TestSdInProcessAPI(t *testing.T) {
 	}
 	cmd := exec.Command(bash, "--noprofile", "--norc", "t.sh")
 	cmd.Dir = dir
-	cmd.Env = sdEnv("MCP_BASHD="+binary, "SHIM="+repoPath("scripts/mcpserver_core.sh"), "TMPDIR="+tmp, "HOOK_LOG="+hookLog, "MCP_LOG_FILE="+logf, sdMark(t))
+	cmd.Env = sdEnv("MCP_BASHD="+harness.Binary, "SHIM="+harness.RepoPath("scripts/mcpserver_core.sh"), "TMPDIR="+tmp, "HOOK_LOG="+hookLog, "MCP_LOG_FILE="+logf, sdMark(t))
 	cmd.Stdin = strings.NewReader("the caller's own input\n")
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr

@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/mcp-bashd/mcp-bashd/tests/internal/harness"
 	"github.com/mcp-bashd/mcp-bashd/tests/internal/proctest"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -30,8 +31,8 @@ const sdSeedList = `{ "name": "echo", "title": "Echo Tool", "description": "Echo
 // examples/toolsdir/tools/test.sh behaves as the seed README shows when
 // run by hand: `list` prints its two objects, `echo`/`add` print a tool
 // result.
-func TestSdToolsDirProviderByHand(t *testing.T) {
-	exe := repoPath("examples/toolsdir/tools/test.sh")
+func TestToolsDirProviderByHand(t *testing.T) {
+	exe := harness.RepoPath("examples/toolsdir/tools/test.sh")
 	run := func(args ...string) (string, int) {
 		t.Helper()
 		cmd := exec.Command(exe, args...)
@@ -73,17 +74,17 @@ func TestSdToolsDirProviderByHand(t *testing.T) {
 // mcp-bashd --tools-dir examples/toolsdir/tools: the seed's provider
 // serves tools/list and calls, the argument schema is enforced, and the
 // placeholder lists the seed answers are there.
-func TestSdToolsDirExample(t *testing.T) {
-	s := startPrepared(t, sdDaemonCmd(t, []string{"--tools-dir", repoPath("examples/toolsdir/tools")}))
-	s.roundTrip(initLine)
-	s.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
-	sdWantLine(t, "tools/list", s.roundTrip(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`),
+func TestToolsDirExample(t *testing.T) {
+	s := harness.Start(t, sdDaemon([]string{"--tools-dir", harness.RepoPath("examples/toolsdir/tools")}))
+	s.RoundTrip(harness.InitLine)
+	s.Send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	sdWantLine(t, "tools/list", s.RoundTrip(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`),
 		`{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"echo","title":"Echo Tool","description":"Echoes the input text.","inputSchema":{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}},{"name":"add","title":"Addition Tool","description":"Adds two numbers.","inputSchema":{"type":"object","properties":{"a":{"type":"number"},"b":{"type":"number"}},"required":["a","b"]}}]}}`)
-	sdWantLine(t, "add 4+4", s.roundTrip(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"add","arguments":{"a":4,"b":4}}}`),
+	sdWantLine(t, "add 4+4", s.RoundTrip(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"add","arguments":{"a":4,"b":4}}}`),
 		`{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"8"}],"isError":false}}`)
-	sdWantLine(t, "add 40+2", s.roundTrip(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"add","arguments":{"a":40,"b":2}}}`),
+	sdWantLine(t, "add 40+2", s.RoundTrip(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"add","arguments":{"a":40,"b":2}}}`),
 		`{"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"42"}],"isError":false}}`)
-	sdWantLine(t, "echo", s.roundTrip(`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"echo","arguments":{"text":"Hello"}}}`),
+	sdWantLine(t, "echo", s.RoundTrip(`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"echo","arguments":{"text":"Hello"}}}`),
 		`{"jsonrpc":"2.0","id":4,"result":{"content":[{"type":"text","text":"Hello"}],"isError":false}}`)
 	// Arguments the schema rejects never reach the executable: an isError
 	// naming what is wrong (the seed let the tool fail with exit 1).
@@ -91,12 +92,12 @@ func TestSdToolsDirExample(t *testing.T) {
 		{`{"a":40}`, "Missing required parameter(s): b"},
 		{`{"a":"40","b":2}`, `Invalid type(s): a expected number, got string ("40")`},
 	} {
-		text, isErr := sdText(t, s.roundTrip(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"add","arguments":%s}}`, 5+i, c.args)))
+		text, isErr := sdText(t, s.RoundTrip(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"add","arguments":%s}}`, 5+i, c.args)))
 		if !isErr || !strings.Contains(text, c.want) {
 			t.Errorf("add %s: %q isError=%v, want an isError containing %q", c.args, text, isErr, c.want)
 		}
 	}
-	if r := sdParse(t, s.roundTrip(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"mul","arguments":{}}}`)); r.Error == nil || r.Error.Code != -32601 {
+	if r := harness.Parse(t, s.RoundTrip(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"mul","arguments":{}}}`)); r.Error == nil || r.Error.Code != -32601 {
 		t.Errorf("unknown tool: %+v", r)
 	}
 	for i, c := range []struct{ method, want string }{
@@ -105,16 +106,16 @@ func TestSdToolsDirExample(t *testing.T) {
 		{"prompts/list", `{"prompts":[]}`},
 	} {
 		id := 8 + i
-		sdWantLine(t, c.method, s.roundTrip(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":%q}`, id, c.method)), fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"result":%s}`, id, c.want))
+		sdWantLine(t, c.method, s.RoundTrip(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":%q}`, id, c.method)), fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"result":%s}`, id, c.want))
 	}
-	if ee := s.closeAndWait(); ee != nil {
-		t.Fatalf("exit: %v\n%s", ee, s.stderr)
+	if ee := s.CloseAndWait(); ee != nil {
+		t.Fatalf("exit: %v\n%s", ee, s.Stderr)
 	}
 }
 
 // The Go SDK as the host of a tools directory.
-func TestSdToolsDirGoSDK(t *testing.T) {
-	g, err := sdGoConnect(t, &mcp.CommandTransport{Command: sdDaemonCmd(t, []string{"--tools-dir", repoPath("examples/toolsdir/tools")})}, "", nil)
+func TestToolsDirGoSDK(t *testing.T) {
+	g, err := sdGoConnect(t, &mcp.CommandTransport{Command: harness.Command(t, sdDaemon([]string{"--tools-dir", harness.RepoPath("examples/toolsdir/tools")}))}, "", nil)
 	if err != nil {
 		t.Fatalf("connect: %v", err)
 	}
@@ -160,7 +161,7 @@ func sdWriteExe(t *testing.T, path, body string, exe bool) {
 // file that is not executable and a subdirectory are skipped. Calls run
 // under the supervisor like bash tools: own process group, MCP_CALL_TMPDIR
 // (removed afterwards), x-mcp-bashd timeouts, cancellation.
-func TestSdToolsDirProviders(t *testing.T) {
+func TestToolsDirProviders(t *testing.T) {
 	dir := t.TempDir()
 	sdWriteExe(t, filepath.Join(dir, "p.sh"), `#!/usr/bin/env bash
 case $1 in
@@ -198,13 +199,11 @@ esac
 		t.Fatal(err)
 	}
 	ready := filepath.Join(t.TempDir(), "ready")
-	tmp := t.TempDir()
-	cmd := sdDaemonCmd(t, []string{"--tools-dir", dir}, "READY="+ready)
-	cmd.Env = append(cmd.Env, "TMPDIR="+tmp)
-	s := startPrepared(t, cmd)
-	s.roundTrip(initLine)
+	s := harness.Start(t, sdDaemon([]string{"--tools-dir", dir}, "READY="+ready))
+	tmp := s.Tmp
+	s.RoundTrip(harness.InitLine)
 
-	list := s.roundTrip(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
+	list := s.RoundTrip(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
 	var lr struct {
 		Result struct {
 			Tools []struct{ Name string } `json:"tools"`
@@ -222,7 +221,7 @@ esac
 		t.Errorf("the private x-mcp-bashd key reached tools/list: %s", list)
 	}
 	call := func(id int, name, args string) string {
-		return s.roundTrip(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":%q,"arguments":%s}}`, id, name, args))
+		return s.RoundTrip(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":%q,"arguments":%s}}`, id, name, args))
 	}
 	sdWantLine(t, "full result passed through", call(2, "full", `{}`),
 		`{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"one"},{"type":"text","text":"two"}],"structuredContent":{"n":2},"isError":false}}`)
@@ -235,7 +234,7 @@ esac
 	if text, isErr := sdText(t, call(6, "exitfull", `{}`)); !isErr || !strings.Contains(text, `{"content":[{"type":"text","text":"x"}],"isError":false}`) {
 		t.Errorf("non-zero exit after a success result: %q isError=%v, want an isError", text, isErr)
 	}
-	if r := sdParse(t, call(7, "ghost", `{}`)); r.Error == nil || r.Error.Code != -32601 {
+	if r := harness.Parse(t, call(7, "ghost", `{}`)); r.Error == nil || r.Error.Code != -32601 {
 		t.Errorf("a tool of the provider that does not answer list: %+v", r)
 	}
 
@@ -245,7 +244,7 @@ esac
 	if isErr || len(f) != 4 {
 		t.Fatalf("where: %q isError=%v", text, isErr)
 	}
-	daemonPgid, _ := syscall.Getpgid(s.cmd.Process.Pid)
+	daemonPgid, _ := syscall.Getpgid(s.Cmd.Process.Pid)
 	if pg, _ := strconv.Atoi(f[0]); pg == 0 || pg == daemonPgid {
 		t.Errorf("the executable ran in process group %s (the daemon's is %d)", f[0], daemonPgid)
 	}
@@ -262,16 +261,16 @@ esac
 
 	// Cancellation: no response for the id, the process is gone, the
 	// call directory too, and the server answers the next request.
-	s.send(`{"jsonrpc":"2.0","id":"blk","method":"tools/call","params":{"name":"block","arguments":{}}}`)
+	s.Send(`{"jsonrpc":"2.0","id":"blk","method":"tools/call","params":{"name":"block","arguments":{}}}`)
 	var fields []string
-	proctest.WaitUntil(t, deadline(t), "the blocking tool to start", func() (bool, string) {
+	proctest.WaitUntil(t, harness.Deadline(t), "the blocking tool to start", func() (bool, string) {
 		b, err := os.ReadFile(ready)
 		fields = strings.Fields(string(b))
 		return err == nil && len(fields) == 2, fmt.Sprint(err)
 	})
 	pid, _ := strconv.Atoi(fields[0])
-	s.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"blk"}}`)
-	proctest.WaitUntil(t, deadline(t), "the cancelled executable to be gone", func() (bool, string) {
+	s.Send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"blk"}}`)
+	proctest.WaitUntil(t, harness.Deadline(t), "the cancelled executable to be gone", func() (bool, string) {
 		p, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 		if err != nil {
 			return true, ""
@@ -279,11 +278,11 @@ esac
 		_, statErr := os.Stat(fields[1])
 		return false, fmt.Sprintf("%s (tmpdir: %v)", p, statErr)
 	})
-	proctest.WaitUntil(t, deadline(t), "the cancelled call's directory to be removed", func() (bool, string) {
+	proctest.WaitUntil(t, harness.Deadline(t), "the cancelled call's directory to be removed", func() (bool, string) {
 		_, err := os.Stat(fields[1])
 		return errors.Is(err, os.ErrNotExist), fmt.Sprint(err)
 	})
-	sdWantLine(t, "ping after cancel", s.roundTrip(`{"jsonrpc":"2.0","id":10,"method":"ping"}`), `{"jsonrpc":"2.0","id":10,"result":{}}`)
+	sdWantLine(t, "ping after cancel", s.RoundTrip(`{"jsonrpc":"2.0","id":10,"method":"ping"}`), `{"jsonrpc":"2.0","id":10,"result":{}}`)
 
 	// The seed's convention passes ARGS_JSON in argv, which Linux caps at
 	// 128 KiB per string: a bigger argument is a clear isError, and the
@@ -292,9 +291,9 @@ esac
 	if text, isErr := sdText(t, call(11, "where", `{"s":"`+big+`"}`)); !isErr || !strings.Contains(text, "Argument list too long") {
 		t.Errorf("a 200 KiB argument: isError=%v %.200q", isErr, text)
 	}
-	sdWantLine(t, "ping after a refused exec", s.roundTrip(`{"jsonrpc":"2.0","id":12,"method":"ping"}`), `{"jsonrpc":"2.0","id":12,"result":{}}`)
-	if ee := s.closeAndWait(); ee != nil {
-		t.Fatalf("exit: %v\n%s", ee, s.stderr)
+	sdWantLine(t, "ping after a refused exec", s.RoundTrip(`{"jsonrpc":"2.0","id":12,"method":"ping"}`), `{"jsonrpc":"2.0","id":12,"result":{}}`)
+	if ee := s.CloseAndWait(); ee != nil {
+		t.Fatalf("exit: %v\n%s", ee, s.Stderr)
 	}
 	if left, _ := filepath.Glob(filepath.Join(tmp, "mcp-call.*")); len(left) != 0 {
 		t.Errorf("call directories left behind: %q", left)
@@ -304,7 +303,7 @@ esac
 // The seed's contract: a provider prints its tool result on stdout, and its
 // stderr is a log (the seed logged it, and parsed stdout alone). A warning
 // on stderr must not turn a valid result into text.
-func TestSdToolsDirStderrIsNotTheResult(t *testing.T) {
+func TestToolsDirStderrIsNotTheResult(t *testing.T) {
 	dir := t.TempDir()
 	sdWriteExe(t, filepath.Join(dir, "w.sh"), `#!/usr/bin/env bash
 case $1 in
@@ -315,9 +314,9 @@ warn)
     ;;
 esac
 `, true)
-	s := startPrepared(t, sdDaemonCmd(t, []string{"--tools-dir", dir}))
-	s.roundTrip(initLine)
-	sdWantLine(t, "a result on stdout with a warning on stderr", s.roundTrip(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"warn","arguments":{}}}`),
+	s := harness.Start(t, sdDaemon([]string{"--tools-dir", dir}))
+	s.RoundTrip(harness.InitLine)
+	sdWantLine(t, "a result on stdout with a warning on stderr", s.RoundTrip(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"warn","arguments":{}}}`),
 		`{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"result"}],"isError":false}}`)
 }
 
@@ -325,27 +324,27 @@ esac
 // -32603 "Duplicate tool names: NAME:NEW,EXISTING" (the later file in
 // name order is the new one); the server keeps answering, and removing one
 // of the two restores the list.
-func TestSdToolsDirDuplicateNames(t *testing.T) {
+func TestToolsDirDuplicateNames(t *testing.T) {
 	dir := t.TempDir()
 	a, b := filepath.Join(dir, "a.sh"), filepath.Join(dir, "b.sh")
 	sdWriteExe(t, a, "#!/usr/bin/env bash\n[ \"$1\" = list ] && { echo '{\"name\":\"solo\",\"inputSchema\":{\"type\":\"object\"}}'; echo '{\"name\":\"dup\",\"inputSchema\":{\"type\":\"object\"}}'; exit 0; }\necho \"a:$1\"\n", true)
 	sdWriteExe(t, b, "#!/usr/bin/env bash\n[ \"$1\" = list ] && { echo '{\"name\":\"dup\",\"inputSchema\":{\"type\":\"object\"}}'; exit 0; }\necho \"b:$1\"\n", true)
-	s := startPrepared(t, sdDaemonCmd(t, []string{"--tools-dir", dir}))
-	s.roundTrip(initLine)
+	s := harness.Start(t, sdDaemon([]string{"--tools-dir", dir}))
+	s.RoundTrip(harness.InitLine)
 	want := `{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"Duplicate tool names: dup:` + b + `,` + a + `"}}`
-	sdWantLine(t, "tools/list with a duplicate", s.roundTrip(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`), want)
-	s.revision = sdModern
-	sdWantLine(t, "2026 tools/list with a duplicate", s.roundTrip(`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{`+sdMeta+`}}`), want)
-	s.revision = "2025-11-25"
-	sdWantLine(t, "ping", s.roundTrip(`{"jsonrpc":"2.0","id":2,"method":"ping"}`), `{"jsonrpc":"2.0","id":2,"result":{}}`)
+	sdWantLine(t, "tools/list with a duplicate", s.RoundTrip(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`), want)
+	s.Revision = sdModern
+	sdWantLine(t, "2026 tools/list with a duplicate", s.RoundTrip(`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{`+sdMeta+`}}`), want)
+	s.Revision = "2025-11-25"
+	sdWantLine(t, "ping", s.RoundTrip(`{"jsonrpc":"2.0","id":2,"method":"ping"}`), `{"jsonrpc":"2.0","id":2,"result":{}}`)
 	if err := os.Remove(b); err != nil {
 		t.Fatal(err)
 	}
-	list := s.roundTrip(`{"jsonrpc":"2.0","id":3,"method":"tools/list"}`)
+	list := s.RoundTrip(`{"jsonrpc":"2.0","id":3,"method":"tools/list"}`)
 	if !strings.Contains(list, `"name":"solo"`) || !strings.Contains(list, `"name":"dup"`) {
 		t.Errorf("after removing b.sh: %s", list)
 	}
-	if text, isErr := sdText(t, s.roundTrip(`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"dup","arguments":{}}}`)); text != "a:dup" || isErr {
+	if text, isErr := sdText(t, s.RoundTrip(`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"dup","arguments":{}}}`)); text != "a:dup" || isErr {
 		t.Errorf("dup after the fix: %q isError=%v", text, isErr)
 	}
 }
@@ -353,7 +352,7 @@ func TestSdToolsDirDuplicateNames(t *testing.T) {
 // A `list` that prints something other than one tool object per line:
 // tools/list fails naming the file and the line; fixing the file (no
 // restart) restores the list.
-func TestSdToolsDirInvalidList(t *testing.T) {
+func TestToolsDirInvalidList(t *testing.T) {
 	dir := t.TempDir()
 	exe := filepath.Join(dir, "c.sh")
 	good := `{"name":"fine","inputSchema":{"type":"object"}}`
@@ -361,8 +360,8 @@ func TestSdToolsDirInvalidList(t *testing.T) {
 		return "#!/usr/bin/env bash\n[ \"$1\" = list ] && cat <<'EOF'\n" + lines + "EOF\n"
 	}
 	sdWriteExe(t, exe, provider(good+"\n"), true)
-	s := startPrepared(t, sdDaemonCmd(t, []string{"--tools-dir", dir}))
-	s.roundTrip(initLine)
+	s := harness.Start(t, sdDaemon([]string{"--tools-dir", dir}))
+	s.RoundTrip(harness.InitLine)
 	for i, c := range []struct {
 		name, lines, want string
 	}{
@@ -373,31 +372,31 @@ func TestSdToolsDirInvalidList(t *testing.T) {
 		{"no name", good + "\n" + `{"inputSchema":{"type":"object"}}` + "\n", "line 2: no string name"},
 	} {
 		sdWriteExe(t, exe, provider(c.lines), true)
-		r := sdParse(t, s.roundTrip(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/list"}`, i+1)))
+		r := harness.Parse(t, s.RoundTrip(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/list"}`, i+1)))
 		prefix := "Invalid tool JSON from " + exe + " " + c.want
 		if r.Error == nil || r.Error.Code != -32603 || !strings.HasPrefix(r.Error.Message, prefix) {
 			t.Errorf("%s: got %+v, want -32603 starting %q", c.name, r.Error, prefix)
 		}
 	}
 	sdWriteExe(t, exe, "#!/usr/bin/env bash\n[ \"$1\" = list ] && echo '"+good+"'\n", true)
-	if list := s.roundTrip(`{"jsonrpc":"2.0","id":99,"method":"tools/list"}`); !strings.Contains(list, `"name":"fine"`) {
+	if list := s.RoundTrip(`{"jsonrpc":"2.0","id":99,"method":"tools/list"}`); !strings.Contains(list, `"name":"fine"`) {
 		t.Errorf("after the fix: %s", list)
 	}
 }
 
 // --tools-dir together with a server script: tools.json's tools first,
 // then the directory's; both kinds of call work in one server.
-func TestSdToolsDirWithServerScript(t *testing.T) {
-	dir := writeServer(t, map[string]string{
+func TestToolsDirWithServerScript(t *testing.T) {
+	dir := harness.WriteFiles(t, map[string]string{
 		"server.sh":  "PREFIX=from-script\ntool_scripted() { echo \"$PREFIX\"; }\n",
-		"tools.json": toolsJSON("scripted"),
+		"tools.json": harness.ToolsJSON("scripted"),
 	})
 	tools := filepath.Join(dir, "tools")
 	if err := os.Mkdir(tools, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	sdWriteExe(t, filepath.Join(tools, "t.sh"), "#!/usr/bin/env bash\n[ \"$1\" = list ] && { echo '{\"name\":\"listed\",\"inputSchema\":{\"type\":\"object\"}}'; exit 0; }\necho \"from-dir $1 $2\"\n", true)
-	g, err := sdGoConnect(t, &mcp.CommandTransport{Command: sdDaemonCmd(t, []string{"--tools-dir", tools, filepath.Join(dir, "server.sh")})}, "2025-11-25", nil)
+	g, err := sdGoConnect(t, &mcp.CommandTransport{Command: harness.Command(t, sdDaemon([]string{"--tools-dir", tools, filepath.Join(dir, "server.sh")}))}, "2025-11-25", nil)
 	if err != nil {
 		t.Fatalf("connect: %v", err)
 	}

@@ -6,12 +6,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
 	"regexp"
@@ -20,8 +18,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcp-bashd/mcp-bashd/tests/internal/harness"
 	"github.com/mcp-bashd/mcp-bashd/tests/internal/mcpschema"
-	"github.com/mcp-bashd/mcp-bashd/tests/internal/proctest"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -31,9 +29,9 @@ import (
 // before both SDK files are sourced, those files being the shim, the
 // config in the README's discovery shape, logs/ kept in the repository,
 // and the README's closing case statement.
-func TestSdWeatherLayout(t *testing.T) {
-	dir := repoPath("examples/weather")
-	shim, err := os.ReadFile(repoPath("scripts/mcpserver_core.sh"))
+func TestWeatherLayout(t *testing.T) {
+	dir := harness.RepoPath("examples/weather")
+	shim, err := os.ReadFile(harness.RepoPath("scripts/mcpserver_core.sh"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,20 +106,20 @@ func TestSdWeatherLayout(t *testing.T) {
 // ./weatherserver.sh over stdio: the README's 2026 requests (server/discover
 // with the per-request _meta, tools/list, tools/call), a tool that fails
 // with `return 1` (isError), then an old-style client that initializes.
-func TestSdWeatherStdio(t *testing.T) {
-	logf := repoPath("examples/weather/logs/weatherserver.log")
+func TestWeatherStdio(t *testing.T) {
+	logf := harness.RepoPath("examples/weather/logs/weatherserver.log")
 	logStart := int64(0)
 	if fi, err := os.Stat(logf); err == nil {
 		logStart = fi.Size()
 	}
-	s := startPrepared(t, sdWeatherCmd(t, nil))
-	s.revision = sdModern
+	s := harness.Start(t, sdWeather(nil))
+	s.Revision = sdModern
 
-	sdWantLine(t, "server/discover", s.roundTrip(`{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{`+sdMeta+`}}`),
+	sdWantLine(t, "server/discover", s.RoundTrip(`{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{`+sdMeta+`}}`),
 		`{"jsonrpc":"2.0","id":1,"result":{"supportedVersions":["2026-07-28"],"capabilities":{"tools":{"listChanged":false}},"ttlMs":3600000,"cacheScope":"public","resultType":"complete","instructions":"This server provides weather information.",`+sdWeatherMeta+`}}`)
-	sdWantLine(t, "tools/list", s.roundTrip(`{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{`+sdMeta+`}}`),
+	sdWantLine(t, "tools/list", s.RoundTrip(`{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{`+sdMeta+`}}`),
 		`{"jsonrpc":"2.0","id":2,"result":{"tools":[{"name":"get_weather","description":"Get current weather for a location","inputSchema":{"type":"object","properties":{"location":{"type":"string","description":"City name or coordinates"}},"required":["location"]}}],"ttlMs":60000,"cacheScope":"public","resultType":"complete",`+sdWeatherMeta+`}}`)
-	sdWantLine(t, "tools/call London", s.roundTrip(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"get_weather","arguments":{"location":"London"},`+sdMeta+`}}`),
+	sdWantLine(t, "tools/call London", s.RoundTrip(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"get_weather","arguments":{"location":"London"},`+sdMeta+`}}`),
 		`{"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":`+string(sdJSONString(sdLondon))+`}],"resultType":"complete",`+sdWeatherMeta+`}}`)
 
 	// The README's failure path: echo a reason, return 1 → isError, and
@@ -130,7 +128,7 @@ func TestSdWeatherStdio(t *testing.T) {
 		{`{"location":""}`, "Missing required parameter: location"},
 		{`{"location":"Atlantis"}`, "No weather data for location: Atlantis"},
 	} {
-		line := s.roundTrip(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"get_weather","arguments":%s,%s}}`, 10+i, c.args, sdMeta))
+		line := s.RoundTrip(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"get_weather","arguments":%s,%s}}`, 10+i, c.args, sdMeta))
 		if text, isErr := sdText(t, line); !isErr || !strings.HasSuffix(text, c.reason) {
 			t.Errorf("get_weather %s: want isError ending in %q, got %s", c.args, c.reason, line)
 		}
@@ -139,22 +137,22 @@ func TestSdWeatherStdio(t *testing.T) {
 		}
 	}
 	// The schema is enforced before the tool runs.
-	if text, isErr := sdText(t, s.roundTrip(`{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":"get_weather","arguments":{},`+sdMeta+`}}`)); !isErr || !strings.Contains(text, "Missing required parameter(s): location") {
+	if text, isErr := sdText(t, s.RoundTrip(`{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":"get_weather","arguments":{},`+sdMeta+`}}`)); !isErr || !strings.Contains(text, "Missing required parameter(s): location") {
 		t.Errorf("get_weather without location: %q isError=%v", text, isErr)
 	}
 	// A version the config's supportedVersions does not list: -32022 with
 	// the supported ones, as the 2026 SDK answers.
-	sdWantLine(t, "unsupported version", s.roundTrip(`{"jsonrpc":"2.0","id":13,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2099-01-01","io.modelcontextprotocol/clientCapabilities":{}}}}`),
+	sdWantLine(t, "unsupported version", s.RoundTrip(`{"jsonrpc":"2.0","id":13,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2099-01-01","io.modelcontextprotocol/clientCapabilities":{}}}}`),
 		`{"jsonrpc":"2.0","id":13,"error":{"code":-32022,"message":"Unsupported protocol version: 2099-01-01","data":{"requested":"2099-01-01","supported":["2026-07-28"]}}}`)
 
 	// An old-style client: initialize, then calls without _meta.
-	sdWantLine(t, "initialize", s.roundTrip(`{"jsonrpc":"2.0","id":20,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"old","version":"1"}}}`),
+	sdWantLine(t, "initialize", s.RoundTrip(`{"jsonrpc":"2.0","id":20,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"old","version":"1"}}}`),
 		`{"jsonrpc":"2.0","id":20,"result":{"protocolVersion":"2025-06-18","serverInfo":{"name":"WeatherServer","version":"1.0.0"},"capabilities":{"tools":{"listChanged":false}},"instructions":"This server provides weather information."}}`)
-	s.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
-	sdWantLine(t, "legacy tools/call", s.roundTrip(`{"jsonrpc":"2.0","id":21,"method":"tools/call","params":{"name":"get_weather","arguments":{"location":"London"}}}`),
+	s.Send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	sdWantLine(t, "legacy tools/call", s.RoundTrip(`{"jsonrpc":"2.0","id":21,"method":"tools/call","params":{"name":"get_weather","arguments":{"location":"London"}}}`),
 		`{"jsonrpc":"2.0","id":21,"result":{"content":[{"type":"text","text":`+string(sdJSONString(sdLondon))+`}]}}`)
-	if ee := s.closeAndWait(); ee != nil {
-		t.Fatalf("exit after stdin EOF: %v\n%s", ee, s.stderr)
+	if ee := s.CloseAndWait(); ee != nil {
+		t.Fatalf("exit after stdin EOF: %v\n%s", ee, s.Stderr)
 	}
 	// MCP_LOG_FILE, set by the script before sourcing, is where the daemon
 	// logged this run's calls.
@@ -177,10 +175,10 @@ func sdJSONString(s string) []byte {
 
 // Top-level state: the script reads MCP_API_KEY once, at top level; every
 // call sees the value (here one that makes the canned API refuse).
-func TestSdWeatherTopLevelEnv(t *testing.T) {
-	s := startPrepared(t, sdWeatherCmd(t, nil, "MCP_API_KEY=invalid"))
-	s.revision = sdModern
-	line := s.roundTrip(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_weather","arguments":{"location":"London"},` + sdMeta + `}}`)
+func TestWeatherTopLevelEnv(t *testing.T) {
+	s := harness.Start(t, sdWeather(nil, "MCP_API_KEY=invalid"))
+	s.Revision = sdModern
+	line := s.RoundTrip(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_weather","arguments":{"location":"London"},` + sdMeta + `}}`)
 	if text, isErr := sdText(t, line); !isErr || !strings.HasSuffix(text, "Weather API rejected the API key") {
 		t.Errorf("with MCP_API_KEY=invalid: %s", line)
 	}
@@ -188,10 +186,10 @@ func TestSdWeatherTopLevelEnv(t *testing.T) {
 
 // The Go SDK as the host: its default connect (server/discover with
 // 2026-07-28, stateless) and a client pinned to 2025-06-18 (initialize).
-func TestSdWeatherGoSDKStdio(t *testing.T) {
+func TestWeatherGoSDKStdio(t *testing.T) {
 	for _, c := range []struct{ pin, want string }{{"", sdModern}, {"2025-06-18", "2025-06-18"}} {
 		t.Run("version="+c.want, func(t *testing.T) {
-			g, err := sdGoConnect(t, &mcp.CommandTransport{Command: sdWeatherCmd(t, nil)}, c.pin, nil)
+			g, err := sdGoConnect(t, &mcp.CommandTransport{Command: harness.Command(t, sdWeather(nil))}, c.pin, nil)
 			if err != nil {
 				t.Fatalf("connect: %v", err)
 			}
@@ -213,68 +211,30 @@ func TestSdWeatherGoSDKStdio(t *testing.T) {
 	}
 }
 
-// sdHTTP is ./weatherserver.sh --http.
-type sdHTTP struct {
-	url    string
-	cmd    *exec.Cmd
-	stderr *lockedWriter
-	done   chan struct{}
-	err    error
-}
-
-var sdServingRE = regexp.MustCompile(`mcp-bashd: serving (http://127\.0\.0\.1:(\d+)/mcp)\n`)
+var sdServingRE = regexp.MustCompile(`^http://127\.0\.0\.1:(\d+)/mcp$`)
 
 // sdStartWeatherHTTP starts the server with MCP_HTTP_PORT=0 (the kernel
 // picks a free port) and waits for the line naming the address.
-func sdStartWeatherHTTP(t *testing.T) *sdHTTP {
+func sdStartWeatherHTTP(t *testing.T) *harness.HTTPDaemon {
 	t.Helper()
-	h := &sdHTTP{cmd: sdWeatherCmd(t, []string{"--http"}, "MCP_HTTP_PORT=0"), stderr: &lockedWriter{w: &bytes.Buffer{}}, done: make(chan struct{})}
-	h.cmd.Stderr = h.stderr
-	if err := h.cmd.Start(); err != nil {
-		t.Fatal(err)
+	h := harness.StartHTTP(t, sdWeather([]string{"--http"}, "MCP_HTTP_PORT=0"))
+	m := sdServingRE.FindStringSubmatch(h.URL)
+	if m == nil {
+		t.Fatalf("the server serves %q, not http://127.0.0.1:PORT/mcp\n%s", h.URL, h.Stderr)
 	}
-	go func() { h.err = h.cmd.Wait(); close(h.done) }()
-	t.Cleanup(func() {
-		h.cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-h.done:
-		case <-time.After(30 * time.Second):
-			h.cmd.Process.Kill()
-			<-h.done
-		}
-	})
-	proctest.WaitUntil(t, deadline(t), "the HTTP server to say where it listens", func() (bool, string) {
-		select {
-		case <-h.done:
-			t.Fatalf("server exited: %v\n%s", h.err, h.stderrText())
-		default:
-		}
-		m := sdServingRE.FindStringSubmatch(h.stderrText())
-		if m == nil {
-			return false, h.stderrText()
-		}
-		if m[2] == "3000" {
-			t.Fatalf("MCP_HTTP_PORT=0 was not honoured: the server listens on the default port 3000")
-		}
-		h.url = m[1]
-		return true, ""
-	})
+	if m[1] == "3000" {
+		t.Fatalf("MCP_HTTP_PORT=0 was not honoured: the server listens on the default port 3000")
+	}
 	return h
 }
 
-func (h *sdHTTP) stderrText() string {
-	h.stderr.mu.Lock()
-	defer h.stderr.mu.Unlock()
-	return h.stderr.w.String()
-}
-
-// post sends one JSON-RPC message with the given headers (plus
+// sdPost sends one JSON-RPC message to url with the given headers (plus
 // Content-Type and the Accept the spec requires).
-func (h *sdHTTP) post(t *testing.T, hdr map[string]string, body string) (int, http.Header, string) {
+func sdPost(t *testing.T, url string, hdr map[string]string, body string) (int, http.Header, string) {
 	t.Helper()
-	ctx, cancel := context.WithDeadline(context.Background(), deadline(t))
+	ctx, cancel := context.WithDeadline(context.Background(), harness.Deadline(t))
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, h.url, strings.NewReader(body))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -309,7 +269,7 @@ func sdModernHeaders(method, name string) map[string]string {
 // checks the README calls a security control), a legacy initialize with
 // its session, then the Go SDK's Streamable HTTP client both ways; SIGTERM
 // stops it.
-func TestSdWeatherHTTP(t *testing.T) {
+func TestWeatherHTTP(t *testing.T) {
 	h := sdStartWeatherHTTP(t)
 	check := func(rev, method, body string) {
 		t.Helper()
@@ -317,20 +277,20 @@ func TestSdWeatherHTTP(t *testing.T) {
 			t.Errorf("not valid for %s (%s): %v\n%s", rev, method, err, body)
 		}
 	}
-	status, _, body := h.post(t, sdModernHeaders("server/discover", ""), `{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{`+sdMeta+`}}`)
+	status, _, body := sdPost(t, h.URL, sdModernHeaders("server/discover", ""), `{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{`+sdMeta+`}}`)
 	if status != 200 {
 		t.Errorf("server/discover: HTTP %d %s", status, body)
 	}
 	sdWantLine(t, "server/discover over HTTP", body, `{"jsonrpc":"2.0","id":1,"result":{"supportedVersions":["2026-07-28"],"capabilities":{"tools":{"listChanged":false}},"ttlMs":3600000,"cacheScope":"public","resultType":"complete","instructions":"This server provides weather information.",`+sdWeatherMeta+`}}`)
 	check(sdModern, "", body)
 
-	status, _, body = h.post(t, sdModernHeaders("tools/list", ""), `{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{`+sdMeta+`}}`)
+	status, _, body = sdPost(t, h.URL, sdModernHeaders("tools/list", ""), `{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{`+sdMeta+`}}`)
 	if status != 200 || !strings.Contains(body, `"name":"get_weather"`) {
 		t.Errorf("tools/list: HTTP %d %s", status, body)
 	}
 	check(sdModern, "tools/list", body)
 
-	status, hdr, body := h.post(t, sdModernHeaders("tools/call", "get_weather"), `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"get_weather","arguments":{"location":"London"},`+sdMeta+`}}`)
+	status, hdr, body := sdPost(t, h.URL, sdModernHeaders("tools/call", "get_weather"), `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"get_weather","arguments":{"location":"London"},`+sdMeta+`}}`)
 	if status != 200 {
 		t.Errorf("tools/call: HTTP %d %s", status, body)
 	}
@@ -340,7 +300,7 @@ func TestSdWeatherHTTP(t *testing.T) {
 		t.Errorf("a 2026 response carries Mcp-Session-Id %q", hdr.Get("Mcp-Session-Id"))
 	}
 
-	status, _, body = h.post(t, sdModernHeaders("tools/call", "get_weather"), `{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"get_weather","arguments":{"location":""},`+sdMeta+`}}`)
+	status, _, body = sdPost(t, h.URL, sdModernHeaders("tools/call", "get_weather"), `{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"get_weather","arguments":{"location":""},`+sdMeta+`}}`)
 	if text, isErr := sdText(t, body); status != 200 || !isErr || !strings.HasSuffix(text, "Missing required parameter: location") {
 		t.Errorf("failing tool over HTTP: HTTP %d %s", status, body)
 	}
@@ -358,7 +318,7 @@ func TestSdWeatherHTTP(t *testing.T) {
 		{"Mcp-Method mismatch", map[string]string{"MCP-Protocol-Version": sdModern, "Mcp-Method": "tools/list", "Mcp-Name": "get_weather"}, "Header mismatch: Mcp-Method header 'tools/list' does not match body value 'tools/call'"},
 		{"version mismatch", map[string]string{"MCP-Protocol-Version": "2025-06-18", "Mcp-Method": "tools/call", "Mcp-Name": "get_weather"}, "Header mismatch: MCP-Protocol-Version header '2025-06-18' does not match body value '2026-07-28'"},
 	} {
-		status, _, body := h.post(t, c.hdr, `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"get_weather","arguments":{"location":"London"},`+sdMeta+`}}`)
+		status, _, body := sdPost(t, h.URL, c.hdr, `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"get_weather","arguments":{"location":"London"},`+sdMeta+`}}`)
 		want := `{"jsonrpc":"2.0","id":5,"error":{"code":-32020,"message":"` + c.want + `"}}`
 		if status != http.StatusBadRequest || body != want {
 			t.Errorf("%s: HTTP %d %s\nwant 400 %s", c.name, status, body, want)
@@ -368,12 +328,12 @@ func TestSdWeatherHTTP(t *testing.T) {
 	// MCP_ALLOWED_ORIGINS allowlist does.
 	o := sdModernHeaders("tools/list", "")
 	o["Origin"] = "http://evil.example"
-	if status, _, body := h.post(t, o, `{"jsonrpc":"2.0","id":6,"method":"tools/list","params":{`+sdMeta+`}}`); status != http.StatusForbidden {
+	if status, _, body := sdPost(t, h.URL, o, `{"jsonrpc":"2.0","id":6,"method":"tools/list","params":{`+sdMeta+`}}`); status != http.StatusForbidden {
 		t.Errorf("foreign Origin: HTTP %d %s", status, body)
 	}
 
 	// A legacy client: initialize opens a session; its calls carry it.
-	status, hdr, body = h.post(t, nil, `{"jsonrpc":"2.0","id":7,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"old","version":"1"}}}`)
+	status, hdr, body = sdPost(t, h.URL, nil, `{"jsonrpc":"2.0","id":7,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"old","version":"1"}}}`)
 	sid := hdr.Get("Mcp-Session-Id")
 	if status != 200 || sid == "" {
 		t.Fatalf("legacy initialize: HTTP %d session %q %s", status, sid, body)
@@ -381,10 +341,10 @@ func TestSdWeatherHTTP(t *testing.T) {
 	sdWantLine(t, "legacy initialize over HTTP", body, `{"jsonrpc":"2.0","id":7,"result":{"protocolVersion":"2025-06-18","serverInfo":{"name":"WeatherServer","version":"1.0.0"},"capabilities":{"tools":{"listChanged":false}},"instructions":"This server provides weather information."}}`)
 	check("2025-06-18", "initialize", body)
 	legacy := map[string]string{"Mcp-Session-Id": sid, "MCP-Protocol-Version": "2025-06-18"}
-	if status, _, body := h.post(t, legacy, `{"jsonrpc":"2.0","method":"notifications/initialized"}`); status != http.StatusAccepted {
+	if status, _, body := sdPost(t, h.URL, legacy, `{"jsonrpc":"2.0","method":"notifications/initialized"}`); status != http.StatusAccepted {
 		t.Errorf("notifications/initialized: HTTP %d %s", status, body)
 	}
-	status, _, body = h.post(t, legacy, `{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"get_weather","arguments":{"location":"London"}}}`)
+	status, _, body = sdPost(t, h.URL, legacy, `{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"get_weather","arguments":{"location":"London"}}}`)
 	if status != 200 {
 		t.Errorf("legacy tools/call: HTTP %d", status)
 	}
@@ -394,9 +354,9 @@ func TestSdWeatherHTTP(t *testing.T) {
 	// The Go SDK's Streamable HTTP client, default (2026) and pinned.
 	for _, c := range []struct{ pin, want string }{{"", sdModern}, {"2025-06-18", "2025-06-18"}} {
 		t.Run("GoSDK/version="+c.want, func(t *testing.T) {
-			g, err := sdGoConnect(t, &mcp.StreamableClientTransport{Endpoint: h.url, MaxRetries: -1}, c.pin, nil)
+			g, err := sdGoConnect(t, &mcp.StreamableClientTransport{Endpoint: h.URL, MaxRetries: -1}, c.pin, nil)
 			if err != nil {
-				t.Fatalf("connect: %v\nserver stderr:\n%s", err, h.stderrText())
+				t.Fatalf("connect: %v\nserver stderr:\n%s", err, h.Stderr.String())
 			}
 			if v := g.cs.InitializeResult().ProtocolVersion; v != c.want {
 				t.Errorf("negotiated %q, want %q", v, c.want)
@@ -416,14 +376,13 @@ func TestSdWeatherHTTP(t *testing.T) {
 	}
 
 	// SIGTERM: the server stops and dies by the signal.
-	h.cmd.Process.Signal(syscall.SIGTERM)
+	h.Cmd.Process.Signal(syscall.SIGTERM)
 	select {
-	case <-h.done:
-	case <-time.After(time.Until(deadline(t))):
-		t.Fatalf("server did not stop on SIGTERM\n%s", h.stderrText())
+	case <-h.Done:
+	case <-time.After(time.Until(harness.Deadline(t))):
+		t.Fatalf("server did not stop on SIGTERM\n%s", h.Stderr.String())
 	}
-	var ee *exec.ExitError
-	if !errors.As(h.err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGTERM {
-		t.Errorf("exit after SIGTERM: %v, want death by SIGTERM", h.err)
+	if ws := h.Cmd.ProcessState.Sys().(syscall.WaitStatus); !ws.Signaled() || ws.Signal() != syscall.SIGTERM {
+		t.Errorf("exit after SIGTERM: %v, want death by SIGTERM", h.Cmd.ProcessState)
 	}
 }

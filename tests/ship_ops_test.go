@@ -20,6 +20,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcp-bashd/mcp-bashd/tests/internal/harness"
 	"github.com/mcp-bashd/mcp-bashd/tests/internal/proctest"
 )
 
@@ -45,18 +46,16 @@ func shFreePorts(t *testing.T, n int) []int {
 // shStartListening starts the daemon with flags(ports) and waits until
 // /healthz on ports[0] answers and the other ports accept; a port taken in between (the daemon exits 1 with
 // "address already in use") is retried with another one.
-func shStartListening(t *testing.T, env []string, nports int, flags func(ports []int) []string) (*server, []int) {
+func shStartListening(t *testing.T, env []string, nports int, flags func(ports []int) []string) (*harness.Daemon, []int) {
 	t.Helper()
 	for attempt := 0; attempt < 5; attempt++ {
 		ports := shFreePorts(t, nports)
-		cmd := exec.Command(binary, flags(ports)...)
-		cmd.Env = append(os.Environ(), env...)
-		s := startPrepared(t, cmd)
+		s := harness.Start(t, harness.Options{Args: flags(ports), Env: env})
 		healthz := fmt.Sprintf("http://127.0.0.1:%d/healthz", ports[0])
 		var up bool
-		proctest.WaitUntil(t, deadline(t), "/healthz or the daemon's exit", func() (bool, string) {
+		proctest.WaitUntil(t, harness.Deadline(t), "/healthz or the daemon's exit", func() (bool, string) {
 			select {
-			case <-s.done:
+			case <-s.Done:
 				return true, ""
 			default:
 			}
@@ -85,8 +84,8 @@ func shStartListening(t *testing.T, env []string, nports int, flags func(ports [
 			return s, ports
 		}
 		// The daemon exited: s.done is closed, so its stderr is complete.
-		if !strings.Contains(s.stderr.String(), "address already in use") {
-			t.Fatalf("daemon exited before serving: %v\n%s", s.waitErr, s.stderr.String())
+		if !strings.Contains(s.Stderr.String(), "address already in use") {
+			t.Fatalf("daemon exited before serving: %v\n%s", s.WaitErr, s.Stderr.String())
 		}
 	}
 	t.Fatal("no free port after 5 attempts")
@@ -97,7 +96,7 @@ func shStartListening(t *testing.T, env []string, nports int, flags func(ports [
 // isError result a tool wrote with mcp_result), 2 rejected by validation, 1
 // cancelled, 1 timed out (x-mcp-bashd timeout) by a tool that ignores
 // SIGTERM and is killed after the grace; an unknown tool adds no series.
-func TestShMetricsCounts(t *testing.T) {
+func TestMetricsCounts(t *testing.T) {
 	const script = `
 tool_ok() { echo fine; }
 tool_bad() { echo nope >&2; return 1; }
@@ -112,14 +111,14 @@ tool_stubborn() { trap '' TERM; sleep 1000; }
  {"name":"nap","inputSchema":{"type":"object"}},
  {"name":"stubborn","inputSchema":{"type":"object"},"x-mcp-bashd":{"timeout":"300ms"}}
 ]}`
-	dir := writeServer(t, map[string]string{"tools.sh": script, "tools.json": toolsList})
+	dir := harness.WriteFiles(t, map[string]string{"tools.sh": script, "tools.json": toolsList})
 	mark := shMark(t)
-	env := []string{"TMPDIR=" + t.TempDir(), "SH_DIR=" + dir, shMarkKey + "=" + mark, "MCP_LOG_FILE=" + filepath.Join(dir, "daemon.log")}
+	env := []string{"TMPDIR=" + t.TempDir(), "SH_DIR=" + dir, harness.MarkKey + "=" + mark, "MCP_LOG_FILE=" + filepath.Join(dir, "daemon.log")}
 	s, ports := shStartListening(t, env, 1, func(p []int) []string {
 		return []string{"--metrics-addr", fmt.Sprintf("127.0.0.1:%d", p[0]), "--grace", "300ms", filepath.Join(dir, "tools.sh")}
 	})
 	port := ports[0]
-	s.roundTrip(initLine)
+	s.RoundTrip(harness.InitLine)
 
 	// Before any call: the gauges and counters exist at zero, no call series.
 	samples, _, raw := shScrape(t, port)
@@ -150,7 +149,7 @@ tool_stubborn() { trap '' TERM; sleep 1000; }
 			t.Fatalf("rejected: %q", got)
 		}
 	}
-	if got := s.roundTrip(`{"jsonrpc":"2.0","id":200,"method":"tools/call","params":{"name":"nosuch","arguments":{}}}`); !strings.Contains(got, `"code":-32601`) {
+	if got := s.RoundTrip(`{"jsonrpc":"2.0","id":200,"method":"tools/call","params":{"name":"nosuch","arguments":{}}}`); !strings.Contains(got, `"code":-32601`) {
 		t.Fatalf("unknown tool: %s", got)
 	}
 	if got := call("stubborn", `{}`, true); !strings.Contains(strings.ToLower(got), "timed out") && !strings.Contains(strings.ToLower(got), "timeout") {
@@ -158,16 +157,16 @@ tool_stubborn() { trap '' TERM; sleep 1000; }
 	}
 
 	// One call in flight (the gauge says 1), then cancelled.
-	s.send(`{"jsonrpc":"2.0","id":300,"method":"tools/call","params":{"name":"nap","arguments":{}}}`)
-	proctest.WaitUntil(t, deadline(t), "the nap tool to start", func() (bool, string) {
+	s.Send(`{"jsonrpc":"2.0","id":300,"method":"tools/call","params":{"name":"nap","arguments":{}}}`)
+	proctest.WaitUntil(t, harness.Deadline(t), "the nap tool to start", func() (bool, string) {
 		_, err := os.Stat(filepath.Join(dir, "nap.ready"))
 		return err == nil, fmt.Sprint(err)
 	})
 	if samples, _, raw := shScrape(t, port); samples["mcp_bashd_tool_calls_in_flight"] != 1 {
 		t.Errorf("in flight while nap runs = %v, want 1\n%s", samples["mcp_bashd_tool_calls_in_flight"], raw)
 	}
-	s.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":300}}`)
-	proctest.WaitUntil(t, deadline(t), "the cancelled call to settle (in flight 0)", func() (bool, string) {
+	s.Send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":300}}`)
+	proctest.WaitUntil(t, harness.Deadline(t), "the cancelled call to settle (in flight 0)", func() (bool, string) {
 		samples, _, raw := shScrape(t, port)
 		return samples["mcp_bashd_tool_calls_in_flight"] == 0, raw
 	})
@@ -277,11 +276,11 @@ tool_stubborn() { trap '' TERM; sleep 1000; }
 		}
 	}
 
-	if ee := s.closeAndWait(); ee != nil {
-		t.Fatalf("exit: %v\n%s", ee, shStderr(s))
+	if ee := s.CloseAndWait(); ee != nil {
+		t.Fatalf("exit: %v\n%s", ee, s.Stderr.String())
 	}
 	shDrained(t, s) // in particular nothing for the cancelled id 300
-	shWaitNoneLeft(t, mark, -1)
+	harness.WaitNoneLeft(t, mark, -1, "no process left with "+mark)
 	// The metrics listener ends with the daemon.
 	if _, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/healthz", port)); err == nil {
 		t.Error("/healthz still answers after the daemon exited")
@@ -291,11 +290,11 @@ tool_stubborn() { trap '' TERM; sleep 1000; }
 // In HTTP mode (where the issue puts it): calls over Streamable HTTP are
 // counted on the separate metrics address, and every HTTP request gets one
 // structured access-log line.
-func TestShMetricsHTTPMode(t *testing.T) {
-	dir := writeServer(t, map[string]string{"tools.sh": "tool_ok() { echo fine; }\n", "tools.json": toolsJSON("ok")})
+func TestMetricsHTTPMode(t *testing.T) {
+	dir := harness.WriteFiles(t, map[string]string{"tools.sh": "tool_ok() { echo fine; }\n", "tools.json": harness.ToolsJSON("ok")})
 	logFile := filepath.Join(dir, "daemon.log")
 	mark := shMark(t)
-	env := []string{"TMPDIR=" + t.TempDir(), shMarkKey + "=" + mark, "MCP_LOG_FILE=" + logFile}
+	env := []string{"TMPDIR=" + t.TempDir(), harness.MarkKey + "=" + mark, "MCP_LOG_FILE=" + logFile}
 	s, ports := shStartListening(t, env, 2, func(p []int) []string {
 		return []string{"--http", "--http-port", strconv.Itoa(p[1]), "--metrics-addr", fmt.Sprintf("127.0.0.1:%d", p[0]), filepath.Join(dir, "tools.sh")}
 	})
@@ -333,10 +332,10 @@ func TestShMetricsHTTPMode(t *testing.T) {
 		t.Errorf("ok calls over HTTP = %v, want 2\n%s", got, raw)
 	}
 
-	if err := s.cmd.Process.Signal(os.Interrupt); err != nil {
+	if err := s.Cmd.Process.Signal(os.Interrupt); err != nil {
 		t.Fatal(err)
 	}
-	<-s.done
+	<-s.Done
 	b, err := os.ReadFile(logFile)
 	if err != nil {
 		t.Fatal(err)
@@ -355,7 +354,7 @@ func TestShMetricsHTTPMode(t *testing.T) {
 	if access != 4 {
 		t.Errorf("%d access log lines for 4 HTTP requests:\n%s", access, b)
 	}
-	shWaitNoneLeft(t, mark, -1)
+	harness.WaitNoneLeft(t, mark, -1, "no process left with "+mark)
 }
 
 // ---------------------------------------------------------------------------
@@ -418,7 +417,7 @@ func shLookPath(name, path string) (string, error) {
 // its host does (the TypeScript SDK's environment: HOME, LOGNAME, PATH,
 // SHELL, TERM, USER, plus the entry's env), then initialize, tools/list and
 // one tools/call over its stdio, and a clean exit at EOF.
-func TestShManifests(t *testing.T) {
+func TestDeploymentManifests(t *testing.T) {
 	root := shRoot(t)
 	files, err := filepath.Glob(filepath.Join(root, "examples/manifests/*.json"))
 	if err != nil || len(files) == 0 {
@@ -428,7 +427,7 @@ func TestShManifests(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	binDir := filepath.Dir(binary)
+	binDir := filepath.Dir(harness.Binary)
 	for _, file := range files {
 		data, err := os.ReadFile(file)
 		if err != nil {
@@ -465,7 +464,7 @@ func TestShManifests(t *testing.T) {
 					"HOME=" + home, "LOGNAME=" + os.Getenv("LOGNAME"), "PATH=" + path,
 					"SHELL=/bin/bash", "TERM=dumb", "USER=" + os.Getenv("USER"),
 					// Not from a host: where the test looks for leftovers.
-					"TMPDIR=" + tmp, shMarkKey + "=" + mark,
+					"TMPDIR=" + tmp, harness.MarkKey + "=" + mark,
 				}
 				for k, v := range srv.Env {
 					env = append(env, k+"="+subst(v))
@@ -478,19 +477,19 @@ func TestShManifests(t *testing.T) {
 				cmd.Args[0] = command
 				cmd.Env = env
 				cmd.Dir = home
-				s := startPrepared(t, cmd)
+				s := harness.StartCmd(t, cmd)
 
-				got := s.roundTrip(initLine)
-				if r := shDecode(t, got); r.Result == nil {
+				got := s.RoundTrip(harness.InitLine)
+				if r := harness.Parse(t, got); r.Result == nil {
 					t.Fatalf("initialize: %s", got)
 				}
 				// Whatever the command was (bash -c '... exec mcp-bashd'), the
 				// process answering is the binary under test.
-				if exeLink, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", s.cmd.Process.Pid)); err != nil || exeLink != binary {
-					t.Errorf("the server process runs %q (%v), want %s", exeLink, err, binary)
+				if exeLink, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", s.Cmd.Process.Pid)); err != nil || exeLink != harness.Binary {
+					t.Errorf("the server process runs %q (%v), want %s", exeLink, err, harness.Binary)
 				}
-				s.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
-				list := s.roundTrip(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
+				s.Send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+				list := s.RoundTrip(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
 				switch {
 				case strings.Contains(list, `"name":"greet"`):
 					if got := shCallText(t, s, 2, "greet", `{"name":"Ada"}`, false); got != "Hello, Ada" {
@@ -503,23 +502,23 @@ func TestShManifests(t *testing.T) {
 				default:
 					t.Fatalf("tools/list names neither greet nor echo: %s", list)
 				}
-				if ee := s.closeAndWait(); ee != nil {
-					t.Fatalf("exit: %v\n%s", ee, shStderr(s))
+				if ee := s.CloseAndWait(); ee != nil {
+					t.Fatalf("exit: %v\n%s", ee, s.Stderr.String())
 				}
-				if e := shStderr(s); e != "" {
+				if e := s.Stderr.String(); e != "" {
 					t.Errorf("stderr: %s", e)
 				}
 				shDrained(t, s)
-				shWaitNoneLeft(t, mark, -1)
+				harness.WaitNoneLeft(t, mark, -1, "no process left with "+mark)
 				shEmptyDir(t, tmp)
 			})
 		}
 	}
 }
 
-// docs/hosts.md shows the manifests that TestShManifests runs: every JSON
+// docs/hosts.md shows the manifests that TestDeploymentManifests runs: every JSON
 // block in it is one of examples/manifests/*.json, and every file is shown.
-func TestShHostsDocShowsTestedManifests(t *testing.T) {
+func TestHostsDocShowsTestedManifests(t *testing.T) {
 	root := shRoot(t)
 	doc, err := os.ReadFile(filepath.Join(root, "docs/hosts.md"))
 	if err != nil {

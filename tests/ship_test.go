@@ -17,7 +17,6 @@ package tests
 import (
 	"bytes"
 	"debug/elf"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -29,10 +28,9 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/mcp-bashd/mcp-bashd/tests/internal/harness"
 	"github.com/mcp-bashd/mcp-bashd/tests/internal/proctest"
 )
-
-const shMarkKey = "MCPBASHD_TEST_MARK"
 
 var shSeq atomic.Int64
 
@@ -44,33 +42,19 @@ func shMark(t *testing.T) string {
 // shRoot is the repository root, absolute.
 func shRoot(t *testing.T) string {
 	t.Helper()
-	root, err := filepath.Abs(repoPath(""))
+	root, err := filepath.Abs(harness.RepoPath(""))
 	if err != nil {
 		t.Fatal(err)
 	}
 	return root
 }
 
-// shResult decodes a tools/call response: its id, first text, isError.
-type shResult struct {
-	callResponse
-}
-
-func shDecode(t *testing.T, line string) shResult {
-	t.Helper()
-	var r shResult
-	if err := json.Unmarshal([]byte(line), &r); err != nil {
-		t.Fatalf("response is not JSON: %v: %s", err, line)
-	}
-	return r
-}
-
 // shCallText runs one tools/call and returns its text, failing on a
 // protocol error or an unexpected isError.
-func shCallText(t *testing.T, s *server, id int, tool, args string, wantErr bool) string {
+func shCallText(t *testing.T, s *harness.Daemon, id int, tool, args string, wantErr bool) string {
 	t.Helper()
-	line := s.roundTrip(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":%q,"arguments":%s}}`, id, tool, args))
-	r := shDecode(t, line)
+	line := s.RoundTrip(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":%q,"arguments":%s}}`, id, tool, args))
+	r := harness.Parse(t, line)
 	if string(r.ID) != strconv.Itoa(id) || r.Result == nil || len(r.Result.Content) == 0 {
 		t.Fatalf("tools/call %s: unexpected response %s", tool, line)
 	}
@@ -78,34 +62,6 @@ func shCallText(t *testing.T, s *server, id int, tool, args string, wantErr bool
 		t.Fatalf("tools/call %s: isError=%v, want %v: %s", tool, r.Result.IsError, wantErr, line)
 	}
 	return r.Result.Content[0].Text
-}
-
-// shStderr reads what the daemon wrote to stderr so far.
-func shStderr(s *server) string {
-	if lw, ok := s.cmd.Stderr.(*lockedWriter); ok {
-		lw.mu.Lock()
-		defer lw.mu.Unlock()
-		return lw.w.String()
-	}
-	return ""
-}
-
-// shWaitNoneLeft waits until no live process but skip carries the marker.
-func shWaitNoneLeft(t *testing.T, mark string, skip int) {
-	t.Helper()
-	proctest.WaitUntil(t, deadline(t), "no process left with "+mark, func() (bool, string) {
-		ps, err := proctest.WithEnv(shMarkKey, mark)
-		if err != nil {
-			return false, err.Error()
-		}
-		var left []string
-		for _, p := range proctest.Alive(ps) {
-			if p.PID != skip {
-				left = append(left, p.String())
-			}
-		}
-		return len(left) == 0, strings.Join(left, "\n")
-	})
 }
 
 // shEmptyDir fails unless dir holds nothing.
@@ -126,9 +82,9 @@ func shEmptyDir(t *testing.T, dir string) {
 
 // shDrained fails if the daemon wrote anything after its last expected
 // line; call it after the daemon exited.
-func shDrained(t *testing.T, s *server) {
+func shDrained(t *testing.T, s *harness.Daemon) {
 	t.Helper()
-	for line := range s.lines {
+	for line := range s.Lines {
 		t.Errorf("unexpected line after the last response: %s", line)
 	}
 }
@@ -216,7 +172,7 @@ func shReadDockerfile(t *testing.T, path string) shDockerfile {
 // ldflag) gives a static ELF: no interpreter, no dynamic section, no
 // DT_NEEDED. It prints the version it was stamped with, and serves a real
 // call with an empty environment (nothing from a host, no PATH).
-func TestShStaticBinary(t *testing.T) {
+func TestStaticBinary(t *testing.T) {
 	root := shRoot(t)
 	bash, err := exec.LookPath("bash")
 	if err != nil {
@@ -270,13 +226,13 @@ func TestShStaticBinary(t *testing.T) {
 			tmp := t.TempDir()
 			srv := exec.Command(built, "--bash", bash, filepath.Join(root, "examples/plain/tools.sh"))
 			srv.Env = []string{"TMPDIR=" + tmp}
-			s := startPrepared(t, srv)
-			s.roundTrip(initLine)
+			s := harness.StartCmd(t, srv)
+			s.RoundTrip(harness.InitLine)
 			if got := shCallText(t, s, 1, "echo", `{"static":true}`, false); got != `{"static":true}` {
 				t.Fatalf("echo: %q", got)
 			}
-			if ee := s.closeAndWait(); ee != nil {
-				t.Fatalf("exit: %v\n%s", ee, shStderr(s))
+			if ee := s.CloseAndWait(); ee != nil {
+				t.Fatalf("exit: %v\n%s", ee, s.Stderr.String())
 			}
 			shEmptyDir(t, tmp)
 		})
@@ -337,11 +293,11 @@ func shBusyboxEnv(pathDir, tmp, mark string, extra ...string) []string {
 		"PATH=" + pathDir,
 		"HOME=" + tmp,
 		"TMPDIR=" + tmp,
-		shMarkKey + "=" + mark,
+		harness.MarkKey + "=" + mark,
 	}, extra...)
 }
 
-func TestShBusyboxUserland(t *testing.T) {
+func TestBusyboxUserland(t *testing.T) {
 	pathDir, busybox := shBusyboxPath(t)
 	root := shRoot(t)
 
@@ -350,13 +306,13 @@ func TestShBusyboxUserland(t *testing.T) {
 	t.Run("greeter", func(t *testing.T) {
 		tmp, logs, mark := t.TempDir(), t.TempDir(), shMark(t)
 		cmd := exec.Command(filepath.Join(pathDir, "bash"), filepath.Join(root, "examples/greeter/server.sh"))
-		cmd.Env = shBusyboxEnv(pathDir, tmp, mark, "MCP_BASHD="+binary, "MCP_LOG_FILE="+filepath.Join(logs, "greeter.log"))
-		s := startPrepared(t, cmd)
-		if got := s.roundTrip(initLine); !strings.Contains(got, `"serverInfo":{"name":"greeter","version":"1.0.0"}`) {
+		cmd.Env = shBusyboxEnv(pathDir, tmp, mark, "MCP_BASHD="+harness.Binary, "MCP_LOG_FILE="+filepath.Join(logs, "greeter.log"))
+		s := harness.StartCmd(t, cmd)
+		if got := s.RoundTrip(harness.InitLine); !strings.Contains(got, `"serverInfo":{"name":"greeter","version":"1.0.0"}`) {
 			t.Fatalf("initialize: %s", got)
 		}
-		s.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
-		if list := s.roundTrip(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`); !strings.Contains(list, `"name":"greet"`) {
+		s.Send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+		if list := s.RoundTrip(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`); !strings.Contains(list, `"name":"greet"`) {
 			t.Fatalf("tools/list: %s", list)
 		}
 		if got := shCallText(t, s, 2, "greet", `{"name":"Ada"}`, false); got != "Hello, Ada" {
@@ -370,21 +326,21 @@ func TestShBusyboxUserland(t *testing.T) {
 		if got := shCallText(t, s, 3, "fail", `{}`, true); got != "Error executing fail: this tool always fails" {
 			t.Fatalf("fail: %q", got)
 		}
-		if ee := s.closeAndWait(); ee != nil {
-			t.Fatalf("exit: %v\n%s", ee, shStderr(s))
+		if ee := s.CloseAndWait(); ee != nil {
+			t.Fatalf("exit: %v\n%s", ee, s.Stderr.String())
 		}
 		shDrained(t, s)
-		shWaitNoneLeft(t, mark, -1)
+		harness.WaitNoneLeft(t, mark, -1, "no process left with "+mark)
 		shEmptyDir(t, tmp) // the state file (EXIT trap) and every call root
 	})
 
 	// examples/plain in manifest mode: uname is busybox's.
 	t.Run("plain", func(t *testing.T) {
 		tmp, mark := t.TempDir(), shMark(t)
-		cmd := exec.Command(binary, filepath.Join(root, "examples/plain/tools.sh"))
+		cmd := exec.Command(harness.Binary, filepath.Join(root, "examples/plain/tools.sh"))
 		cmd.Env = shBusyboxEnv(pathDir, tmp, mark)
-		s := startPrepared(t, cmd)
-		s.roundTrip(initLine)
+		s := harness.StartCmd(t, cmd)
+		s.RoundTrip(harness.InitLine)
 		if got := shCallText(t, s, 1, "echo", `{"a":[1,"two"]}`, false); got != `{"a":[1,"two"]}` {
 			t.Fatalf("echo: %q", got)
 		}
@@ -394,11 +350,11 @@ func TestShBusyboxUserland(t *testing.T) {
 		if got := shCallText(t, s, 3, "slow", `{"seconds":0}`, false); got != "slept 0s" {
 			t.Fatalf("slow: %q", got)
 		}
-		if ee := s.closeAndWait(); ee != nil {
-			t.Fatalf("exit: %v\n%s", ee, shStderr(s))
+		if ee := s.CloseAndWait(); ee != nil {
+			t.Fatalf("exit: %v\n%s", ee, s.Stderr.String())
 		}
 		shDrained(t, s)
-		shWaitNoneLeft(t, mark, -1)
+		harness.WaitNoneLeft(t, mark, -1, "no process left with "+mark)
 		shEmptyDir(t, tmp)
 	})
 
@@ -423,13 +379,13 @@ tool_hold() {
     echo released
 }
 `
-	start := func(t *testing.T) (s *server, dir, tmp, mark string) {
-		dir = writeServer(t, map[string]string{"tools.sh": tools, "tools.json": toolsJSON("text", "nap", "hold")})
+	start := func(t *testing.T) (s *harness.Daemon, dir, tmp, mark string) {
+		dir = harness.WriteFiles(t, map[string]string{"tools.sh": tools, "tools.json": harness.ToolsJSON("text", "nap", "hold")})
 		tmp, mark = t.TempDir(), shMark(t)
-		cmd := exec.Command(binary, "--grace", "5s", filepath.Join(dir, "tools.sh"))
+		cmd := exec.Command(harness.Binary, "--grace", "5s", filepath.Join(dir, "tools.sh"))
 		cmd.Env = shBusyboxEnv(pathDir, tmp, mark, "SH_DIR="+dir)
-		s = startPrepared(t, cmd)
-		s.roundTrip(initLine)
+		s = harness.StartCmd(t, cmd)
+		s.RoundTrip(harness.InitLine)
 		return s, dir, tmp, mark
 	}
 
@@ -442,11 +398,11 @@ tool_hold() {
 		if got := shCallText(t, s, 1, "text", `{}`, false); got != want {
 			t.Fatalf("text:\n got %q\nwant %q", got, want)
 		}
-		if ee := s.closeAndWait(); ee != nil {
-			t.Fatalf("exit: %v\n%s", ee, shStderr(s))
+		if ee := s.CloseAndWait(); ee != nil {
+			t.Fatalf("exit: %v\n%s", ee, s.Stderr.String())
 		}
 		shDrained(t, s)
-		shWaitNoneLeft(t, mark, -1)
+		harness.WaitNoneLeft(t, mark, -1, "no process left with "+mark)
 		shEmptyDir(t, tmp)
 	})
 
@@ -455,12 +411,12 @@ tool_hold() {
 	// that id, the daemon keeps answering.
 	t.Run("cancel", func(t *testing.T) {
 		s, dir, tmp, mark := start(t)
-		s.send(`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"nap","arguments":{}}}`)
-		proctest.WaitUntil(t, deadline(t), "the nap tool's busybox sleep", func() (bool, string) {
+		s.Send(`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"nap","arguments":{}}}`)
+		proctest.WaitUntil(t, harness.Deadline(t), "the nap tool's busybox sleep", func() (bool, string) {
 			if _, err := os.Stat(filepath.Join(dir, "nap.ready")); err != nil {
 				return false, "no ready file"
 			}
-			ps, err := proctest.WithEnv(shMarkKey, mark)
+			ps, err := proctest.WithEnv(harness.MarkKey, mark)
 			if err != nil {
 				return false, err.Error()
 			}
@@ -471,16 +427,16 @@ tool_hold() {
 			}
 			return false, fmt.Sprint(ps)
 		})
-		s.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":5,"reason":"test"}}`)
-		shWaitNoneLeft(t, mark, s.cmd.Process.Pid)
-		if got := s.roundTrip(`{"jsonrpc":"2.0","id":6,"method":"ping"}`); got != `{"jsonrpc":"2.0","id":6,"result":{}}` {
+		s.Send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":5,"reason":"test"}}`)
+		harness.WaitNoneLeft(t, mark, s.Cmd.Process.Pid, "no process left with "+mark)
+		if got := s.RoundTrip(`{"jsonrpc":"2.0","id":6,"method":"ping"}`); got != `{"jsonrpc":"2.0","id":6,"result":{}}` {
 			t.Fatalf("ping after cancel: %s", got)
 		}
-		if ee := s.closeAndWait(); ee != nil {
-			t.Fatalf("exit: %v\n%s", ee, shStderr(s))
+		if ee := s.CloseAndWait(); ee != nil {
+			t.Fatalf("exit: %v\n%s", ee, s.Stderr.String())
 		}
 		shDrained(t, s) // nothing for id 5, ever
-		shWaitNoneLeft(t, mark, -1)
+		harness.WaitNoneLeft(t, mark, -1, "no process left with "+mark)
 		shEmptyDir(t, tmp)
 	})
 
@@ -488,24 +444,24 @@ tool_hold() {
 	// then the daemon exits 0.
 	t.Run("eof", func(t *testing.T) {
 		s, dir, tmp, mark := start(t)
-		s.send(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"hold","arguments":{}}}`)
-		proctest.WaitUntil(t, deadline(t), "the hold tool to start", func() (bool, string) {
+		s.Send(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"hold","arguments":{}}}`)
+		proctest.WaitUntil(t, harness.Deadline(t), "the hold tool to start", func() (bool, string) {
 			_, err := os.Stat(filepath.Join(dir, "hold.ready"))
 			return err == nil, fmt.Sprint(err)
 		})
-		s.stdin.Close()
+		s.Stdin.Close()
 		if err := os.WriteFile(filepath.Join(dir, "hold.go"), nil, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		r := shDecode(t, string(s.recv()))
+		r := harness.Parse(t, string(s.Recv()))
 		if string(r.ID) != "7" || r.Result == nil || r.Result.IsError || r.Result.Content[0].Text != "released" {
 			t.Fatalf("hold after EOF: %+v", r)
 		}
-		if ee := s.closeAndWait(); ee != nil {
-			t.Fatalf("exit: %v\n%s", ee, shStderr(s))
+		if ee := s.CloseAndWait(); ee != nil {
+			t.Fatalf("exit: %v\n%s", ee, s.Stderr.String())
 		}
 		shDrained(t, s)
-		shWaitNoneLeft(t, mark, -1)
+		harness.WaitNoneLeft(t, mark, -1, "no process left with "+mark)
 		shEmptyDir(t, tmp)
 	})
 }

@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcp-bashd/mcp-bashd/tests/internal/harness"
 	"github.com/mcp-bashd/mcp-bashd/tests/internal/mcpschema"
 )
 
@@ -52,7 +53,7 @@ prompt_p() { echo p; }
 
 var sbFiles = map[string]string{
 	"server.sh":      sbServer,
-	"tools.json":     toolsJSON("touch", "touch_child", "touch_later"),
+	"tools.json":     harness.ToolsJSON("touch", "touch_child", "touch_later"),
 	"resources.json": `{"resources":[{"uri":"notes://a","name":"a"}]}`,
 	"prompts.json":   `{"prompts":[{"name":"p"}]}`,
 	"config.json":    `{"capabilities":{"tools":{"listChanged":true}}}`,
@@ -63,46 +64,46 @@ func sbUpdated(uri string) string {
 }
 
 func TestSubscriptionsSessionEra(t *testing.T) {
-	r := rl2Start(t, sbFiles)
-	r.request("initialize", `{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"sb","version":"0"}}`)
-	r.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	r := harness.Start(t, rl2Server(t, sbFiles))
+	r.Request("initialize", `{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"sb","version":"0"}}`)
+	r.Send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 	for _, uri := range []string{"notes://a", "notes://dir/", "notes://hooked"} {
-		if got := r.request("resources/subscribe", `{"uri":"`+uri+`"}`); !strings.Contains(got, `"result":{}`) {
+		if got := r.Request("resources/subscribe", `{"uri":"`+uri+`"}`); !strings.Contains(got, `"result":{}`) {
 			t.Fatalf("subscribe %s: %s", uri, got)
 		}
 	}
 	// From the tool, and from its before-call hook.
-	r.request("tools/call", `{"name":"touch","arguments":{"uri":"notes://a"}}`)
-	r.waitNote(t, sbUpdated("notes://hooked"), "mcp_resource_updated in mcp_before_tool_call")
-	r.waitNote(t, sbUpdated("notes://a"), "mcp_resource_updated in a tool")
+	r.Request("tools/call", `{"name":"touch","arguments":{"uri":"notes://a"}}`)
+	r.AwaitNote(t, sbUpdated("notes://hooked"), rl2NoteBound, "mcp_resource_updated in mcp_before_tool_call")
+	r.AwaitNote(t, sbUpdated("notes://a"), rl2NoteBound, "mcp_resource_updated in a tool")
 	// From a child; a sub-resource of a subscribed URI.
-	r.request("tools/call", `{"name":"touch_child","arguments":{"uri":"notes://dir/x"}}`)
-	r.waitNote(t, sbUpdated("notes://dir/x"), "mcp_resource_updated in a child, for a sub-resource")
+	r.Request("tools/call", `{"name":"touch_child","arguments":{"uri":"notes://dir/x"}}`)
+	r.AwaitNote(t, sbUpdated("notes://dir/x"), rl2NoteBound, "mcp_resource_updated in a child, for a sub-resource")
 	// Unsubscribed: the update of notes://a is not sent; the one after it,
 	// from the same process (the FIFO keeps their order), is.
-	r.request("resources/unsubscribe", `{"uri":"notes://a"}`)
-	r.request("tools/call", `{"name":"touch","arguments":{"uri":"notes://a"}}`)
-	r.request("tools/call", `{"name":"touch","arguments":{"uri":"notes://dir/after"}}`)
-	r.waitNote(t, sbUpdated("notes://dir/after"), "an update after the unsubscribe")
-	for _, n := range r.notes {
+	r.Request("resources/unsubscribe", `{"uri":"notes://a"}`)
+	r.Request("tools/call", `{"name":"touch","arguments":{"uri":"notes://a"}}`)
+	r.Request("tools/call", `{"name":"touch","arguments":{"uri":"notes://dir/after"}}`)
+	r.AwaitNote(t, sbUpdated("notes://dir/after"), rl2NoteBound, "an update after the unsubscribe")
+	for _, n := range r.Notes {
 		if n == sbUpdated("notes://a") {
-			t.Errorf("an update of notes://a after resources/unsubscribe: %q", r.notes)
+			t.Errorf("an update of notes://a after resources/unsubscribe: %q", r.Notes)
 		}
 	}
 	// A detached process, after its call ended.
-	if text, _ := r.call("touch_later"); text != "started" {
+	if text, _ := rl2Call(r, "touch_later"); text != "started" {
 		t.Fatalf("touch_later: %q", text)
 	}
-	rfTouch(t, r.dir, "gate")
-	r.waitNote(t, sbUpdated("notes://dir/late"), "mcp_resource_updated in a detached process after its call")
+	rfTouch(t, r.Dir, "gate")
+	r.AwaitNote(t, sbUpdated("notes://dir/late"), rl2NoteBound, "mcp_resource_updated in a detached process after its call")
 
 	// resources.json and prompts.json edited: list_changed for each.
-	rl2Replace(t, filepath.Join(r.dir, "resources.json"), `{"resources":[{"uri":"notes://a","name":"a"},{"uri":"notes://b","name":"a"}]}`)
-	r.waitNote(t, `{"jsonrpc":"2.0","method":"notifications/resources/list_changed"}`, "resources.json was edited")
-	rl2Replace(t, filepath.Join(r.dir, "prompts.json"), `{"prompts":[{"name":"p","description":"now described"}]}`)
-	r.waitNote(t, `{"jsonrpc":"2.0","method":"notifications/prompts/list_changed"}`, "prompts.json was edited")
-	if ee := r.closeAndWait(); ee != nil {
-		t.Errorf("exit: %v\n%s", ee, r.stderr)
+	rl2Replace(t, filepath.Join(r.Dir, "resources.json"), `{"resources":[{"uri":"notes://a","name":"a"},{"uri":"notes://b","name":"a"}]}`)
+	r.AwaitNote(t, `{"jsonrpc":"2.0","method":"notifications/resources/list_changed"}`, rl2NoteBound, "resources.json was edited")
+	rl2Replace(t, filepath.Join(r.Dir, "prompts.json"), `{"prompts":[{"name":"p","description":"now described"}]}`)
+	r.AwaitNote(t, `{"jsonrpc":"2.0","method":"notifications/prompts/list_changed"}`, rl2NoteBound, "prompts.json was edited")
+	if ee := r.CloseAndWait(); ee != nil {
+		t.Errorf("exit: %v\n%s", ee, r.Stderr)
 	}
 }
 
@@ -118,58 +119,58 @@ func sbListenNote(method, id, params string) string {
 // the filter the server honors; only what it asked for is sent, each
 // tagged with its subscriptionId; notifications/cancelled ends it.
 func TestSubscriptionsListenStdio(t *testing.T) {
-	r := rl2Start(t, sbFiles)
-	r.revision = "2026-07-28"
-	r.send(`{"jsonrpc":"2.0","id":"L1","method":"subscriptions/listen","params":{` + rsMeta + `,"notifications":{"toolsListChanged":true,"promptsListChanged":true,"resourceSubscriptions":["notes://a"],"unknownKind":true}}}`)
+	r := harness.Start(t, rl2Server(t, sbFiles))
+	r.Revision = "2026-07-28"
+	r.Send(`{"jsonrpc":"2.0","id":"L1","method":"subscriptions/listen","params":{` + rsMeta + `,"notifications":{"toolsListChanged":true,"promptsListChanged":true,"resourceSubscriptions":["notes://a"],"unknownKind":true}}}`)
 	ack := sbListenNote("notifications/subscriptions/acknowledged", `"L1"`, `"notifications":{"toolsListChanged":true,"promptsListChanged":true,"resourceSubscriptions":["notes://a"]}`)
-	if got := string(r.recv()); got != ack {
+	if got := string(r.Recv()); got != ack {
 		t.Fatalf("first message after subscriptions/listen:\n got %s\nwant %s", got, ack)
 	}
 	call := func(id, uri string) {
-		r.send(`{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{` + rsMeta + `,"name":"touch","arguments":{"uri":"` + uri + `"}}}`)
-		r.await(id)
+		r.Send(`{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{` + rsMeta + `,"name":"touch","arguments":{"uri":"` + uri + `"}}}`)
+		r.Await(id)
 	}
 	call("1", "notes://b") // not asked for
 	call("2", "notes://a")
-	r.waitNote(t, sbListenNote("notifications/resources/updated", `"L1"`, `"uri":"notes://a"`), "an update of a subscribed resource")
-	for _, n := range r.notes {
+	r.AwaitNote(t, sbListenNote("notifications/resources/updated", `"L1"`, `"uri":"notes://a"`), rl2NoteBound, "an update of a subscribed resource")
+	for _, n := range r.Notes {
 		if strings.Contains(n, "notes://b") || strings.Contains(n, "notes://hooked") {
 			t.Errorf("a notification the stream did not ask for: %s", n)
 		}
 	}
-	rl2Replace(t, filepath.Join(r.dir, "prompts.json"), `{"prompts":[{"name":"p"},{"name":"q"}]}`)
-	r.waitNote(t, sbListenNote("notifications/prompts/list_changed", `"L1"`, ""), "prompts.json was edited")
-	rl2Replace(t, filepath.Join(r.dir, "tools.json"), toolsJSON("touch", "touch_child"))
-	r.waitNote(t, sbListenNote("notifications/tools/list_changed", `"L1"`, ""), "tools.json was edited")
+	rl2Replace(t, filepath.Join(r.Dir, "prompts.json"), `{"prompts":[{"name":"p"},{"name":"q"}]}`)
+	r.AwaitNote(t, sbListenNote("notifications/prompts/list_changed", `"L1"`, ""), rl2NoteBound, "prompts.json was edited")
+	rl2Replace(t, filepath.Join(r.Dir, "tools.json"), harness.ToolsJSON("touch", "touch_child"))
+	r.AwaitNote(t, sbListenNote("notifications/tools/list_changed", `"L1"`, ""), rl2NoteBound, "tools.json was edited")
 
 	// Cancelled: L1 hears nothing more; a second stream does.
-	r.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"L1"}}`)
-	r.waitLog(t, "subscription ended", `"L1"`)
-	r.send(`{"jsonrpc":"2.0","id":"L2","method":"subscriptions/listen","params":{` + rsMeta + `,"notifications":{"resourcesListChanged":true}}}`)
-	r.waitNote(t, sbListenNote("notifications/subscriptions/acknowledged", `"L2"`, `"notifications":{"resourcesListChanged":true}`), "the second listen")
-	rl2Replace(t, filepath.Join(r.dir, "resources.json"), `{"resources":[]}`)
-	r.waitNote(t, sbListenNote("notifications/resources/list_changed", `"L2"`, ""), "resources.json was edited")
-	for _, n := range r.notes {
+	r.Send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"L1"}}`)
+	rl2WaitLog(t, r, "subscription ended", `"L1"`)
+	r.Send(`{"jsonrpc":"2.0","id":"L2","method":"subscriptions/listen","params":{` + rsMeta + `,"notifications":{"resourcesListChanged":true}}}`)
+	r.AwaitNote(t, sbListenNote("notifications/subscriptions/acknowledged", `"L2"`, `"notifications":{"resourcesListChanged":true}`), rl2NoteBound, "the second listen")
+	rl2Replace(t, filepath.Join(r.Dir, "resources.json"), `{"resources":[]}`)
+	r.AwaitNote(t, sbListenNote("notifications/resources/list_changed", `"L2"`, ""), rl2NoteBound, "resources.json was edited")
+	for _, n := range r.Notes {
 		if strings.Contains(n, `"L1"`) {
 			t.Errorf("a notification on the cancelled stream: %s", n)
 		}
 	}
-	if ee := r.closeAndWait(); ee != nil {
-		t.Errorf("exit: %v\n%s", ee, r.stderr)
+	if ee := r.CloseAndWait(); ee != nil {
+		t.Errorf("exit: %v\n%s", ee, r.Stderr)
 	}
 }
 
 // A server that offers nothing a listen stream could carry answers
 // subscriptions/listen -32601; a malformed filter is -32602.
 func TestSubscriptionsListenRefused(t *testing.T) {
-	r := rl2Start(t, map[string]string{"server.sh": "tool_x() { :; }\n", "tools.json": toolsJSON("x")})
-	r.revision = "2026-07-28"
-	if got := r.request("subscriptions/listen", `{`+rsMeta+`,"notifications":{"toolsListChanged":true}}`); got != `{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"Method not found: subscriptions/listen"}}` {
+	r := harness.Start(t, rl2Server(t, map[string]string{"server.sh": "tool_x() { :; }\n", "tools.json": harness.ToolsJSON("x")}))
+	r.Revision = "2026-07-28"
+	if got := r.Request("subscriptions/listen", `{`+rsMeta+`,"notifications":{"toolsListChanged":true}}`); got != `{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"Method not found: subscriptions/listen"}}` {
 		t.Errorf("tools-only server without listChanged: %s", got)
 	}
-	r2 := rl2Start(t, sbFiles)
-	r2.revision = "2026-07-28"
-	if got := r2.request("subscriptions/listen", `{`+rsMeta+`}`); got != `{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Invalid params: notifications is required and must be a SubscriptionFilter object"}}` {
+	r2 := harness.Start(t, rl2Server(t, sbFiles))
+	r2.Revision = "2026-07-28"
+	if got := r2.Request("subscriptions/listen", `{`+rsMeta+`}`); got != `{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Invalid params: notifications is required and must be a SubscriptionFilter object"}}` {
 		t.Errorf("no filter: %s", got)
 	}
 }
@@ -179,11 +180,11 @@ func TestSubscriptionsListenRefused(t *testing.T) {
 // the server ends it with a SubscriptionsListenResult (and does not wait
 // for the drain).
 func TestSubscriptionsListenHTTP(t *testing.T) {
-	dir := writeServer(t, sbFiles)
+	dir := harness.WriteFiles(t, sbFiles)
 	mark := t.Name()
-	d := cmStartHTTP(t, mark, []string{"TMPDIR=" + t.TempDir()}, filepath.Join(dir, "server.sh"), "--drain", "30s")
+	d := harness.StartHTTP(t, harness.Options{Script: filepath.Join(dir, "server.sh"), Flags: []string{"--drain", "30s"}, Env: []string{"TMPDIR=" + t.TempDir()}, Marked: mark})
 	post := func(method, name, body string) *http.Response {
-		req, _ := http.NewRequest("POST", d.url, strings.NewReader(body))
+		req, _ := http.NewRequest("POST", d.URL, strings.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Accept", "application/json, text/event-stream")
 		req.Header.Set("MCP-Protocol-Version", "2026-07-28")
@@ -223,7 +224,7 @@ func TestSubscriptionsListenHTTP(t *testing.T) {
 				t.Errorf("%s: %v", what, err)
 			}
 			return e
-		case <-time.After(time.Until(deadline(t))):
+		case <-time.After(time.Until(harness.Deadline(t))):
 			t.Fatalf("no %s on the listen stream", what)
 		}
 		return ""
@@ -242,7 +243,7 @@ func TestSubscriptionsListenHTTP(t *testing.T) {
 		t.Fatalf("update:\n got %s\nwant %s", got, want)
 	}
 	stopped := time.Now()
-	d.cmd.Process.Signal(syscall.SIGTERM)
+	d.Cmd.Process.Signal(syscall.SIGTERM)
 	final := next("the result ending the stream")
 	var res struct {
 		ID     json.RawMessage `json:"id"`
@@ -258,8 +259,8 @@ func TestSubscriptionsListenHTTP(t *testing.T) {
 		t.Errorf("the stream went on after its result")
 	}
 	select {
-	case <-d.done:
-	case <-time.After(time.Until(deadline(t))):
+	case <-d.Done:
+	case <-time.After(time.Until(harness.Deadline(t))):
 		t.Fatal("the daemon did not exit")
 	}
 	// Bounded by the 30 s drain it was given, were the stream waited for.

@@ -6,7 +6,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -14,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcp-bashd/mcp-bashd/tests/internal/harness"
 	"github.com/mcp-bashd/mcp-bashd/tests/internal/mcpschema"
 	"github.com/mcp-bashd/mcp-bashd/tests/internal/proctest"
 )
@@ -105,7 +105,7 @@ func tkParse(t *testing.T, rev, schemaMethod string, line []byte) tkResp {
 // ---- stdio ----
 
 type tkStdio struct {
-	s   *server
+	s   *harness.Daemon
 	rev string
 	id  atomic.Int64
 }
@@ -114,19 +114,19 @@ func (c *tkStdio) call(t *testing.T, method, schemaMethod string, params map[str
 	t.Helper()
 	id := c.id.Add(1)
 	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
-	c.s.send(string(b))
+	c.s.Send(string(b))
 	for {
 		select {
-		case line, ok := <-c.s.lines:
+		case line, ok := <-c.s.Lines:
 			if !ok {
-				t.Fatalf("server closed stdout; stderr:\n%s", c.s.stderr.String())
+				t.Fatalf("server closed stdout; stderr:\n%s", c.s.Stderr.String())
 			}
 			if !strings.Contains(string(line), `"id":`+strconv.FormatInt(id, 10)+`,`) {
 				continue // a notification
 			}
 			return tkParse(t, c.rev, schemaMethod, line)
-		case <-time.After(time.Until(deadline(t))):
-			t.Fatalf("no answer to %s; stderr:\n%s", method, c.s.stderr.String())
+		case <-time.After(time.Until(harness.Deadline(t))):
+			t.Fatalf("no answer to %s; stderr:\n%s", method, c.s.Stderr.String())
 		}
 	}
 }
@@ -183,32 +183,27 @@ func (c *tkHTTP) call(t *testing.T, method, schemaMethod string, params map[stri
 
 // ---- the servers ----
 
-func tkDir(t *testing.T) string {
-	return writeServer(t, map[string]string{"server.sh": tkScript, "tools.json": tkTools})
-}
+// tkServer is the tasks server; its tools find their directory as $TK_DIR.
+var tkServer = harness.Options{Files: map[string]string{"server.sh": tkScript, "tools.json": tkTools}, DirEnv: "TK_DIR"}
 
-func tkStartStdio(t *testing.T, rev string) (*tkStdio, string) {
-	dir := tkDir(t)
-	s := startServer(t, serverOpt{args: []string{filepath.Join(dir, "server.sh")}, env: []string{"TK_DIR=" + dir}})
+func tkConnectStdio(t *testing.T, rev string) (*tkStdio, string) {
+	s := harness.Start(t, tkServer)
 	c := &tkStdio{s: s, rev: rev}
 	if rev != "2026-07-28" {
 		r := c.call(t, "initialize", "initialize", map[string]any{"protocolVersion": rev, "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "tk", "version": "0"}})
 		tkCheckLegacyCaps(t, r)
 	}
-	return c, dir
+	return c, s.Dir
 }
 
-func tkStartHTTP(t *testing.T, rev string) (*tkHTTP, string) {
-	dir := tkDir(t)
-	cmd := exec.Command(binary, "--http", "--http-bind", "127.0.0.1", "--http-port", "0", filepath.Join(dir, "server.sh"))
-	cmd.Env = append(os.Environ(), "TK_DIR="+dir)
-	url, _, _ := startHTTPDaemon(t, cmd)
-	c := &tkHTTP{url: url, rev: rev}
+func tkConnectHTTP(t *testing.T, rev string) (*tkHTTP, string) {
+	d := harness.StartHTTP(t, tkServer)
+	c := &tkHTTP{url: d.URL, rev: rev}
 	if rev != "2026-07-28" {
 		r := c.call(t, "initialize", "initialize", map[string]any{"protocolVersion": rev, "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "tk", "version": "0"}})
 		tkCheckLegacyCaps(t, r)
 	}
-	return c, dir
+	return c, d.Dir
 }
 
 func tkCheckLegacyCaps(t *testing.T, r tkResp) {
@@ -231,41 +226,37 @@ func dig(v any, keys ...string) any {
 // tkWaitFile waits for a file the tool writes and returns its content.
 func tkWaitFile(t *testing.T, path string) string {
 	t.Helper()
-	for end := deadline(t); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
-		if b, err := os.ReadFile(path); err == nil && strings.HasSuffix(string(b), "\n") {
-			return strings.TrimSpace(string(b))
-		}
-	}
-	t.Fatalf("%s never appeared", path)
-	return ""
+	var got string
+	proctest.WaitUntil(t, harness.Deadline(t), path+" to appear", func() (bool, string) {
+		b, err := os.ReadFile(path)
+		got = strings.TrimSpace(string(b))
+		return err == nil && strings.HasSuffix(string(b), "\n"), fmt.Sprintf("%q %v", b, err)
+	})
+	return got
 }
 
 // tkPoll calls get until done says the answer is the one awaited.
 func tkPoll(t *testing.T, what string, get func() tkResp, done func(tkResp) bool) tkResp {
 	t.Helper()
-	for end := deadline(t); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
-		if r := get(); done(r) {
-			return r
-		}
-	}
-	t.Fatalf("gave up waiting for %s", what)
-	return tkResp{}
+	var r tkResp
+	proctest.WaitUntil(t, harness.Deadline(t), what, func() (bool, string) {
+		r = get()
+		return done(r), string(r.raw)
+	})
+	return r
 }
 
 // tkGone waits until the process group pgid and the process child are gone.
 func tkGone(t *testing.T, pgid, child int) {
 	t.Helper()
-	for end := deadline(t); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
+	proctest.WaitUntil(t, harness.Deadline(t), fmt.Sprintf("process group %d and child %d to be gone after the task was cancelled", pgid, child), func() (bool, string) {
 		left, err := proctest.InGroup(pgid)
 		if err != nil {
 			t.Fatal(err)
 		}
 		_, childErr := os.Stat(fmt.Sprintf("/proc/%d", child))
-		if len(left) == 0 && os.IsNotExist(childErr) {
-			return
-		}
-	}
-	t.Fatalf("process group %d (or child %d) still alive after the task was cancelled", pgid, child)
+		return len(left) == 0 && os.IsNotExist(childErr), harness.List(left)
+	})
 }
 
 func atoi(t *testing.T, s string) int {
@@ -469,12 +460,12 @@ func tkLast(t *testing.T) string {
 var lastTask atomic.Value
 
 func TestTasks2026Stdio(t *testing.T) {
-	c, dir := tkStartStdio(t, "2026-07-28")
+	c, dir := tkConnectStdio(t, "2026-07-28")
 	tkModern(t, &tkRecorder{c}, dir)
 }
 
 func TestTasks2026HTTP(t *testing.T) {
-	c, dir := tkStartHTTP(t, "2026-07-28")
+	c, dir := tkConnectHTTP(t, "2026-07-28")
 	tkModern(t, &tkRecorder{c}, dir)
 	// The tasks methods' Mcp-Name must match params.taskId.
 	cr := c.call(t, "tools/call", mcpschema.TaskAugmented, tkParams(true, "name", "quick", "arguments", map[string]any{"n": 3}))
@@ -575,12 +566,12 @@ func tkLegacy(t *testing.T, c tkClient, dir string) {
 }
 
 func TestTasks2025_11_25Stdio(t *testing.T) {
-	c, dir := tkStartStdio(t, "2025-11-25")
+	c, dir := tkConnectStdio(t, "2025-11-25")
 	tkLegacy(t, &tkRecorder{c}, dir)
 }
 
 func TestTasks2025_11_25HTTP(t *testing.T) {
-	c, dir := tkStartHTTP(t, "2025-11-25")
+	c, dir := tkConnectHTTP(t, "2025-11-25")
 	tkLegacy(t, &tkRecorder{c}, dir)
 }
 
@@ -588,7 +579,7 @@ func TestTasks2025_11_25HTTP(t *testing.T) {
 // tasks to that session: another session neither lists them nor reaches
 // one by its id.
 func TestTasks2025_11_25SessionsAreApart(t *testing.T) {
-	a, _ := tkStartHTTP(t, "2025-11-25")
+	a, _ := tkConnectHTTP(t, "2025-11-25")
 	b := &tkHTTP{url: a.url, rev: "2025-11-25"}
 	b.call(t, "initialize", "initialize", map[string]any{"protocolVersion": "2025-11-25", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "other", "version": "0"}})
 	if a.session == "" || b.session == "" || a.session == b.session {

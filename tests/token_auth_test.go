@@ -14,6 +14,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/mcp-bashd/mcp-bashd/tests/internal/harness"
 )
 
 func startTokenServer(t *testing.T) (url, token string) {
@@ -22,15 +24,14 @@ func startTokenServer(t *testing.T) (url, token string) {
 	token = "s3cret-token"
 	tf := filepath.Join(t.TempDir(), "token")
 	os.WriteFile(tf, []byte(token+"\n"), 0o600)
-	mark := clMarker(t)
-	d := cmStartHTTP(t, mark, srv.env, srv.script, "--auth-token-file", tf)
-	return d.url, token
+	d := harness.StartHTTP(t, harness.Options{Script: srv.script, Env: srv.env, Mark: "tok", Flags: []string{"--auth-token-file", tf}})
+	return d.URL, token
 }
 
 func TestTokenAuthIsNotOAuth(t *testing.T) {
 	url, token := startTokenServer(t)
 	post := func(auth string) *http.Response {
-		req, _ := http.NewRequest("POST", url, strings.NewReader(initLine))
+		req, _ := http.NewRequest("POST", url, strings.NewReader(harness.InitLine))
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Accept", "application/json, text/event-stream")
 		if auth != "" {
@@ -73,7 +74,7 @@ func TestTokenAuthIsNotOAuth(t *testing.T) {
 func TestTokenAuthInspectorWithoutToken(t *testing.T) {
 	cmNodeModules(t)
 	url, token := startTokenServer(t)
-	inspector := repoPath("tests/clients/node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js")
+	inspector := harness.RepoPath("tests/clients/node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js")
 	run := func(extra ...string) string {
 		args := append([]string{inspector, "--cli", "--format", "json", url, "--method", "tools/list"}, extra...)
 		cmd := exec.Command(cmNode22(), args...)

@@ -8,10 +8,11 @@ package tests
 import (
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/mcp-bashd/mcp-bashd/tests/internal/harness"
 )
 
 // argsBody's tool writes what mcp_arg gives for each name in $1's "names"
@@ -83,19 +84,19 @@ func argsCases() (map[string]any, []argsCase) {
 	return args, cases
 }
 
-func checkArgs(t *testing.T, d *rfDaemon) {
+func checkArgs(t *testing.T, d *harness.Daemon) {
 	t.Helper()
 	args, cases := argsCases()
 	b, err := json.Marshal(args)
 	if err != nil {
 		t.Fatal(err)
 	}
-	d.send(rfCall("7", "args", string(b)))
-	if r := rfDecode(t, d.recv()); strings.TrimSpace(r.text()) != "done" {
-		t.Fatalf("the tool answered %q, stderr:\n%s", r.text(), d.stderr.String())
+	d.Send(rfCall("7", "args", string(b)))
+	if r := harness.Parse(t, string(d.Recv())); strings.TrimSpace(r.First()) != "done" {
+		t.Fatalf("the tool answered %q, stderr:\n%s", r.First(), d.Stderr.String())
 	}
 	read := func(name string) string {
-		b, err := os.ReadFile(filepath.Join(d.dir, name))
+		b, err := os.ReadFile(filepath.Join(d.Dir, name))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -121,14 +122,14 @@ func checkArgs(t *testing.T, d *rfDaemon) {
 // A cold call (every call starts its own process) reads every kind of
 // value exactly.
 func TestMcpArgReadsArgumentsExactlyCold(t *testing.T) {
-	checkArgs(t, rfStart(t, argsBody, []string{"args"}, []string{"--warm", "0"}))
+	checkArgs(t, harness.Start(t, rfServer(argsBody, []string{"args"}, []string{"--warm", "0"})))
 }
 
 // A warm call (its process was started before the call and handed it)
 // reads the same.
 func TestMcpArgReadsArgumentsExactlyWarm(t *testing.T) {
-	d := rfStart(t, argsBody, []string{"args"}, nil)
-	d.waitWarm(t)
+	d := harness.Start(t, rfServer(argsBody, []string{"args"}, nil))
+	waitWarm(t, d)
 	checkArgs(t, d)
 }
 
@@ -139,21 +140,21 @@ func TestMcpArgReadsArgumentsExactlyBash32(t *testing.T) {
 		t.Skip("MCP_BASHD_TEST_BASH32 is not set (the path of a bash 3.2, built by the shared tools' bash-3.2/build.sh)")
 	}
 	t.Run("cold", func(t *testing.T) {
-		checkArgs(t, rfStart(t, argsBody, []string{"args"}, []string{"--warm", "0", "--bash", bash}))
+		checkArgs(t, harness.Start(t, rfServer(argsBody, []string{"args"}, []string{"--warm", "0", "--bash", bash})))
 	})
 	t.Run("warm", func(t *testing.T) {
-		d := rfStart(t, argsBody, []string{"args"}, []string{"--bash", bash})
-		d.waitWarm(t)
+		d := harness.Start(t, rfServer(argsBody, []string{"args"}, []string{"--bash", bash}))
+		waitWarm(t, d)
 		checkArgs(t, d)
 	})
 }
 
 // Outside a tool call mcp_arg says so and fails.
 func TestMcpArgOutsideACall(t *testing.T) {
-	dir := writeServer(t, map[string]string{"server.sh": "out=$(mcp_arg x 2>&1); st=$?\ntool_t() { printf '%s|%s' \"$st\" \"$out\"; }\n", "tools.json": toolsJSON("t")})
-	d := rfStartIn(t, dir, t.TempDir(), nil)
-	d.send(rfCall("1", "t", `{}`))
-	if got := rfDecode(t, d.recv()).text(); got != "2|mcp_arg: not inside a tool call" {
+	dir := harness.WriteFiles(t, map[string]string{"server.sh": "out=$(mcp_arg x 2>&1); st=$?\ntool_t() { printf '%s|%s' \"$st\" \"$out\"; }\n", "tools.json": harness.ToolsJSON("t")})
+	d := harness.Start(t, rfIn(dir, "", nil))
+	d.Send(rfCall("1", "t", `{}`))
+	if got := harness.Parse(t, string(d.Recv())).First(); got != "2|mcp_arg: not inside a tool call" {
 		t.Fatalf("mcp_arg at the top level: %q", got)
 	}
 }
@@ -180,15 +181,15 @@ run_mcp_server "$@"
 	for _, bash := range bashes {
 		base := d2Write(t, script, "args")
 		dir := filepath.Join(base, "srv")
-		cmd := exec.Command(filepath.Join(dir, "server.sh"))
+		o := d2Server(dir, filepath.Join(dir, "server.sh"), nil)
 		if bash != "" {
-			cmd = exec.Command(bash, filepath.Join(dir, "server.sh"))
+			o = d2Server(dir, bash, []string{filepath.Join(dir, "server.sh")})
 		}
-		r := d2Start(t, cmd, dir)
-		r.roundTrip(initLine)
-		got := rfDecode(t, []byte(r.roundTrip(rfCall("1", "args", `{"text":"a \"b\" \\ c\n"}`)))).text()
+		r := harness.Start(t, o)
+		r.RoundTrip(harness.InitLine)
+		got := harness.Parse(t, r.RoundTrip(rfCall("1", "args", `{"text":"a \"b\" \\ c\n"}`))).First()
 		if want := "a \"b\" \\ c\n|1|2"; got != want {
-			t.Errorf("bash %q: %q, want %q\nstderr:\n%s", bash, got, want, r.stderr.String())
+			t.Errorf("bash %q: %q, want %q\nstderr:\n%s", bash, got, want, r.Stderr.String())
 		}
 	}
 }

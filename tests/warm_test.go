@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcp-bashd/mcp-bashd/tests/internal/harness"
 	"github.com/mcp-bashd/mcp-bashd/tests/internal/proctest"
 )
 
@@ -46,11 +47,11 @@ func startedWarm(t *testing.T, pid int) bool {
 
 // warmProcs lists the daemon's warm processes (group leaders whose
 // command line shows the prelude's warm comment), by pid.
-func (d *rfDaemon) warmProcs(t *testing.T) map[int]proctest.Proc {
+func warmProcs(t *testing.T, d *harness.Daemon) map[int]proctest.Proc {
 	t.Helper()
 	out := map[int]proctest.Proc{}
-	for _, p := range d.aliveAll(t) {
-		if p.PID == p.PGID && isIdleWarm(p) {
+	for _, p := range d.AliveAll(t) {
+		if p.PID == p.PGID && harness.IsIdleWarm(p) {
 			out[p.PID] = p
 		}
 	}
@@ -59,12 +60,12 @@ func (d *rfDaemon) warmProcs(t *testing.T) map[int]proctest.Proc {
 
 // waitWarm waits until the daemon keeps at least one warm process and
 // returns them.
-func (d *rfDaemon) waitWarm(t *testing.T) map[int]proctest.Proc {
+func waitWarm(t *testing.T, d *harness.Daemon) map[int]proctest.Proc {
 	t.Helper()
 	var warm map[int]proctest.Proc
-	proctest.WaitUntil(t, deadline(t), "a warm call process", func() (bool, string) {
-		warm = d.warmProcs(t)
-		return len(warm) > 0, fmt.Sprintf("alive:%s", rfList(d.aliveAll(t)))
+	proctest.WaitUntil(t, harness.Deadline(t), "a warm call process", func() (bool, string) {
+		warm = warmProcs(t, d)
+		return len(warm) > 0, fmt.Sprintf("alive:%s", harness.List(d.AliveAll(t)))
 	})
 	return warm
 }
@@ -73,64 +74,64 @@ func (d *rfDaemon) waitWarm(t *testing.T) map[int]proctest.Proc {
 // one call and is gone after it; a second call gets another process, sees
 // nothing the first left in its shell, and shows its tool in ps.
 func TestWarmProcessServesOneCall(t *testing.T) {
-	d := rfStart(t, warmBody, []string{"who", "nap", "ps"}, nil)
+	d := harness.Start(t, rfServer(warmBody, []string{"who", "nap", "ps"}, nil))
 	seen := map[int]bool{}
 	for i := 0; i < 5; i++ {
-		d.waitWarm(t)
-		d.send(rfCall(strconv.Itoa(i), "who", fmt.Sprintf(`{"i":"%d"}`, i)))
-		r := rfDecode(t, d.recv())
-		pid := rfInt(t, d.dir, fmt.Sprintf("who.%d", i))
-		if !strings.HasSuffix(r.text(), " __MCPBASHD_MODE=warm") {
-			t.Fatalf("call %d did not run in a warm process: %q", i, r.text())
+		waitWarm(t, d)
+		d.Send(rfCall(strconv.Itoa(i), "who", fmt.Sprintf(`{"i":"%d"}`, i)))
+		r := harness.Parse(t, string(d.Recv()))
+		pid := rfInt(t, d.Dir, fmt.Sprintf("who.%d", i))
+		if !strings.HasSuffix(r.First(), " __MCPBASHD_MODE=warm") {
+			t.Fatalf("call %d did not run in a warm process: %q", i, r.First())
 		}
 		if seen[pid] {
 			t.Fatalf("pid %d served two calls", pid)
 		}
 		seen[pid] = true
 		want := fmt.Sprintf("pid=%d tmp=", pid)
-		if !strings.HasPrefix(r.text(), want) || !strings.Contains(r.text(), " leaked=none ") {
-			t.Fatalf("call %d: %q, want %q… leaked=none", i, r.text(), want)
+		if !strings.HasPrefix(r.First(), want) || !strings.Contains(r.First(), " leaked=none ") {
+			t.Fatalf("call %d: %q, want %q… leaked=none", i, r.First(), want)
 		}
-		tmp := strings.Fields(strings.TrimPrefix(r.text(), want[:len(want)-4]))[0]
+		tmp := strings.Fields(strings.TrimPrefix(r.First(), want[:len(want)-4]))[0]
 		tmp = strings.TrimPrefix(tmp, "tmp=")
-		if !strings.HasPrefix(filepath.Base(filepath.Dir(tmp)), "mcp-call.") || filepath.Dir(filepath.Dir(tmp)) != d.tmp {
-			t.Fatalf("MCP_CALL_TMPDIR %q is not $TMPDIR/mcp-call.N/tmp (TMPDIR %s)", tmp, d.tmp)
+		if !strings.HasPrefix(filepath.Base(filepath.Dir(tmp)), "mcp-call.") || filepath.Dir(filepath.Dir(tmp)) != d.Tmp {
+			t.Fatalf("MCP_CALL_TMPDIR %q is not $TMPDIR/mcp-call.N/tmp (TMPDIR %s)", tmp, d.Tmp)
 		}
 		if _, err := os.Stat(tmp); !os.IsNotExist(err) {
 			t.Fatalf("MCP_CALL_TMPDIR %s still there after the answer (%v)", tmp, err)
 		}
 		// Gone once answered: the process exits after its one call.
-		proctest.WaitUntil(t, deadline(t), fmt.Sprintf("pid %d to be gone", pid), func() (bool, string) {
+		proctest.WaitUntil(t, harness.Deadline(t), fmt.Sprintf("pid %d to be gone", pid), func() (bool, string) {
 			p, ok := rfProc(t, pid)
 			return !ok || p.State == 'Z' || p.PGID != pid, p.String()
 		})
 	}
 	// ps shows $0, $@ and the tool's name once the call runs.
-	d.waitWarm(t)
-	d.send(rfCall("9", "ps", `{}`))
-	r := rfDecode(t, d.recv())
-	if want := "# call ps"; !strings.Contains(r.text(), want) || !strings.Contains(r.text(), filepath.Join(d.dir, "server.sh")) {
-		t.Fatalf("command line of a warm call's process: %q, want the script and %q", r.text(), want)
+	waitWarm(t, d)
+	d.Send(rfCall("9", "ps", `{}`))
+	r := harness.Parse(t, string(d.Recv()))
+	if want := "# call ps"; !strings.Contains(r.First(), want) || !strings.Contains(r.First(), filepath.Join(d.Dir, "server.sh")) {
+		t.Fatalf("command line of a warm call's process: %q, want the script and %q", r.First(), want)
 	}
 }
 
 // A cancellation of a call that got a warm process stops its whole group
 // and sends no answer, as for a cold one; the daemon goes on serving.
 func TestWarmProcessCancelled(t *testing.T) {
-	d := rfStart(t, warmBody, []string{"who", "nap", "ps"}, nil)
-	d.waitWarm(t)
-	d.send(rfCall("1", "nap", `{}`))
-	pgid := rfInt(t, d.dir, "nap.pid")
+	d := harness.Start(t, rfServer(warmBody, []string{"who", "nap", "ps"}, nil))
+	waitWarm(t, d)
+	d.Send(rfCall("1", "nap", `{}`))
+	pgid := rfInt(t, d.Dir, "nap.pid")
 	if !startedWarm(t, pgid) {
 		t.Fatalf("the call's process %d was not a warm one", pgid)
 	}
-	d.send(rfCancel("1"))
-	rfGroupGone(t, pgid, deadline(t))
-	if got := d.roundTrip(`{"jsonrpc":"2.0","id":2,"method":"ping"}`); got != `{"jsonrpc":"2.0","id":2,"result":{}}` {
+	d.Send(rfCancel("1"))
+	harness.WaitGroupGone(t, pgid, harness.Deadline(t))
+	if got := d.RoundTrip(`{"jsonrpc":"2.0","id":2,"method":"ping"}`); got != `{"jsonrpc":"2.0","id":2,"result":{}}` {
 		t.Fatalf("after the cancel: %s", got)
 	}
-	d.stdin.Close()
-	if lines := d.drain(t); len(lines) != 0 {
+	d.Stdin.Close()
+	if lines := d.Drain(t); len(lines) != 0 {
 		t.Fatalf("lines after the cancel: %q", lines)
 	}
 }
@@ -138,11 +139,11 @@ func TestWarmProcessCancelled(t *testing.T) {
 // A reload retires the warm processes of the old snapshot: they are gone
 // (their groups killed and reaped), and the next call runs the new code.
 func TestWarmProcessRetiredByReload(t *testing.T) {
-	d := rfStart(t, warmBody, []string{"who", "nap", "ps"}, nil)
-	d.send(rfCall("0", "who", `{"i":"0"}`))
-	d.recv()
-	old := d.waitWarm(t)
-	script := filepath.Join(d.dir, "server.sh")
+	d := harness.Start(t, rfServer(warmBody, []string{"who", "nap", "ps"}, nil))
+	d.Send(rfCall("0", "who", `{"i":"0"}`))
+	d.Recv()
+	old := waitWarm(t, d)
+	script := filepath.Join(d.Dir, "server.sh")
 	b, err := os.ReadFile(script)
 	if err != nil {
 		t.Fatal(err)
@@ -152,44 +153,44 @@ func TestWarmProcessRetiredByReload(t *testing.T) {
 		t.Fatal(err)
 	}
 	for pid := range old {
-		proctest.WaitUntil(t, deadline(t), fmt.Sprintf("old warm process %d to be gone after the reload", pid), func() (bool, string) {
+		proctest.WaitUntil(t, harness.Deadline(t), fmt.Sprintf("old warm process %d to be gone after the reload", pid), func() (bool, string) {
 			p, ok := rfProc(t, pid)
 			return !ok || p.PGID != pid, p.String()
 		})
 	}
-	proctest.WaitUntil(t, deadline(t), "a call to run the edited script", func() (bool, string) {
-		d.send(rfCall("7", "who", `{"i":"r"}`))
-		r := rfDecode(t, d.recv())
-		return strings.HasPrefix(r.text(), "v2 "), r.text()
+	proctest.WaitUntil(t, harness.Deadline(t), "a call to run the edited script", func() (bool, string) {
+		d.Send(rfCall("7", "who", `{"i":"r"}`))
+		r := harness.Parse(t, string(d.Recv()))
+		return strings.HasPrefix(r.First(), "v2 "), r.First()
 	})
 }
 
 // The daemon's SIGKILL takes its warm processes with it (the lifeline), as
 // it takes every call.
 func TestWarmProcessDiesWithDaemon(t *testing.T) {
-	d := rfStart(t, warmBody, []string{"who", "nap", "ps"}, nil)
-	warm := d.waitWarm(t)
-	if err := d.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+	d := harness.Start(t, rfServer(warmBody, []string{"who", "nap", "ps"}, nil))
+	warm := waitWarm(t, d)
+	if err := d.Cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	killed := time.Now()
 	var gone time.Time
 	proctest.WaitUntil(t, killed.Add(time.Second+rfScanSlack), "every warm process to die within 1 s of the daemon's SIGKILL", func() (bool, string) {
-		left := d.aliveAll(t)
+		left := d.AliveAll(t)
 		gone = time.Now()
-		return len(left) == 0, fmt.Sprintf("%d alive:%s", len(left), rfList(left))
+		return len(left) == 0, fmt.Sprintf("%d alive:%s", len(left), harness.List(left))
 	})
 	t.Logf("%d warm processes; all dead %v after SIGKILL", len(warm), gone.Sub(killed).Round(time.Millisecond))
-	d.waitExit(t)
+	d.WaitExit(t)
 }
 
 // --warm 0 keeps none: every call starts its own process.
 func TestWarmOff(t *testing.T) {
-	d := rfStart(t, warmBody, []string{"who", "nap", "ps"}, []string{"--warm", "0"})
+	d := harness.Start(t, rfServer(warmBody, []string{"who", "nap", "ps"}, []string{"--warm", "0"}))
 	for i := 0; i < 3; i++ {
-		d.send(rfCall(strconv.Itoa(i), "who", fmt.Sprintf(`{"i":"%d"}`, i)))
-		d.recv()
-		if warm := d.warmProcs(t); len(warm) != 0 {
+		d.Send(rfCall(strconv.Itoa(i), "who", fmt.Sprintf(`{"i":"%d"}`, i)))
+		d.Recv()
+		if warm := warmProcs(t, d); len(warm) != 0 {
 			t.Fatalf("--warm 0 keeps warm processes: %v", warm)
 		}
 	}
@@ -199,23 +200,23 @@ func TestWarmOff(t *testing.T) {
 // spaces, a multibyte character in a UTF-8 locale — and a call that gets a
 // warm process sees its own MCP_CALL_TMPDIR.
 func TestWarmProcessOddTMPDIR(t *testing.T) {
-	dir := writeServer(t, map[string]string{"server.sh": rfLib + warmBody, "tools.json": toolsJSON("who", "nap", "ps")})
+	dir := harness.WriteFiles(t, map[string]string{"server.sh": rfLib + warmBody, "tools.json": harness.ToolsJSON("who", "nap", "ps")})
 	tmp := filepath.Join(t.TempDir(), "tmp dir é\tx")
 	if err := os.Mkdir(tmp, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	d := rfStartIn(t, dir, tmp, nil, "LC_ALL=C.UTF-8")
+	d := harness.Start(t, rfIn(dir, tmp, nil, "LC_ALL=C.UTF-8"))
 	for i := 0; i < 3; i++ {
-		d.waitWarm(t)
-		d.send(rfCall(strconv.Itoa(i), "who", fmt.Sprintf(`{"i":"%d"}`, i)))
-		r := rfDecode(t, d.recv())
-		pid := rfInt(t, d.dir, fmt.Sprintf("who.%d", i))
-		if !strings.HasSuffix(r.text(), " __MCPBASHD_MODE=warm") {
-			t.Fatalf("call %d did not run in a warm process: %q", i, r.text())
+		waitWarm(t, d)
+		d.Send(rfCall(strconv.Itoa(i), "who", fmt.Sprintf(`{"i":"%d"}`, i)))
+		r := harness.Parse(t, string(d.Recv()))
+		pid := rfInt(t, d.Dir, fmt.Sprintf("who.%d", i))
+		if !strings.HasSuffix(r.First(), " __MCPBASHD_MODE=warm") {
+			t.Fatalf("call %d did not run in a warm process: %q", i, r.First())
 		}
 		prefix := fmt.Sprintf("pid=%d tmp=%s/mcp-call.", pid, tmp)
-		if !strings.HasPrefix(r.text(), prefix) {
-			t.Fatalf("call %d: %q, want it to start %q", i, r.text(), prefix)
+		if !strings.HasPrefix(r.First(), prefix) {
+			t.Fatalf("call %d: %q, want it to start %q", i, r.First(), prefix)
 		}
 	}
 }
@@ -224,13 +225,13 @@ func TestWarmProcessOddTMPDIR(t *testing.T) {
 // warm prelude closes its hand-off pipe with a plain exec once the
 // script's functions are defined); its calls start their own, as before.
 func TestWarmNotForAScriptDefiningExec(t *testing.T) {
-	d := rfStart(t, warmBody+"\nexec() { builtin exec \"$@\"; }\n", []string{"who", "nap", "ps"}, nil)
+	d := harness.Start(t, rfServer(warmBody+"\nexec() { builtin exec \"$@\"; }\n", []string{"who", "nap", "ps"}, nil))
 	for i := 0; i < 3; i++ {
-		d.send(rfCall(strconv.Itoa(i), "who", fmt.Sprintf(`{"i":"%d"}`, i)))
-		if r := rfDecode(t, d.recv()); !strings.Contains(r.text(), " leaked=none ") {
-			t.Fatalf("call %d: %q", i, r.text())
+		d.Send(rfCall(strconv.Itoa(i), "who", fmt.Sprintf(`{"i":"%d"}`, i)))
+		if r := harness.Parse(t, string(d.Recv())); !strings.Contains(r.First(), " leaked=none ") {
+			t.Fatalf("call %d: %q", i, r.First())
 		}
-		if warm := d.warmProcs(t); len(warm) != 0 {
+		if warm := warmProcs(t, d); len(warm) != 0 {
 			t.Fatalf("warm processes kept for a script defining exec: %v", warm)
 		}
 	}

@@ -1,5 +1,5 @@
-// Issue 11, round 2: what the side-by-side runs found beyond the issue's
-// list. Servers written for an SDK keep that SDK's behaviour; a server in
+// Drop-in answers (issue 11): what the side-by-side runs found beyond the
+// issue's list. Servers written for an SDK keep that SDK's behaviour; a server in
 // the 2026 SDK's shape is one whose config.json declares supportedVersions.
 //
 //   - N1/N2: a 2026 server's tool results are that SDK's: no isError on
@@ -29,11 +29,12 @@ import (
 	"bytes"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/mcp-bashd/mcp-bashd/tests/internal/harness"
 )
 
 // ==== N1, N2: tool results ====
@@ -70,7 +71,7 @@ var rgToolNames = []string{"multiline", "silent_failure", "ok", "refuse", "noisy
 // config.json, and body before run_mcp_server.
 func rgServer(t *testing.T, config, tools, body string) string {
 	t.Helper()
-	return writeServer(t, map[string]string{
+	return harness.WriteFiles(t, map[string]string{
 		"assets/config.json": config,
 		"assets/tools.json":  tools,
 		"logs/.keep":         "",
@@ -89,9 +90,9 @@ run_mcp_server "$@"
 // rgBashServer writes a server as bash-mcp-sdk's README writes one.
 func rgBashServer(t *testing.T, body string) string {
 	t.Helper()
-	return writeServer(t, map[string]string{
+	return harness.WriteFiles(t, map[string]string{
 		"config.json": `{"serverInfo":{"name":"bms","version":"1.0.0"}}`,
-		"tools.json":  toolsJSON(append(rgToolNames, "slow")...),
+		"tools.json":  harness.ToolsJSON(append(rgToolNames, "slow")...),
 		"server.sh": `#!/usr/bin/env bash
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -105,17 +106,6 @@ run_mcp_server
 	})
 }
 
-// rgStart runs dir's ./server.sh from dir, with the shim.
-func rgStart(t *testing.T, dir, revision string, env ...string) *server {
-	t.Helper()
-	cmd := exec.Command("./server.sh")
-	cmd.Dir = dir
-	cmd.Env = ctShimEnv(append([]string{"TMPDIR=" + t.TempDir(), sdMark(t)}, env...)...)
-	s := startPrepared(t, cmd)
-	s.revision = revision
-	return s
-}
-
 // rgCall is a 2026-07-28 tools/call of name with the id "name".
 func rgCall(name, args string) string {
 	return `{"jsonrpc":"2.0","id":"` + name + `","method":"tools/call","params":{"name":"` + name + `","arguments":` + args + `,` + sdMeta + `}}`
@@ -123,14 +113,14 @@ func rgCall(name, args string) string {
 
 // rgByID sends every request, then collects one answer per id (calls
 // run concurrently, so answers come in any order).
-func rgByID(t *testing.T, s *server, requests ...string) map[string]string {
+func rgByID(t *testing.T, s *harness.Daemon, requests ...string) map[string]string {
 	t.Helper()
 	for _, r := range requests {
-		s.send(r)
+		s.Send(r)
 	}
 	got := map[string]string{}
 	for range requests {
-		line := string(s.recv())
+		line := string(s.Recv())
 		got[strings.Trim(cfgID(t, line), `"`)] = line // "ok" and 7 alike
 	}
 	return got
@@ -140,9 +130,9 @@ func rgByID(t *testing.T, s *server, requests ...string) map[string]string {
 // failure's text is the tool's stdout as it is (or the SDK's sentence when
 // it printed nothing, with 128+N for a signal), and the tool's stderr goes
 // to the server's stderr. A bash-mcp-sdk server keeps its own shaping.
-func TestRgSdk2026ToolResults(t *testing.T) {
-	tools := toolsJSON(rgToolNames...)
-	s := rgStart(t, rgServer(t, rgHelpersConfig, tools, ""), sdModern)
+func TestSDK2026ToolResults(t *testing.T) {
+	tools := harness.ToolsJSON(rgToolNames...)
+	s := harness.Start(t, dropInScript(rgServer(t, rgHelpersConfig, tools, ""), sdModern))
 	text := func(id, text string, isError bool) string {
 		flag := ""
 		if isError {
@@ -170,21 +160,21 @@ func TestRgSdk2026ToolResults(t *testing.T) {
 		sdWantLine(t, "tools/call "+id, got[id], w)
 	}
 	// An older client's call to the same server: the same dialect.
-	s.revision = "2024-11-05"
-	sdWantLine(t, "legacy-era tools/call", s.roundTrip(`{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"ok","arguments":{}}}`),
+	s.Revision = "2024-11-05"
+	sdWantLine(t, "legacy-era tools/call", s.RoundTrip(`{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"ok","arguments":{}}}`),
 		`{"jsonrpc":"2.0","id":9,"result":{"content":[{"type":"text","text":"fine"}]}}`)
-	if e := s.closeAndWait(); e != nil {
-		t.Fatalf("exit: %v; stderr:\n%s", e, s.stderr.String())
+	if e := s.CloseAndWait(); e != nil {
+		t.Fatalf("exit: %v; stderr:\n%s", e, s.Stderr.String())
 	}
 	// The SDK's tools wrote their stderr to the server's.
 	for _, line := range []string{"diag on stderr", "why it failed", "only stderr"} {
-		if !strings.Contains(s.stderr.String(), line+"\n") {
-			t.Errorf("the server's stderr lacks the tool's %q:\n%s", line, s.stderr.String())
+		if !strings.Contains(s.Stderr.String(), line+"\n") {
+			t.Errorf("the server's stderr lacks the tool's %q:\n%s", line, s.Stderr.String())
 		}
 	}
 
 	t.Run("bash-mcp-sdk server", func(t *testing.T) {
-		s := rgStart(t, rgBashServer(t, ""), "2024-11-05")
+		s := harness.Start(t, dropInScript(rgBashServer(t, ""), "2024-11-05"))
 		call := func(id int, name string) string {
 			return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":%q,"arguments":{}}}`, id, name)
 		}
@@ -207,7 +197,7 @@ func TestRgSdk2026ToolResults(t *testing.T) {
 // MCP_DEFAULT_TTL_MS and MCP_DEFAULT_CACHE_SCOPE as the script set them,
 // then 60000 and public — never config.json's, which server/discover
 // answers (then the same defaults) — in the SDK's member order.
-func TestRgSdk2026CacheHints(t *testing.T) {
+func TestSDK2026CacheHints(t *testing.T) {
 	tools := `{"tools":[{"name":"ok","description":"d","inputSchema":{"type":"object"}}]}`
 	toolsWithHints := `{"tools":[{"name":"ok","description":"d","inputSchema":{"type":"object"}}],"ttlMs":5000,"cacheScope":"private"}`
 	configNoHints := `{"supportedVersions":["2026-07-28"],"serverInfo":{"name":"Helpers","version":"1.0.0"},"capabilities":{"tools":{"listChanged":false}}}`
@@ -232,9 +222,9 @@ func TestRgSdk2026CacheHints(t *testing.T) {
 			`"ttlMs":42,"cacheScope":"private",`, `"ttlMs":42,"cacheScope":"private",`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			s := rgStart(t, rgServer(t, c.config, c.tools, c.script), sdModern)
-			sdWantLine(t, "tools/list", s.roundTrip(list), listAnswer(c.list))
-			sdWantLine(t, "server/discover", s.roundTrip(discover), discoverAnswer(c.discover))
+			s := harness.Start(t, dropInScript(rgServer(t, c.config, c.tools, c.script), sdModern))
+			sdWantLine(t, "tools/list", s.RoundTrip(list), listAnswer(c.list))
+			sdWantLine(t, "server/discover", s.RoundTrip(discover), discoverAnswer(c.discover))
 		})
 	}
 }
@@ -245,18 +235,18 @@ func TestRgSdk2026CacheHints(t *testing.T) {
 // as the SDK's jq printed them (bash-mcp-sdk's two jq -c passes, the 2026
 // SDK's one tojson; the two differ only past decNumber's range, which the
 // validator refuses). Big integers and fractions keep their digits.
-func TestRgToolArgsAsJq(t *testing.T) {
+func TestToolArgsAsJqPrintsThem(t *testing.T) {
 	t.Run("bash-mcp-sdk server", func(t *testing.T) {
 		dir := t.TempDir()
 		fifo := filepath.Join(dir, "fifo")
 		if err := syscall.Mkfifo(fifo, 0o600); err != nil {
 			t.Fatal(err)
 		}
-		s := rgStart(t, rgBashServer(t, `
+		s := harness.Start(t, dropInScript(rgBashServer(t, `
 mcp_before_tool_call() { printf '%s' "$2" >"$RG_DIR/hook-$1"; }
 tool_slow() { echo started >"$RG_FIFO"; sleep 600; }
 tool_slow_cancel() { printf '%s\n' "$1" >"$RG_FIFO"; }
-`), "2024-11-05", "RG_DIR="+dir, "RG_FIFO="+fifo)
+`), "2024-11-05", "RG_DIR="+dir, "RG_FIFO="+fifo))
 		call := func(id int, name, args string) string {
 			return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":%q,"arguments":%s}}`, id, name, args)
 		}
@@ -276,14 +266,14 @@ tool_slow_cancel() { printf '%s\n' "$1" >"$RG_FIFO"; }
 		// (jq 1.7.1's text: internal/jq's golden table); the before-tool
 		// hook's argsJSON is the same text.
 		const printed = `{"big":9007199254740993,"j":1.5E-7,"s":"/é😀\u001f"}`
-		sdWantLine(t, "tools/call 7", s.roundTrip(call(7, "args", `{"big":9007199254740993,"j":1.5e-7,"s":"\/\u00e9\ud83d\ude00\u001F"}`)),
+		sdWantLine(t, "tools/call 7", s.RoundTrip(call(7, "args", `{"big":9007199254740993,"j":1.5e-7,"s":"\/\u00e9\ud83d\ude00\u001F"}`)),
 			`{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":`+string(sdJSONString(printed))+`}],"isError":false}}`)
 		if hook, err := os.ReadFile(filepath.Join(dir, "hook-args")); err != nil || string(hook) != printed {
 			t.Errorf("before-tool hook's argsJSON = %q, %v; want %q", hook, err, printed)
 		}
 
 		// The cancel hook gets the same text.
-		s.send(call(8, "slow", `{"x":1e2,"y":"\u0041"}`))
+		s.Send(call(8, "slow", `{"x":1e2,"y":"\u0041"}`))
 		f, err := os.OpenFile(fifo, os.O_RDWR, 0) // RDWR: never blocks, never sees EOF
 		if err != nil {
 			t.Fatal(err)
@@ -293,7 +283,7 @@ tool_slow_cancel() { printf '%s\n' "$1" >"$RG_FIFO"; }
 		if line, err := r.ReadString('\n'); err != nil || line != "started\n" {
 			t.Fatalf("tool_slow: %q, %v", line, err)
 		}
-		s.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":8}}`)
+		s.Send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":8}}`)
 		if line, err := r.ReadString('\n'); err != nil || line != `{"x":1E+2,"y":"A"}`+"\n" {
 			t.Errorf("cancel hook's argument = %q, %v", line, err)
 		}
@@ -302,9 +292,9 @@ tool_slow_cancel() { printf '%s\n' "$1" >"$RG_FIFO"; }
 		}
 	})
 	t.Run("2026 server", func(t *testing.T) {
-		s := rgStart(t, rgServer(t, rgHelpersConfig, toolsJSON(rgToolNames...), ""), sdModern)
+		s := harness.Start(t, dropInScript(rgServer(t, rgHelpersConfig, harness.ToolsJSON(rgToolNames...), ""), sdModern))
 		// The SDK's core on the same request.
-		sdWantLine(t, "tools/call args", s.roundTrip(rgCall("args", `{ "b" : [1, 2], "a": "x\u0041\/", "n": 1.50, "i":1e2, "j":1.5e-7, "big":9007199254740993, "k":1E400 }`)),
+		sdWantLine(t, "tools/call args", s.RoundTrip(rgCall("args", `{ "b" : [1, 2], "a": "x\u0041\/", "n": 1.50, "i":1e2, "j":1.5e-7, "big":9007199254740993, "k":1E400 }`)),
 			`{"jsonrpc":"2.0","id":"args","result":{"content":[{"type":"text","text":"{\"b\":[1,2],\"a\":\"xA/\",\"n\":1.50,\"i\":1E+2,\"j\":1.5E-7,\"big\":9007199254740993,\"k\":1E+400}"}],"resultType":"complete",`+rgHelpersMeta+`}}`)
 	})
 }
@@ -314,7 +304,7 @@ tool_slow_cancel() { printf '%s\n' "$1" >"$RG_FIFO"; }
 // handle-connection (and --http: the same handler) answers as the 2026
 // SDK's HTTP transport did: the rig's T07/T08 (moviemcpserver.sh) and the
 // SDK's transport run on the same requests.
-func TestRgSdk2026HTTPAnswers(t *testing.T) {
+func TestSDK2026HTTPAnswers(t *testing.T) {
 	list := `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{` + sdMeta + `}}`
 	call := `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"get_weather","arguments":{"location":"London"},` + sdMeta + `}}`
 	post := func(target, body string, headers ...string) string {
@@ -347,7 +337,7 @@ func TestRgSdk2026HTTPAnswers(t *testing.T) {
 		{"empty body", post("/mcp", "", v, m), 400, `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Empty request body"}}`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			cmd := sdWeatherCmd(t, []string{"handle-connection"})
+			cmd := harness.Command(t, sdWeather([]string{"handle-connection"}))
 			var out bytes.Buffer
 			cmd.Stdin, cmd.Stdout = strings.NewReader(c.request), &out
 			dr2Run(t, cmd)()

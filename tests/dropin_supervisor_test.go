@@ -1,84 +1,63 @@
 package tests
 
-// Issue 11 (drop-in, round 2), the supervisor's items: the shell options a
+// Drop-in supervisor behaviour (issue 11): the shell options a
 // tool runs with after sourcing the shim (item 2), the cancellation grace
 // given to every member of the call's group (item 4), and the SDK's log
 // sentences as the messages of the daemon's log events (item 7). Each test
-// failed on the main this round started from.
+// failed on the main its fix started from.
 
 import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/mcp-bashd/mcp-bashd/tests/internal/harness"
 	"github.com/mcp-bashd/mcp-bashd/tests/internal/proctest"
 )
 
-// d2sServer is a server directory: server.sh (sourcing a copy of the shim
-// when it is a drop-in server), tools.json, and config.json when given.
-type d2sServer struct {
-	dir string
-}
-
-func d2sWrite(t *testing.T, script, tools, config string) d2sServer {
+// d2sWrite writes a server directory: server.sh (sourcing a copy of the
+// shim when it is a drop-in server), tools.json, and config.json when
+// given.
+func d2sWrite(t *testing.T, script, tools, config string) string {
 	t.Helper()
 	files := map[string]string{"server.sh": script, "tools.json": tools}
 	if config != "" {
 		files["config.json"] = config
 	}
-	dir := writeServer(t, files)
-	shim, err := os.ReadFile(repoPath("scripts/mcpserver_core.sh"))
+	dir := harness.WriteFiles(t, files)
+	shim, err := os.ReadFile(harness.RepoPath("scripts/mcpserver_core.sh"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(filepath.Join(dir, "mcpserver_core.sh"), shim, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	return d2sServer{dir: dir}
+	return dir
 }
 
-// d2sEnv is the environment of a server under test: the test's own minus
-// every MCP_* variable, plus extra.
-func d2sEnv(extra ...string) []string {
-	var env []string
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "MCP_") {
-			env = append(env, kv)
-		}
-	}
-	return append(env, extra...)
-}
-
-// start runs the server in one of the two forms a host uses: "dropin"
+// d2sStart runs the server in dir in one of the two forms a host uses: "dropin"
 // (./server.sh, its shim finds the binary through MCP_BASHD) or
 // "manifest" (mcp-bashd server.sh).
-func (d d2sServer) start(t *testing.T, form string, env ...string) *server {
+func d2sStart(t *testing.T, dir, form string, env ...string) *harness.Daemon {
 	t.Helper()
-	script := filepath.Join(d.dir, "server.sh")
-	var cmd *exec.Cmd
-	if form == "dropin" {
-		cmd = exec.Command(script)
-	} else {
-		cmd = exec.Command(binary, script)
+	o := harness.Options{Exe: filepath.Join(dir, "server.sh"), Args: []string{}, WorkDir: dir, CleanEnv: true, Init: true,
+		Env: append([]string{"MCP_BASHD=" + harness.Binary}, env...)}
+	if form != "dropin" {
+		o.Exe, o.Args = harness.Binary, []string{filepath.Join(dir, "server.sh")}
 	}
-	cmd.Dir = d.dir
-	cmd.Env = d2sEnv(append([]string{"MCP_BASHD=" + binary}, env...)...)
-	s := startPrepared(t, cmd)
-	s.roundTrip(initLine)
-	return s
+	return harness.Start(t, o)
 }
 
 // d2sCall sends a tools/call and returns its result's text and isError.
-func d2sCall(t *testing.T, s *server, id int, tool, args string) (string, bool) {
+func d2sCall(t *testing.T, s *harness.Daemon, id int, tool, args string) (string, bool) {
 	t.Helper()
-	line := s.roundTrip(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":%q,"arguments":%s}}`, id, tool, args))
-	var r callResponse
+	line := s.RoundTrip(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":%q,"arguments":%s}}`, id, tool, args))
+	var r harness.Response
 	if err := json.Unmarshal([]byte(line), &r); err != nil || r.Result == nil || len(r.Result.Content) == 0 {
 		t.Fatalf("call %s: not a tool result: %s", tool, line)
 	}
@@ -97,13 +76,13 @@ tool_opts() {
 }
 `
 
-var d2sOptionToolsJSON = toolsJSON("unset", "pipe", "errexit", "opts")
+var d2sOptionToolsJSON = harness.ToolsJSON("unset", "pipe", "errexit", "opts")
 
 // Item 2: sourcing the SDK left nounset and pipefail on in the server
 // shell (errexit too, which calls turn off), so a tool reading an unset
 // variable fails with bash's "unbound variable" and `false | true` fails.
 // The same with the shim, in both forms a host starts a drop-in server.
-func TestD2SupShellOptionsOfTheSDK(t *testing.T) {
+func TestShellOptionsOfTheSDK(t *testing.T) {
 	d := d2sWrite(t, `#!/usr/bin/env bash
 source "$(dirname "$0")/mcpserver_core.sh"
 `+d2sOptionTools+`
@@ -111,7 +90,7 @@ run_mcp_server "$@"
 `, d2sOptionToolsJSON, "")
 	for _, form := range []string{"dropin", "manifest"} {
 		t.Run(form, func(t *testing.T) {
-			s := d.start(t, form)
+			s := d2sStart(t, d, form)
 			text, isErr := d2sCall(t, s, 1, "unset", `{}`)
 			if !isErr || !strings.HasPrefix(text, "Error executing unset: ") || !strings.HasSuffix(text, "D2_NEVER_SET: unbound variable") {
 				t.Errorf("unset variable: isError %v text %q, want the SDK's unbound-variable failure", isErr, text)
@@ -133,7 +112,7 @@ run_mcp_server "$@"
 // (it did under the SDK), and one that sources nothing (a manifest server
 // of plain functions) or was written for the 2026 SDK, whose file sets no
 // option, is left alone.
-func TestD2SupShellOptionsTheScriptChose(t *testing.T) {
+func TestShellOptionsTheScriptChose(t *testing.T) {
 	t.Run("turned off after sourcing", func(t *testing.T) {
 		d := d2sWrite(t, `#!/usr/bin/env bash
 source "$(dirname "$0")/mcpserver_core.sh"
@@ -143,7 +122,7 @@ run_mcp_server
 `, d2sOptionToolsJSON, "")
 		for _, form := range []string{"dropin", "manifest"} {
 			t.Run(form, func(t *testing.T) {
-				s := d.start(t, form)
+				s := d2sStart(t, d, form)
 				if text, isErr := d2sCall(t, s, 1, "unset", `{}`); isErr || text != "val=" {
 					t.Errorf("unset variable with set +u: isError %v text %q", isErr, text)
 				}
@@ -158,7 +137,7 @@ run_mcp_server
 	})
 	t.Run("no shim sourced", func(t *testing.T) {
 		d := d2sWrite(t, d2sOptionTools, d2sOptionToolsJSON, "")
-		s := d.start(t, "manifest")
+		s := d2sStart(t, d, "manifest")
 		if text, _ := d2sCall(t, s, 1, "opts", `{}`); text != "errexit-off\nnounset-off\npipefail-off" {
 			t.Errorf("options in a tool of a script that sources nothing: %q", text)
 		}
@@ -173,7 +152,7 @@ run_mcp_server "$@"
 `, d2sOptionToolsJSON, `{"supportedVersions":["2026-07-28","2025-11-25"],"serverInfo":{"name":"d2","version":"1"}}`)
 		for _, form := range []string{"dropin", "manifest"} {
 			t.Run(form, func(t *testing.T) {
-				s := d.start(t, form)
+				s := d2sStart(t, d, form)
 				if text, isErr := d2sCall(t, s, 1, "unset", `{}`); isErr || text != "val=" {
 					t.Errorf("unset variable under the 2026 SDK's rules: isError %v text %q", isErr, text)
 				}
@@ -188,7 +167,7 @@ run_mcp_server "$@"
 // Item 2, the consequence for the shim's own code: its helpers, loaded on
 // first use inside a call, the before-tool hook's option restore, the
 // cancel hook and the EXIT trap all work under nounset and pipefail.
-func TestD2SupShimHelpersUnderNounset(t *testing.T) {
+func TestShimHelpersUnderNounset(t *testing.T) {
 	marks := t.TempDir()
 	d := d2sWrite(t, `#!/usr/bin/env bash
 source "$(dirname "$0")/mcpserver_core.sh"
@@ -213,30 +192,30 @@ tool_wait_cancel() { echo "cancel hook $-" > "$MARKS/cancel"; }
 run_mcp_server
 `, `{"tools":[{"name":"helpers","inputSchema":{"type":"object"},"outputSchema":{"type":"object"}},{"name":"wait","inputSchema":{"type":"object"}}]}`, "")
 	log := filepath.Join(marks, "server.log")
-	s := d.start(t, "dropin", "MARKS="+marks, "MCP_LOG_FILE="+log)
-	line := s.roundTrip(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"helpers","arguments":{}}}`)
+	s := d2sStart(t, d, "dropin", "MARKS="+marks, "MCP_LOG_FILE="+log)
+	line := s.RoundTrip(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"helpers","arguments":{}}}`)
 	for _, want := range []string{
 		`read_json_file refused`, `{\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{}}`,
 		`{\"jsonrpc\":\"2.0\",\"id\":7,\"error\":{\"code\":-32000,\"message\":\"no\"}}`,
 		`valid\nnounset-on\nnullglob-off`, `"text":"text item"`, `"structuredContent":{"k":1}`, `"isError":false`,
 	} {
 		if !strings.Contains(line, want) {
-			t.Errorf("helpers under nounset: %q missing from\n%s\nstderr:\n%s", want, line, s.stderr)
+			t.Errorf("helpers under nounset: %q missing from\n%s\nstderr:\n%s", want, line, s.Stderr)
 		}
 	}
 	if strings.Contains(line, "unbound variable") {
 		t.Errorf("a helper failed under nounset:\n%s", line)
 	}
-	s.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"wait","arguments":{}}}`)
+	s.Send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"wait","arguments":{}}}`)
 	rfLine(t, marks, "wait.ready")
-	s.send(rfCancel("2"))
+	s.Send(rfCancel("2"))
 	// $- of the cancel hook and of the EXIT trap: nounset on, errexit off.
 	flags := func(line string) string { return line[strings.LastIndexByte(line, ' ')+1:] }
 	if got := rfLine(t, marks, "cancel"); !strings.Contains(flags(got), "u") || strings.Contains(flags(got), "e") {
 		t.Errorf("cancel hook ran with %q", got)
 	}
-	if ee := s.closeAndWait(); ee != nil {
-		t.Fatalf("exit: %v\nstderr:\n%s", ee, s.stderr)
+	if ee := s.CloseAndWait(); ee != nil {
+		t.Fatalf("exit: %v\nstderr:\n%s", ee, s.Stderr)
 	}
 	if got := rfLine(t, marks, "exit"); !strings.Contains(flags(got), "u") || strings.Contains(flags(got), "e") {
 		t.Errorf("EXIT trap ran with %q", got)
@@ -292,47 +271,47 @@ tool_stubborn() {
 // group is reaped at once (the grace here is an hour: waiting it out would
 // hang the test), with no escalation logged. The same for a sandboxed
 // call (its own network namespace and cgroup), when the kernel allows one.
-func TestD2SupGraceCoversTheWholeGroup(t *testing.T) {
+func TestGraceCoversTheWholeGroup(t *testing.T) {
 	t.Run("plain", func(t *testing.T) { d2sGraceCleanup(t, "") })
 	t.Run("sandboxed", func(t *testing.T) { d2sGraceCleanup(t, `{"network":false,"limits":{"processes":64}}`) })
 }
 
 func d2sGraceCleanup(t *testing.T, sandbox string) {
 	logFile := filepath.Join(t.TempDir(), "daemon.log")
-	dir := writeServer(t, map[string]string{"server.sh": rfLib + d2sGraceTool + "tool_probe() { echo ok; }\n",
+	dir := harness.WriteFiles(t, map[string]string{"server.sh": rfLib + d2sGraceTool + "tool_probe() { echo ok; }\n",
 		"tools.json": sbToolsJSON(sbTool{"tidy", sandbox}, sbTool{"probe", sandbox})})
-	d := rfStartIn(t, dir, t.TempDir(), []string{"--grace", "1h"}, "MCP_LOG_FILE="+logFile)
-	if text, isErr := d.sbCall(t, 9, "probe", `{}`); isErr || text != "ok" {
+	d := harness.Start(t, rfIn(dir, "", []string{"--grace", "1h"}, "MCP_LOG_FILE="+logFile))
+	if text, isErr := sbCall(t, d, 9, "probe", `{}`); isErr || text != "ok" {
 		t.Skipf("this daemon cannot run the call so: %s", text)
 	}
-	d.send(rfCall("1", "tidy", `{}`))
-	shell, child := rfInt(t, d.dir, "shell.pid"), rfInt(t, d.dir, "child.pid")
-	d.send(rfCancel("1"))
+	d.Send(rfCall("1", "tidy", `{}`))
+	shell, child := rfInt(t, d.Dir, "shell.pid"), rfInt(t, d.Dir, "child.pid")
+	d.Send(rfCancel("1"))
 	// The shell dies on TERM and is reaped; its child lives on, cleaning up.
-	proctest.WaitUntil(t, deadline(t), "the tool's shell to be gone", func() (bool, string) {
+	proctest.WaitUntil(t, harness.Deadline(t), "the tool's shell to be gone", func() (bool, string) {
 		_, ok := rfProcOK(shell)
 		return !ok, ""
 	})
 	if !d2sAlive(child) {
 		t.Fatalf("the child was killed when the tool's shell exited; it should get the grace to clean up")
 	}
-	if got := rfLine(t, d.dir, "child.log"); got != "term" {
+	if got := rfLine(t, d.Dir, "child.log"); got != "term" {
 		t.Fatalf("child.log %q, want the child's TERM handler running", got)
 	}
-	rfTouch(t, d.dir, "cleanup.go")
-	rfGroupGone(t, shell, deadline(t))
-	if b, _ := os.ReadFile(filepath.Join(d.dir, "child.log")); string(b) != "term\ncleaned\n" {
+	rfTouch(t, d.Dir, "cleanup.go")
+	harness.WaitGroupGone(t, shell, harness.Deadline(t))
+	if b, _ := os.ReadFile(filepath.Join(d.Dir, "child.log")); string(b) != "term\ncleaned\n" {
 		t.Errorf("child.log %q, want its cleanup finished", b)
 	}
 	// Answered in order after the teardown; nothing for the cancelled id.
-	if got := d.roundTrip(`{"jsonrpc":"2.0","id":2,"method":"ping"}`); got != `{"jsonrpc":"2.0","id":2,"result":{}}` {
+	if got := d.RoundTrip(`{"jsonrpc":"2.0","id":2,"method":"ping"}`); got != `{"jsonrpc":"2.0","id":2,"result":{}}` {
 		t.Fatalf("after the cancel: %s", got)
 	}
-	d.stdin.Close()
-	if lines := d.drain(t); len(lines) != 0 {
+	d.Stdin.Close()
+	if lines := d.Drain(t); len(lines) != 0 {
 		t.Fatalf("lines after the cancel: %q", lines)
 	}
-	d.waitExit(t)
+	d.WaitExit(t)
 	b, _ := os.ReadFile(logFile)
 	if strings.Contains(string(b), "ignored SIGTERM") {
 		t.Errorf("escalation logged for a group that exited on TERM:\n%s", b)
@@ -345,31 +324,31 @@ func d2sGraceCleanup(t *testing.T, sandbox string) {
 // Item 4: a child that ignores SIGTERM keeps the group for the whole grace
 // after the tool's shell is gone, then the group gets SIGKILL and the
 // escalation is logged with the SDK's sentence.
-func TestD2SupGraceSurvivorKilledAndLogged(t *testing.T) {
+func TestGraceSurvivorKilledAndLogged(t *testing.T) {
 	const grace = 500 * time.Millisecond
 	logFile := filepath.Join(t.TempDir(), "daemon.log")
-	d := rfStart(t, d2sGraceTool, []string{"stubborn"}, []string{"--grace", grace.String()}, "MCP_LOG_FILE="+logFile)
-	d.send(rfCall("1", "stubborn", `{}`))
-	shell, child := rfInt(t, d.dir, "shell.pid"), rfInt(t, d.dir, "child.pid")
+	d := harness.Start(t, rfServer(d2sGraceTool, []string{"stubborn"}, []string{"--grace", grace.String()}, "MCP_LOG_FILE="+logFile))
+	d.Send(rfCall("1", "stubborn", `{}`))
+	shell, child := rfInt(t, d.Dir, "shell.pid"), rfInt(t, d.Dir, "child.pid")
 	cancelled := time.Now()
-	d.send(rfCancel("1"))
-	proctest.WaitUntil(t, deadline(t), "the tool's shell to be gone", func() (bool, string) {
+	d.Send(rfCancel("1"))
+	proctest.WaitUntil(t, harness.Deadline(t), "the tool's shell to be gone", func() (bool, string) {
 		_, ok := rfProcOK(shell)
 		return !ok, ""
 	})
 	if !d2sAlive(child) {
 		t.Fatalf("the TERM-ignoring child was killed with the tool's shell, before the %v grace", grace)
 	}
-	gone := rfGroupGone(t, shell, cancelled.Add(grace+time.Second+rfScanSlack)).Sub(cancelled)
+	gone := harness.WaitGroupGone(t, shell, cancelled.Add(grace+time.Second+rfScanSlack)).Sub(cancelled)
 	if gone < grace-100*time.Millisecond {
 		t.Fatalf("group gone %v after the cancel, before the %v grace", gone, grace)
 	}
-	if got := d.roundTrip(`{"jsonrpc":"2.0","id":2,"method":"ping"}`); got != `{"jsonrpc":"2.0","id":2,"result":{}}` {
+	if got := d.RoundTrip(`{"jsonrpc":"2.0","id":2,"method":"ping"}`); got != `{"jsonrpc":"2.0","id":2,"result":{}}` {
 		t.Fatalf("after the cancel: %s", got)
 	}
-	d.stdin.Close()
-	d.drain(t)
-	d.waitExit(t)
+	d.Stdin.Close()
+	d.Drain(t)
+	d.WaitExit(t)
 	d2sWantLog(t, logFile, "Tool stubborn ignored SIGTERM; process group killed", map[string]any{"tool": "stubborn", "call_id": "1"})
 }
 
@@ -420,7 +399,7 @@ func d2sWantLog(t *testing.T, logFile, msg string, fields map[string]any) {
 // 17), the cancellation's three lines (21), the cancel hook's failure and
 // budget (20), a cancellation matching nothing (19), the in-flight tool
 // stopped on shutdown (24), and the script's EXIT handler failing (25).
-func TestD2SupLogSentences(t *testing.T) {
+func TestLogSentences(t *testing.T) {
 	logFile := filepath.Join(t.TempDir(), "daemon.log")
 	body := d2sGraceTool + `
 mcp_before_tool_call() {
@@ -441,39 +420,38 @@ tool_slowhook_cancel() { sleep 1000; }
 tool_nap() { rf_note nap.pid; sleep 1000; }
 trap 'exit 3' EXIT
 `
-	d := rfStart(t, body, []string{"stubborn", "refuse", "hookexit", "hookkill", "hooked", "slowhook", "nap"},
-		[]string{"--grace", "300ms"}, "MCP_LOG_FILE="+logFile)
-	d.send(rfCall("1", "refuse", `{}`))
-	d.expect(t, "1", "Error executing refuse: not today", true)
-	d.send(rfCall("2", "hookexit", `{}`))
-	d.expect(t, "2", "mcp_before_tool_call ended the call instead of returning; tool hookexit did not run.", true)
-	d.send(rfCall("3", "hookkill", `{}`))
-	d.expect(t, "3", "mcp_before_tool_call was killed by signal 9; tool hookkill did not run.", true)
+	d := harness.Start(t, rfServer(body, []string{"stubborn", "refuse", "hookexit", "hookkill", "hooked", "slowhook", "nap"}, []string{"--grace", "300ms"}, "MCP_LOG_FILE="+logFile))
+	d.Send(rfCall("1", "refuse", `{}`))
+	d.Expect(t, "1", "Error executing refuse: not today", true)
+	d.Send(rfCall("2", "hookexit", `{}`))
+	d.Expect(t, "2", "mcp_before_tool_call ended the call instead of returning; tool hookexit did not run.", true)
+	d.Send(rfCall("3", "hookkill", `{}`))
+	d.Expect(t, "3", "mcp_before_tool_call was killed by signal 9; tool hookkill did not run.", true)
 
-	d.send(rfCall(`"s"`, "stubborn", `{}`))
-	stubborn := rfInt(t, d.dir, "shell.pid")
-	d.send(rfCancel(`"s"`))
-	rfGroupGone(t, stubborn, deadline(t))
-	d.send(rfCall("5", "hooked", `{}`))
-	rfLine(t, d.dir, "hooked.ready")
-	d.send(rfCancel("5"))
-	d.send(rfCall("6", "slowhook", `{}`))
-	slow := rfInt(t, d.dir, "slowhook.pid")
-	d.send(rfCancel("6"))
-	d.send(rfCancel("999"))
-	if got := d.roundTrip(`{"jsonrpc":"2.0","id":7,"method":"ping"}`); got != `{"jsonrpc":"2.0","id":7,"result":{}}` {
+	d.Send(rfCall(`"s"`, "stubborn", `{}`))
+	stubborn := rfInt(t, d.Dir, "shell.pid")
+	d.Send(rfCancel(`"s"`))
+	harness.WaitGroupGone(t, stubborn, harness.Deadline(t))
+	d.Send(rfCall("5", "hooked", `{}`))
+	rfLine(t, d.Dir, "hooked.ready")
+	d.Send(rfCancel("5"))
+	d.Send(rfCall("6", "slowhook", `{}`))
+	slow := rfInt(t, d.Dir, "slowhook.pid")
+	d.Send(rfCancel("6"))
+	d.Send(rfCancel("999"))
+	if got := d.RoundTrip(`{"jsonrpc":"2.0","id":7,"method":"ping"}`); got != `{"jsonrpc":"2.0","id":7,"result":{}}` {
 		t.Fatalf("ping: %s", got)
 	}
 	// The slow cancel hook's 2 s budget passes before its call's group goes.
-	rfGroupGone(t, slow, deadline(t))
+	harness.WaitGroupGone(t, slow, harness.Deadline(t))
 
-	d.send(rfCall("8", "nap", `{}`))
-	nap := rfInt(t, d.dir, "nap.pid")
-	if err := d.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+	d.Send(rfCall("8", "nap", `{}`))
+	nap := rfInt(t, d.Dir, "nap.pid")
+	if err := d.Cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
-	d.drain(t)
-	d.waitExit(t)
+	d.Drain(t)
+	d.WaitExit(t)
 
 	for _, c := range []struct {
 		msg    string
@@ -497,16 +475,16 @@ trap 'exit 3' EXIT
 
 // Item 7, CONTRACT 18: a call whose directory cannot be created is logged
 // with the SDK's sentence, naming the tool and where it was to be made.
-func TestD2SupLogSentenceCallDirectory(t *testing.T) {
+func TestLogSentenceCallDirectory(t *testing.T) {
 	logFile := filepath.Join(t.TempDir(), "daemon.log")
-	dir := writeServer(t, map[string]string{"server.sh": rfLib + `tool_quick() { echo hi; }`, "tools.json": toolsJSON("quick")})
+	dir := harness.WriteFiles(t, map[string]string{"server.sh": rfLib + `tool_quick() { echo hi; }`, "tools.json": harness.ToolsJSON("quick")})
 	tmp := filepath.Join(t.TempDir(), "no-such-dir")
-	d := rfStartIn(t, dir, tmp, nil, "MCP_LOG_FILE="+logFile)
-	d.send(rfCall("1", "quick", `{}`))
-	d.expect(t, "1", "Cannot run quick: its call directory could not be created.", true)
-	d.stdin.Close()
-	d.drain(t)
-	d.waitExit(t)
+	d := harness.Start(t, rfIn(dir, tmp, nil, "MCP_LOG_FILE="+logFile))
+	d.Send(rfCall("1", "quick", `{}`))
+	d.Expect(t, "1", "Cannot run quick: its call directory could not be created.", true)
+	d.Stdin.Close()
+	d.Drain(t)
+	d.WaitExit(t)
 	prefix := "Tool quick not run: cannot create its call directory in " + tmp + ": "
 	for _, m := range d2sLogLines(t, logFile) {
 		if msg, _ := m["msg"].(string); strings.HasPrefix(msg, prefix) {
@@ -525,39 +503,39 @@ func TestD2SupLogSentenceCallDirectory(t *testing.T) {
 // exit code (128+N for a signal), refused arguments, each request gate's
 // refusal, an unusable declaration file, and input ending while a call
 // runs (the call still finishes and is answered).
-func TestD2SupLogSentencesOutsideContract(t *testing.T) {
+func TestLogSentencesOutsideContract(t *testing.T) {
 	logFile := filepath.Join(t.TempDir(), "daemon.log")
-	d := rfStart(t, `
+	d := harness.Start(t, rfServer(`
 tool_fail() { echo "bad input"; return 3; }
 tool_silent() { return 4; }
 tool_killed() { kill -KILL "$BASHPID"; }
 tool_slow() { rf_note slow.started; rf_gate slow.go; echo done; }
-`, []string{"fail", "silent", "killed", "slow"}, nil, "MCP_LOG_FILE="+logFile)
-	d.send(rfCall("1", "fail", `{}`))
-	d.expect(t, "1", "Error executing fail: bad input", true)
-	d.send(rfCall("2", "silent", `{}`))
-	d.expect(t, "2", "Error executing silent: ", true)
-	d.send(rfCall("3", "killed", `{}`))
-	d.expect(t, "3", "Error executing killed: ", true)
-	d.send(rfCall("4", "fail", `5`))
-	d.expect(t, "4", "Invalid arguments: expected a JSON object, got number.", true)
+`, []string{"fail", "silent", "killed", "slow"}, nil, "MCP_LOG_FILE="+logFile))
+	d.Send(rfCall("1", "fail", `{}`))
+	d.Expect(t, "1", "Error executing fail: bad input", true)
+	d.Send(rfCall("2", "silent", `{}`))
+	d.Expect(t, "2", "Error executing silent: ", true)
+	d.Send(rfCall("3", "killed", `{}`))
+	d.Expect(t, "3", "Error executing killed: ", true)
+	d.Send(rfCall("4", "fail", `5`))
+	d.Expect(t, "4", "Invalid arguments: expected a JSON object, got number.", true)
 	for _, line := range []string{`not json`, `{"a":1} {"b":2}`, `[1,2]`,
 		`{"jsonrpc":"1.0","id":5,"method":"ping"}`, `{"jsonrpc":"2.0","id":1.5,"method":"ping"}`} {
-		if got := d.roundTrip(line); !strings.Contains(got, `"error"`) {
+		if got := d.RoundTrip(line); !strings.Contains(got, `"error"`) {
 			t.Fatalf("%s: %s", line, got)
 		}
 	}
-	d.send(rfCall("6", "slow", `{}`))
+	d.Send(rfCall("6", "slow", `{}`))
 	// The call is in flight once its tool has started; the gate file lets
 	// it finish only after stdin is closed.
-	rfLine(t, d.dir, "slow.started")
-	d.stdin.Close()
+	rfLine(t, d.Dir, "slow.started")
+	d.Stdin.Close()
 	d2sWaitLog(t, logFile, func(m map[string]any) bool {
 		return m["msg"] == "Client closed stdin during an in-flight call; shutting down"
 	})
-	rfTouch(t, d.dir, "slow.go")
-	d.expect(t, "6", "done", false)
-	d.waitExit(t)
+	rfTouch(t, d.Dir, "slow.go")
+	d.Expect(t, "6", "done", false)
+	d.WaitExit(t)
 
 	for _, c := range []struct {
 		msg    string
@@ -579,12 +557,12 @@ tool_slow() { rf_note slow.started; rf_gate slow.go; echo done; }
 }
 
 // An unusable declaration file is logged with the SDK's sentences.
-func TestD2SupLogSentencesFiles(t *testing.T) {
+func TestLogSentencesFiles(t *testing.T) {
 	logFile := filepath.Join(t.TempDir(), "daemon.log")
-	dir := writeServer(t, map[string]string{"server.sh": rfLib, "tools.json": `{"tools":[]} {}`})
+	dir := harness.WriteFiles(t, map[string]string{"server.sh": rfLib, "tools.json": `{"tools":[]} {}`})
 	cfg := filepath.Join(dir, "absent.json")
-	d := rfStartIn(t, dir, t.TempDir(), []string{"--config", cfg}, "MCP_LOG_FILE="+logFile)
-	d.closeAndWait()
+	d := harness.Start(t, rfIn(dir, "", []string{"--config", cfg}, "MCP_LOG_FILE="+logFile))
+	d.CloseAndWait()
 	d2sWantLog(t, logFile, "Not exactly one parseable JSON object: "+filepath.Join(dir, "tools.json"), map[string]any{"what": "tools list"})
 	d2sWantLog(t, logFile, "File not found: "+cfg, map[string]any{"path": cfg, "what": "server configuration"})
 }
@@ -592,7 +570,7 @@ func TestD2SupLogSentencesFiles(t *testing.T) {
 // d2sWaitLog waits until a line of the log file satisfies ok.
 func d2sWaitLog(t *testing.T, logFile string, ok func(map[string]any) bool) {
 	t.Helper()
-	proctest.WaitUntil(t, deadline(t), "a log line", func() (bool, string) {
+	proctest.WaitUntil(t, harness.Deadline(t), "a log line", func() (bool, string) {
 		for _, m := range d2sLogLines(t, logFile) {
 			if ok(m) {
 				return true, ""

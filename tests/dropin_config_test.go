@@ -1,4 +1,4 @@
-// Issue 11 (drop-in, round 2), the configuration items: a config file
+// Drop-in configuration (issue 11): a config file
 // named explicitly must exist (item 8), schemas the SDK tolerated keep
 // working (item 9), daemon settings from the environment and a strictly
 // sequential mode (item 10), and the manifest form reading the files the
@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcp-bashd/mcp-bashd/tests/internal/harness"
 	"github.com/mcp-bashd/mcp-bashd/tests/internal/proctest"
 )
 
@@ -66,29 +67,26 @@ func cfgNewServer(t *testing.T, files map[string]string) *cfgServer {
 	if _, ok := files["tools.json"]; !ok {
 		files["tools.json"] = cfgToolsJSON
 	}
-	s := &cfgServer{dir: writeServer(t, files), ctl: t.TempDir(), gate: cmNewGate(t)}
+	s := &cfgServer{dir: harness.WriteFiles(t, files), ctl: t.TempDir(), gate: cmNewGate(t)}
 	s.script = filepath.Join(s.dir, "server.sh")
 	s.log = filepath.Join(s.ctl, "daemon.log")
-	s.env = []string{"MCP_BASHD=" + binary, "SHIM=" + repoPath("scripts/mcpserver_core.sh"), "TMPDIR=" + t.TempDir(),
+	s.env = []string{"MCP_BASHD=" + harness.Binary, "SHIM=" + harness.RepoPath("scripts/mcpserver_core.sh"), "TMPDIR=" + t.TempDir(),
 		"CFG_DIR=" + s.ctl, "CFG_GATE=" + s.gate.path, "MCP_LOG_FILE=" + s.log}
 	return s
 }
 
 // dropIn starts ./server.sh (the drop-in form) in its own directory, where
 // the SDK's defaults (tools.json, config.json) are.
-func (s *cfgServer) dropIn(t *testing.T, env ...string) *server {
+func (s *cfgServer) dropIn(t *testing.T, env ...string) *harness.Daemon {
 	t.Helper()
-	cmd := exec.Command(s.script)
-	cmd.Env = append(append(os.Environ(), s.env...), env...)
-	cmd.Dir = s.dir
-	return startPrepared(t, cmd)
+	return harness.Start(t, harness.Options{Exe: s.script, Args: []string{}, WorkDir: s.dir, Env: append(append([]string{}, s.env...), env...)})
 }
 
 // started waits for the block call tagged tag to run and returns its pid.
 func (s *cfgServer) started(t *testing.T, tag string) int {
 	t.Helper()
 	var pid int
-	proctest.WaitUntil(t, deadline(t), "block "+tag+" to start", func() (bool, string) {
+	proctest.WaitUntil(t, harness.Deadline(t), "block "+tag+" to start", func() (bool, string) {
 		b, err := os.ReadFile(filepath.Join(s.ctl, "started."+tag))
 		if err != nil {
 			return false, err.Error()
@@ -142,13 +140,13 @@ func cfgCall(id int, tool, args string) string {
 // Under bash-mcp-sdk a missing MCP_CONFIG_FILE answers initialize with
 // -32603 naming it. A file the environment, the script or --config names
 // must therefore exist; only the default beside the script may be absent.
-func TestCfgNamedConfigMissing(t *testing.T) {
+func TestNamedConfigMissing(t *testing.T) {
 	const defaults = `{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","serverInfo":{"name":"mcp-server","version":"1.0.0"},"capabilities":{"tools":{}}}}`
 	const discover = `{"jsonrpc":"2.0","id":5,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
 	missing := filepath.Join(t.TempDir(), "gone", "config.json")
 	// A shim vendored before it said whether MCP_CONFIG_FILE was named: it
 	// exported its default, which must still be optional.
-	shim, err := os.ReadFile(repoPath("scripts/mcpserver_core.sh"))
+	shim, err := os.ReadFile(harness.RepoPath("scripts/mcpserver_core.sh"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,13 +174,13 @@ func TestCfgNamedConfigMissing(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			s := cfgNewServer(t, nil)
-			var srv *server
+			var srv *harness.Daemon
 			if c.args == nil {
 				srv = s.dropIn(t, c.env...)
 			} else {
-				srv = startServer(t, serverOpt{args: append(c.args, s.script), env: append(append([]string{}, s.env...), c.env...)})
+				srv = harness.Start(t, harness.Options{Args: append(c.args, s.script), Env: append(append([]string{}, s.env...), c.env...)})
 			}
-			got := srv.roundTrip(initLine)
+			got := srv.RoundTrip(harness.InitLine)
 			if c.want == "" {
 				if got != defaults {
 					t.Fatalf("initialize: %s", got)
@@ -194,16 +192,16 @@ func TestCfgNamedConfigMissing(t *testing.T) {
 				t.Fatalf("initialize:\n got %s\nwant %s", got, want)
 			}
 			// The 2026 SDK's counterpart, server/discover, refuses too.
-			d := srv.roundTrip(discover)
+			d := srv.RoundTrip(discover)
 			if !strings.Contains(d, `"code":-32603`) || !strings.Contains(d, "Cannot read server configuration: "+c.want) {
 				t.Errorf("server/discover: %s", d)
 			}
 			// Tools do not depend on it.
-			if got := srv.roundTrip(cfgCall(1, "echo", `{"a":1}`)); !strings.Contains(got, `"text":"{\"a\":1}"`) {
+			if got := srv.RoundTrip(cfgCall(1, "echo", `{"a":1}`)); !strings.Contains(got, `"text":"{\"a\":1}"`) {
 				t.Errorf("call: %s", got)
 			}
-			if ee := srv.closeAndWait(); ee != nil {
-				t.Fatalf("exit: %v\n%s", ee, srv.stderr)
+			if ee := srv.CloseAndWait(); ee != nil {
+				t.Fatalf("exit: %v\n%s", ee, srv.Stderr)
 			}
 			// The log says which file and why.
 			found := false
@@ -235,7 +233,7 @@ const cfgMalformedTools = `{"tools":[
 // enforced, as under the SDK) and each is logged once per version of
 // tools.json; a pattern that cannot be compiled refuses the strings it
 // applies to with the SDK's evaluation-failure text.
-func TestCfgMalformedSchemasKeepWorking(t *testing.T) {
+func TestMalformedSchemasKeepWorking(t *testing.T) {
 	s := cfgNewServer(t, map[string]string{"tools.json": cfgMalformedTools, "server.sh": `#!/usr/bin/env bash
 source "$SHIM"
 tool_lenient() { printf 'ran %s' "$1"; }
@@ -244,23 +242,23 @@ tool_outer() { handle_tools_call 9 '{"name":"lenient","arguments":{"empty":"x"}}
 run_mcp_server
 `})
 	srv := s.dropIn(t)
-	srv.roundTrip(initLine)
+	srv.RoundTrip(harness.InitLine)
 	args := `{"empty":5,"mixed":5,"bound":1,"d4":0}`
 	for i := 1; i <= 3; i++ {
 		want := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"result":{"content":[{"type":"text","text":"ran {\"empty\":5,\"mixed\":5,\"bound\":1,\"d4\":0}"}],"isError":false}}`, i)
-		if got := srv.roundTrip(cfgCall(i, "lenient", args)); got != want {
+		if got := srv.RoundTrip(cfgCall(i, "lenient", args)); got != want {
 			t.Fatalf("lenient:\n got %s\nwant %s", got, want)
 		}
 	}
-	if got := srv.roundTrip(cfgCall(4, "guarded", `{"name":"-rf"}`)); got != `{"jsonrpc":"2.0","id":4,"result":{"content":[{"type":"text","text":"Cannot validate arguments for guarded: they could not be evaluated against its schema."}],"isError":true}}` {
+	if got := srv.RoundTrip(cfgCall(4, "guarded", `{"name":"-rf"}`)); got != `{"jsonrpc":"2.0","id":4,"result":{"content":[{"type":"text","text":"Cannot validate arguments for guarded: they could not be evaluated against its schema."}],"isError":true}}` {
 		t.Errorf("guarded with a string: %s", got)
 	}
-	if got := srv.roundTrip(cfgCall(5, "guarded", `{}`)); !strings.Contains(got, `"text":"ran {}"`) {
+	if got := srv.RoundTrip(cfgCall(5, "guarded", `{}`)); !strings.Contains(got, `"text":"ran {}"`) {
 		t.Errorf("guarded without one: %s", got)
 	}
 	// A nested dispatch's output is its answer alone: the warnings (and the
 	// absent default config.json) are the serving daemon's to report.
-	if got := srv.roundTrip(cfgCall(8, "outer", `{}`)); got != `{"jsonrpc":"2.0","id":8,"result":{"content":[{"type":"text","text":"{\"jsonrpc\":\"2.0\",\"id\":9,\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"ran {\\\"empty\\\":\\\"x\\\"}\"}],\"isError\":false}}"}],"isError":false}}` {
+	if got := srv.RoundTrip(cfgCall(8, "outer", `{}`)); got != `{"jsonrpc":"2.0","id":8,"result":{"content":[{"type":"text","text":"{\"jsonrpc\":\"2.0\",\"id\":9,\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"ran {\\\"empty\\\":\\\"x\\\"}\"}],\"isError\":false}}"}],"isError":false}}` {
 		t.Errorf("nested dispatch: %s", got)
 	}
 	const malformed = "inputSchema keyword is malformed and not enforced"
@@ -287,17 +285,17 @@ run_mcp_server
 	if err := os.Rename(tmp, filepath.Join(s.dir, "tools.json")); err != nil {
 		t.Fatal(err)
 	}
-	srv.roundTrip(cfgCall(6, "lenient", args))
-	proctest.WaitUntil(t, deadline(t), "the new version's warnings", func() (bool, string) {
+	srv.RoundTrip(cfgCall(6, "lenient", args))
+	proctest.WaitUntil(t, harness.Deadline(t), "the new version's warnings", func() (bool, string) {
 		m, p := count()
 		return m == 8 && p == 2, fmt.Sprint(m, p)
 	})
-	srv.roundTrip(cfgCall(7, "lenient", args))
+	srv.RoundTrip(cfgCall(7, "lenient", args))
 	if m, p := count(); m != 8 || p != 2 {
 		t.Errorf("after another call: %d and %d warnings, want 8 and 2", m, p)
 	}
-	if ee := srv.closeAndWait(); ee != nil {
-		t.Fatalf("exit: %v\n%s", ee, srv.stderr)
+	if ee := srv.CloseAndWait(); ee != nil {
+		t.Fatalf("exit: %v\n%s", ee, srv.Stderr)
 	}
 }
 
@@ -306,17 +304,17 @@ run_mcp_server
 // A host that starts ./server.sh has no command line of ours: the settings
 // come from MCP_BASHD_<NAME> and MCP_BASHD_FLAGS, the command line winning
 // over MCP_BASHD_FLAGS, which wins over MCP_BASHD_<NAME>.
-func TestCfgSettingsFromTheEnvironment(t *testing.T) {
+func TestSettingsFromTheEnvironment(t *testing.T) {
 	s := cfgNewServer(t, nil)
 	timedOut := `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"Tool block timed out after 150ms and was stopped."}],"isError":true}}`
 	t.Run("drop-in", func(t *testing.T) {
 		srv := s.dropIn(t, "MCP_BASHD_TIMEOUT=150ms")
-		srv.roundTrip(initLine)
-		if got := srv.roundTrip(cfgCall(1, "block", `{"tag":"t1"}`)); got != timedOut {
+		srv.RoundTrip(harness.InitLine)
+		if got := srv.RoundTrip(cfgCall(1, "block", `{"tag":"t1"}`)); got != timedOut {
 			t.Errorf("MCP_BASHD_TIMEOUT: %s", got)
 		}
-		if ee := srv.closeAndWait(); ee != nil {
-			t.Fatalf("exit: %v\n%s", ee, srv.stderr)
+		if ee := srv.CloseAndWait(); ee != nil {
+			t.Fatalf("exit: %v\n%s", ee, srv.Stderr)
 		}
 	})
 	t.Run("precedence", func(t *testing.T) {
@@ -324,13 +322,13 @@ func TestCfgSettingsFromTheEnvironment(t *testing.T) {
 		env := append(append([]string{}, s.env...), "MCP_LOG_FILE="+log,
 			"MCP_BASHD_MAX_CONCURRENCY=3", "MCP_BASHD_GRACE=9s", "MCP_BASHD_TIMEOUT=150ms", "MCP_BASHD_SEQUENTIAL=0",
 			"MCP_BASHD_FLAGS= --max-concurrency 5  --grace 3s --drain 1500ms ")
-		srv := startServer(t, serverOpt{args: []string{"--max-concurrency", "7", s.script}, env: env})
-		srv.roundTrip(initLine)
-		if got := srv.roundTrip(cfgCall(1, "block", `{"tag":"t2"}`)); got != timedOut {
+		srv := harness.Start(t, harness.Options{Args: []string{"--max-concurrency", "7", s.script}, Env: env})
+		srv.RoundTrip(harness.InitLine)
+		if got := srv.RoundTrip(cfgCall(1, "block", `{"tag":"t2"}`)); got != timedOut {
 			t.Errorf("timeout: %s", got)
 		}
-		if ee := srv.closeAndWait(); ee != nil {
-			t.Fatalf("exit: %v\n%s", ee, srv.stderr)
+		if ee := srv.CloseAndWait(); ee != nil {
+			t.Fatalf("exit: %v\n%s", ee, srv.Stderr)
 		}
 		lines := cfgLogLines(t, log, "serving")
 		if len(lines) != 1 {
@@ -349,7 +347,7 @@ func TestCfgSettingsFromTheEnvironment(t *testing.T) {
 			{"MCP_BASHD_FLAGS=--grace 1s other.sh", "MCP_BASHD_FLAGS"},
 			{"MCP_BASHD_FLAGS=--snapshot-fd 3", "MCP_BASHD_FLAGS"},
 		} {
-			cmd := exec.Command(binary, s.script)
+			cmd := exec.Command(harness.Binary, s.script)
 			cmd.Env = append(append(os.Environ(), s.env...), c.env)
 			out, err := cmd.CombinedOutput()
 			if !strings.Contains(fmt.Sprint(err), "exit status 2") || !strings.Contains(string(out), c.names) {
@@ -362,33 +360,33 @@ func TestCfgSettingsFromTheEnvironment(t *testing.T) {
 // bash-mcp-sdk answered strictly in arrival order: a ping sent during a
 // call was answered after it. --sequential (MCP_BASHD_SEQUENTIAL=1) does
 // the same, while a cancellation of the running call still cancels it.
-func TestCfgSequentialAnswersInArrivalOrder(t *testing.T) {
+func TestSequentialAnswersInArrivalOrder(t *testing.T) {
 	s := cfgNewServer(t, nil)
 	srv := s.dropIn(t, "MCP_BASHD_SEQUENTIAL=1")
-	srv.roundTrip(initLine)
+	srv.RoundTrip(harness.InitLine)
 
 	// A ping behind a running call waits for it.
-	srv.send(cfgCall(1, "block", `{"tag":"a"}`))
+	srv.Send(cfgCall(1, "block", `{"tag":"a"}`))
 	s.started(t, "a")
-	srv.send(`{"jsonrpc":"2.0","id":2,"method":"ping"}`)
+	srv.Send(`{"jsonrpc":"2.0","id":2,"method":"ping"}`)
 	s.gate.release(t)
-	if got := string(srv.recv()); got != `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"released a"}],"isError":false}}` {
+	if got := string(srv.Recv()); got != `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"released a"}],"isError":false}}` {
 		t.Fatalf("first answer: %s", got)
 	}
-	if got := string(srv.recv()); got != `{"jsonrpc":"2.0","id":2,"result":{}}` {
+	if got := string(srv.Recv()); got != `{"jsonrpc":"2.0","id":2,"result":{}}` {
 		t.Fatalf("second answer: %s", got)
 	}
 
 	// A cancellation of the running call overtakes the queue and cancels
 	// it: no answer for it, the queued ping next, the tool gone.
-	srv.send(cfgCall(3, "block", `{"tag":"b"}`))
+	srv.Send(cfgCall(3, "block", `{"tag":"b"}`))
 	pid := s.started(t, "b")
-	srv.send(`{"jsonrpc":"2.0","id":4,"method":"ping"}`)
-	srv.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":3}}`)
-	if got := string(srv.recv()); got != `{"jsonrpc":"2.0","id":4,"result":{}}` {
+	srv.Send(`{"jsonrpc":"2.0","id":4,"method":"ping"}`)
+	srv.Send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":3}}`)
+	if got := string(srv.Recv()); got != `{"jsonrpc":"2.0","id":4,"result":{}}` {
 		t.Fatalf("after the cancellation: %s", got)
 	}
-	proctest.WaitUntil(t, deadline(t), "the cancelled tool to be gone", func() (bool, string) {
+	proctest.WaitUntil(t, harness.Deadline(t), "the cancelled tool to be gone", func() (bool, string) {
 		p, err := proctest.Scan()
 		if err != nil {
 			return false, err.Error()
@@ -403,14 +401,14 @@ func TestCfgSequentialAnswersInArrivalOrder(t *testing.T) {
 
 	// A cancellation of a call that has not started yet is handled in its
 	// turn, after that call: it finds nothing in flight (as under the SDK).
-	srv.send(cfgCall(5, "block", `{"tag":"c"}`))
+	srv.Send(cfgCall(5, "block", `{"tag":"c"}`))
 	s.started(t, "c")
-	srv.send(cfgCall(6, "echo", `{"e":6}`))
-	srv.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":6}}`)
-	srv.send(`{"jsonrpc":"2.0","id":7,"method":"ping"}`)
+	srv.Send(cfgCall(6, "echo", `{"e":6}`))
+	srv.Send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":6}}`)
+	srv.Send(`{"jsonrpc":"2.0","id":7,"method":"ping"}`)
 	s.gate.release(t)
 	for _, want := range []string{"5", "6", "7"} {
-		got := string(srv.recv())
+		got := string(srv.Recv())
 		if id := cfgID(t, got); id != want {
 			t.Fatalf("answer %s, want id %s", got, want)
 		}
@@ -418,8 +416,8 @@ func TestCfgSequentialAnswersInArrivalOrder(t *testing.T) {
 			t.Errorf("echo: %s", got)
 		}
 	}
-	if ee := srv.closeAndWait(); ee != nil {
-		t.Fatalf("exit: %v\n%s", ee, srv.stderr)
+	if ee := srv.CloseAndWait(); ee != nil {
+		t.Fatalf("exit: %v\n%s", ee, srv.Stderr)
 	}
 	lines := s.logLines(t, "serving")
 	if len(lines) != 1 || fmt.Sprint(lines[0]["settings"].(map[string]any)["sequential"]) != "true" {
@@ -430,13 +428,13 @@ func TestCfgSequentialAnswersInArrivalOrder(t *testing.T) {
 // Over HTTP every POST is its own request: --sequential handles one at a
 // time server-wide, in the order they arrive. The second call finds the
 // first one's "busy" file gone: it started only once the first had ended.
-func TestCfgSequentialOverHTTP(t *testing.T) {
+func TestSequentialOverHTTP(t *testing.T) {
 	s := cfgNewServer(t, nil)
 	mark := "cfg-seq-http-" + strconv.Itoa(os.Getpid())
-	d := cmStartHTTP(t, mark, s.env, s.script, "--sequential")
+	d := harness.StartHTTP(t, harness.Options{Script: s.script, Flags: []string{"--sequential"}, Env: s.env, Marked: mark})
 	answers := make(chan string, 2)
 	post := func(body string) {
-		req, _ := http.NewRequest(http.MethodPost, d.url, strings.NewReader(body))
+		req, _ := http.NewRequest(http.MethodPost, d.URL, strings.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Accept", "application/json, text/event-stream")
 		resp, err := http.DefaultClient.Do(req)
@@ -459,8 +457,8 @@ func TestCfgSequentialOverHTTP(t *testing.T) {
 		select {
 		case a := <-answers:
 			got += a
-		case <-time.After(time.Until(deadline(t))):
-			t.Fatalf("no answer\n%s", clLocked(d.stderr))
+		case <-time.After(time.Until(harness.Deadline(t))):
+			t.Fatalf("no answer\n%s", d.Stderr.String())
 		}
 	}
 	if !strings.Contains(got, "released h1") || !strings.Contains(got, "released h2") {
@@ -469,7 +467,7 @@ func TestCfgSequentialOverHTTP(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(s.ctl, "overlap.h2")); err == nil {
 		t.Errorf("the second call ran while the first was running")
 	}
-	d.stopClean(t, mark)
+	d.StopClean(t, mark)
 }
 
 // ==== item 15: the manifest form reads the files the script names ====
@@ -486,29 +484,29 @@ tool_where() { pwd; }
 run_mcp_server
 `
 
-func TestCfgManifestReadsTheFilesTheScriptNames(t *testing.T) {
+func TestManifestReadsTheFilesTheScriptNames(t *testing.T) {
 	s := cfgNewServer(t, map[string]string{
 		"server.sh":            cfgNamingScript,
-		"tools.json":           toolsJSON("beside"), // the old default: must not be read
-		"srv/decl/tools.json":  toolsJSON("where"),
+		"tools.json":           harness.ToolsJSON("beside"), // the old default: must not be read
+		"srv/decl/tools.json":  harness.ToolsJSON("where"),
 		"srv/decl/config.json": `{"serverInfo":{"name":"named-by-script","version":"2.0.0"}}`,
 		"srv/logs/.keep":       "",
-		"other.json":           toolsJSON("flagged"),
+		"other.json":           harness.ToolsJSON("flagged"),
 	})
-	env := []string{"SHIM=" + repoPath("scripts/mcpserver_core.sh"), "TMPDIR=" + t.TempDir()} // no MCP_* of the host
+	env := []string{"SHIM=" + harness.RepoPath("scripts/mcpserver_core.sh"), "TMPDIR=" + t.TempDir()} // no MCP_* of the host
 	elsewhere := t.TempDir()
-	srv := startServer(t, serverOpt{args: []string{s.script}, env: env, dir: elsewhere})
-	if got := srv.roundTrip(initLine); !strings.Contains(got, `"serverInfo":{"name":"named-by-script","version":"2.0.0"}`) {
+	srv := harness.Start(t, harness.Options{Args: []string{s.script}, Env: env, WorkDir: elsewhere})
+	if got := srv.RoundTrip(harness.InitLine); !strings.Contains(got, `"serverInfo":{"name":"named-by-script","version":"2.0.0"}`) {
 		t.Errorf("initialize: %s", got)
 	}
-	if got := srv.roundTrip(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`); !strings.Contains(got, `"name":"where"`) || strings.Contains(got, "beside") {
+	if got := srv.RoundTrip(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`); !strings.Contains(got, `"name":"where"`) || strings.Contains(got, "beside") {
 		t.Errorf("tools/list: %s", got)
 	}
-	if got := srv.roundTrip(cfgCall(2, "where", `{}`)); !strings.Contains(got, `"text":"`+filepath.Join(s.dir, "srv")+`"`) {
+	if got := srv.RoundTrip(cfgCall(2, "where", `{}`)); !strings.Contains(got, `"text":"`+filepath.Join(s.dir, "srv")+`"`) {
 		t.Errorf("where: %s", got)
 	}
-	if ee := srv.closeAndWait(); ee != nil {
-		t.Fatalf("exit: %v\n%s", ee, srv.stderr)
+	if ee := srv.CloseAndWait(); ee != nil {
+		t.Fatalf("exit: %v\n%s", ee, srv.Stderr)
 	}
 	serving := cfgLogLines(t, filepath.Join(s.dir, "srv/logs/server.log"), "serving")
 	if len(serving) != 1 || serving[0]["tools"] != filepath.Join(s.dir, "srv/decl/tools.json") || serving[0]["config_named"] != true {
@@ -516,15 +514,15 @@ func TestCfgManifestReadsTheFilesTheScriptNames(t *testing.T) {
 	}
 
 	// A flag still wins.
-	srv = startServer(t, serverOpt{args: []string{"--tools", filepath.Join(s.dir, "other.json"), s.script}, env: env, dir: elsewhere})
-	if got := srv.roundTrip(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`); !strings.Contains(got, `"name":"flagged"`) {
+	srv = harness.Start(t, harness.Options{Args: []string{"--tools", filepath.Join(s.dir, "other.json"), s.script}, Env: env, WorkDir: elsewhere})
+	if got := srv.RoundTrip(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`); !strings.Contains(got, `"name":"flagged"`) {
 		t.Errorf("tools/list with --tools: %s", got)
 	}
-	srv.closeAndWait()
+	srv.CloseAndWait()
 
 	// And the commands for people read the same files.
 	run := func(args ...string) (string, error) {
-		cmd := exec.Command(binary, args...)
+		cmd := exec.Command(harness.Binary, args...)
 		cmd.Env, cmd.Dir = append(os.Environ(), env...), elsewhere
 		out, err := cmd.CombinedOutput()
 		return string(out), err
@@ -543,9 +541,9 @@ func TestCfgManifestReadsTheFilesTheScriptNames(t *testing.T) {
 // The repository's weather server (the 2026 SDK's README example) names
 // its files before sourcing the SDK: it works in the manifest form and
 // with tools/check/call, from any directory.
-func TestCfgWeatherInManifestForm(t *testing.T) {
+func TestWeatherInManifestForm(t *testing.T) {
 	dir := t.TempDir()
-	src := repoPath("examples/weather")
+	src := harness.RepoPath("examples/weather")
 	for _, f := range []string{"weatherserver.sh", "mcpserver_core.sh", "mcpserver_http.sh", "assets/weatherserver_config.json", "assets/weatherserver_tools.json"} {
 		b, err := os.ReadFile(filepath.Join(src, f)) // through the symlinks
 		if err != nil {
@@ -558,20 +556,20 @@ func TestCfgWeatherInManifestForm(t *testing.T) {
 	}
 	os.Mkdir(filepath.Join(dir, "logs"), 0o755)
 	script := filepath.Join(dir, "weatherserver.sh")
-	env := []string{"TMPDIR=" + t.TempDir(), "MCP_BASHD=" + binary}
+	env := []string{"TMPDIR=" + t.TempDir(), "MCP_BASHD=" + harness.Binary}
 	elsewhere := t.TempDir()
-	srv := startServer(t, serverOpt{args: []string{script}, env: env, dir: elsewhere})
-	if got := srv.roundTrip(initLine); !strings.Contains(got, `"name":"WeatherServer"`) {
+	srv := harness.Start(t, harness.Options{Args: []string{script}, Env: env, WorkDir: elsewhere})
+	if got := srv.RoundTrip(harness.InitLine); !strings.Contains(got, `"name":"WeatherServer"`) {
 		t.Errorf("initialize: %s", got)
 	}
-	if got := srv.roundTrip(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`); !strings.Contains(got, `"name":"get_weather"`) {
+	if got := srv.RoundTrip(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`); !strings.Contains(got, `"name":"get_weather"`) {
 		t.Errorf("tools/list: %s", got)
 	}
-	if got := srv.roundTrip(cfgCall(2, "get_weather", `{"location":"Paris"}`)); !strings.Contains(got, `Partly cloudy`) || strings.Contains(got, `"isError":true`) {
+	if got := srv.RoundTrip(cfgCall(2, "get_weather", `{"location":"Paris"}`)); !strings.Contains(got, `Partly cloudy`) || strings.Contains(got, `"isError":true`) {
 		t.Errorf("get_weather: %s", got)
 	}
-	if ee := srv.closeAndWait(); ee != nil {
-		t.Fatalf("exit: %v\n%s", ee, srv.stderr)
+	if ee := srv.CloseAndWait(); ee != nil {
+		t.Fatalf("exit: %v\n%s", ee, srv.Stderr)
 	}
 	if len(cfgLogLines(t, filepath.Join(dir, "logs/weatherserver.log"), "serving")) != 1 {
 		t.Errorf("logs/weatherserver.log has no serving line")
@@ -584,7 +582,7 @@ func TestCfgWeatherInManifestForm(t *testing.T) {
 		{[]string{"check", script}, "ok (1 tools)"},
 		{[]string{"call", script, "get_weather", "location=Tokyo"}, `"conditions":"Clear"`},
 	} {
-		cmd := exec.Command(binary, c.args...)
+		cmd := exec.Command(harness.Binary, c.args...)
 		cmd.Env, cmd.Dir = append(os.Environ(), env...), elsewhere
 		out, err := cmd.CombinedOutput()
 		if err != nil || !strings.Contains(string(out), c.want) {

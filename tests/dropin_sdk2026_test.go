@@ -11,7 +11,6 @@ package tests
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"fmt"
 	"io"
 	"net"
@@ -24,10 +23,10 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcp-bashd/mcp-bashd/tests/internal/harness"
 	"github.com/mcp-bashd/mcp-bashd/tests/internal/proctest"
 )
 
@@ -49,32 +48,16 @@ func dr2Post(host, method, name, body string, extra ...string) string {
 }
 
 // dr2Run runs a handle-connection process and returns the wait for its
-// exit 0. The wait kills it (and fails) at the deadline: a server that
-// binds a port instead of serving its stdin never exits on its own; a
-// test that fails earlier kills it at cleanup.
+// exit 0. The wait fails at the deadline: a server that binds a port
+// instead of serving its stdin never exits on its own (it is killed at
+// cleanup).
 func dr2Run(t *testing.T, cmd *exec.Cmd) (wait func()) {
 	t.Helper()
-	stderr := &lockedWriter{w: &bytes.Buffer{}}
-	cmd.Stderr = stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	var err error
-	done := make(chan struct{})
-	go func() { err = cmd.Wait(); close(done) }()
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		<-done
-	})
+	p := harness.Run(t, cmd)
 	return func() {
 		t.Helper()
-		select {
-		case <-done:
-			if err != nil {
-				t.Errorf("handle-connection exited with %v, want 0; stderr:\n%s", err, stderr)
-			}
-		case <-time.After(time.Until(deadline(t))):
-			t.Fatalf("handle-connection did not serve its one connection and exit; stderr:\n%s", stderr)
+		if err := p.Wait(t, "handle-connection, serving its one connection,"); err != nil {
+			t.Errorf("handle-connection exited with %v, want 0; stderr:\n%s", err, p.Stderr)
 		}
 	}
 }
@@ -105,7 +88,7 @@ const dr2WeatherList = `{"jsonrpc":"2.0","id":14,"result":{"tools":[{"name":"get
 // handle-connection, so stdin ends right after the request), then one
 // process per case: the answer, the Origin and Host checks of --http, one
 // request per connection, and an exit 0 every time.
-func TestDr2SdkHandleConnectionPipe(t *testing.T) {
+func TestHandleConnectionOverAPipe(t *testing.T) {
 	body := `{"jsonrpc":"2.0","id":14,"method":"tools/list","params":{` + sdMeta + `}}`
 	sdkRequest := fmt.Sprintf("POST /mcp HTTP/1.1\r\nHost: localhost\r\nMCP-Protocol-Version: %s\r\nMcp-Method: tools/list\r\nContent-Length: %d\r\n\r\n%s", sdModern, len(body), body)
 	call := `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"get_weather","arguments":{"location":"London"},` + sdMeta + `}}`
@@ -126,7 +109,7 @@ func TestDr2SdkHandleConnectionPipe(t *testing.T) {
 		{"GET", "GET /mcp HTTP/1.1\r\nHost: localhost\r\n\r\n", 405, "", ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			cmd := sdWeatherCmd(t, []string{"handle-connection"})
+			cmd := harness.Command(t, sdWeather([]string{"handle-connection"}))
 			var out bytes.Buffer
 			cmd.Stdin, cmd.Stdout = strings.NewReader(c.stdin), &out
 			dr2Run(t, cmd)()
@@ -148,7 +131,7 @@ func TestDr2SdkHandleConnectionPipe(t *testing.T) {
 	// A connection that closes before sending anything: nothing written,
 	// exit 0.
 	t.Run("no request", func(t *testing.T) {
-		cmd := sdWeatherCmd(t, []string{"handle-connection"})
+		cmd := harness.Command(t, sdWeather([]string{"handle-connection"}))
 		var out bytes.Buffer
 		cmd.Stdin, cmd.Stdout = strings.NewReader(""), &out
 		dr2Run(t, cmd)()
@@ -163,7 +146,7 @@ func TestDr2SdkHandleConnectionPipe(t *testing.T) {
 // that waits for its exit 0.
 func dr2Serve(t *testing.T, f *os.File, env ...string) func() {
 	t.Helper()
-	cmd := sdWeatherCmd(t, []string{"handle-connection"}, env...)
+	cmd := harness.Command(t, sdWeather([]string{"handle-connection"}, env...))
 	cmd.Stdin, cmd.Stdout = f, f
 	wait := dr2Run(t, cmd)
 	f.Close()
@@ -193,7 +176,7 @@ func dr2SocketPair(t *testing.T) (*os.File, *net.UnixConn) {
 // dr2ReadAll reads a connection to its end (the server closing it).
 func dr2ReadAll(t *testing.T, c net.Conn) []byte {
 	t.Helper()
-	c.SetReadDeadline(deadline(t))
+	c.SetReadDeadline(harness.Deadline(t))
 	b, err := io.ReadAll(c)
 	if err != nil {
 		t.Fatalf("reading the answer: %v (so far %q)", err, b)
@@ -207,7 +190,7 @@ func dr2ReadAll(t *testing.T, c net.Conn) []byte {
 // the Host check follows the listening address the launcher names
 // (SOCAT_SOCKADDR): loopback keeps the DNS-rebinding check, a public
 // address does not.
-func TestDr2SdkHandleConnectionSocketpair(t *testing.T) {
+func TestHandleConnectionOverASocketpair(t *testing.T) {
 	call := `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"get_weather","arguments":{"location":"London"},` + sdMeta + `}}`
 	for _, c := range []struct {
 		name, host string
@@ -241,7 +224,7 @@ func TestDr2SdkHandleConnectionSocketpair(t *testing.T) {
 
 // inetd's and systemd's form: the accepted TCP socket itself as stdin and
 // stdout. Its own address (127.0.0.1) makes the Host check apply.
-func TestDr2SdkHandleConnectionTCP(t *testing.T) {
+func TestHandleConnectionOverTCP(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -290,7 +273,7 @@ var dr2SocatListening = regexp.MustCompile(`listening on AF=2 127\.0\.0\.1:(\d+)
 // Go SDK's Streamable HTTP client both as a 2026-07-28 client and as a
 // 2025-06-18 one (which, with no session surviving its process, works
 // without Mcp-Session-Id). Stopping socat leaves nothing running.
-func TestDr2SdkHandleConnectionSocat(t *testing.T) {
+func TestHandleConnectionBehindSocat(t *testing.T) {
 	socat, err := exec.LookPath("socat")
 	if err != nil {
 		const why = "socat is not installed (.ci/run installs it)"
@@ -301,11 +284,12 @@ func TestDr2SdkHandleConnectionSocat(t *testing.T) {
 	}
 	mark := sdMark(t)
 	cmd := exec.Command(socat, "-d", "-d", "TCP-LISTEN:0,bind=127.0.0.1,reuseaddr,fork", "EXEC:./weatherserver.sh handle-connection")
-	cmd.Dir = repoPath("examples/weather")
-	cmd.Env = sdEnv("MCP_BASHD="+binary, "TMPDIR="+t.TempDir(), mark)
-	stderr, done := dr2StartKilledAtCleanup(t, cmd)
+	cmd.Dir = harness.RepoPath("examples/weather")
+	cmd.Env = sdEnv("MCP_BASHD="+harness.Binary, "TMPDIR="+t.TempDir(), mark)
+	p := harness.Run(t, cmd)
+	stderr, done := p.Stderr, p.Done
 	var url string
-	proctest.WaitUntil(t, deadline(t), "socat to say where it listens", func() (bool, string) {
+	proctest.WaitUntil(t, harness.Deadline(t), "socat to say where it listens", func() (bool, string) {
 		m := dr2SocatListening.FindStringSubmatch(stderr.String())
 		if m == nil {
 			return false, stderr.String()
@@ -338,8 +322,8 @@ func TestDr2SdkHandleConnectionSocat(t *testing.T) {
 	}
 	cmd.Process.Signal(syscall.SIGTERM)
 	<-done
-	proctest.WaitUntil(t, deadline(t), "no per-connection server left after socat stopped", func() (bool, string) {
-		ps, err := proctest.WithEnv("MCPBASHD_TEST_MARK", strings.TrimPrefix(mark, "MCPBASHD_TEST_MARK="))
+	proctest.WaitUntil(t, harness.Deadline(t), "no per-connection server left after socat stopped", func() (bool, string) {
+		ps, err := proctest.WithEnv(harness.MarkKey, strings.TrimPrefix(mark, harness.MarkKey+"="))
 		if err != nil {
 			return false, err.Error()
 		}
@@ -354,9 +338,9 @@ func TestDr2SdkHandleConnectionSocat(t *testing.T) {
 // The SDK's HTTP settings are shell variables it reads when the script
 // runs (MCP_HTTP_PORT="${MCP_HTTP_PORT:-3000}"), so a script may set them
 // without exporting: ./server.sh --http honours them.
-func TestDr2SdkHTTPSettingsFromScript(t *testing.T) {
-	dir := writeServer(t, map[string]string{
-		"tools.json":  toolsJSON("hello"),
+func TestSDK2026HTTPSettingsFromScript(t *testing.T) {
+	dir := harness.WriteFiles(t, map[string]string{
+		"tools.json":  harness.ToolsJSON("hello"),
 		"config.json": `{"supportedVersions":["2026-07-28"]}`,
 		"server.sh": `#!/bin/bash
 MCP_HTTP_PORT=0
@@ -373,9 +357,10 @@ esac
 	cmd := exec.Command("./server.sh", "--http")
 	cmd.Dir = dir
 	cmd.Env = ctShimEnv("TMPDIR="+t.TempDir(), sdMark(t))
-	stderr, done := dr2StartKilledAtCleanup(t, cmd)
+	p := harness.Run(t, cmd)
+	stderr, done := p.Stderr, p.Done
 	serving := regexp.MustCompile(`mcp-bashd: serving (http://127\.0\.0\.1:(\d+)(/\S*))\n`)
-	proctest.WaitUntil(t, deadline(t), "the server to say where it listens", func() (bool, string) {
+	proctest.WaitUntil(t, harness.Deadline(t), "the server to say where it listens", func() (bool, string) {
 		select {
 		case <-done:
 			t.Fatalf("server exited:\n%s", stderr)
@@ -387,8 +372,7 @@ esac
 	if m[2] == "3000" || m[3] != "/custom" {
 		t.Errorf("the script's MCP_HTTP_PORT=0 and MCP_HTTP_PATH=/custom were not honoured: %s", m[0])
 	}
-	h := &sdHTTP{url: m[1]}
-	status, _, body := h.post(t, sdModernHeaders("tools/call", "hello"), `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"hello","arguments":{},`+sdMeta+`}}`)
+	status, _, body := sdPost(t, m[1], sdModernHeaders("tools/call", "hello"), `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"hello","arguments":{},`+sdMeta+`}}`)
 	if text, isErr := sdText(t, body); status != 200 || isErr || text != "hello" {
 		t.Errorf("tools/call on %s: HTTP %d %s", m[1], status, body)
 	}
@@ -400,9 +384,9 @@ esac
 // echo and 1abc (a leading digit, which the 2026 SDK's name rule allows)
 // and wrap, which uses both SDKs' helper forms from inside a tool.
 func dr2Server(t *testing.T, config string) string {
-	return writeServer(t, map[string]string{
+	return harness.WriteFiles(t, map[string]string{
 		"config.json": config,
-		"tools.json":  toolsJSON("echo", "1abc", "wrap"),
+		"tools.json":  harness.ToolsJSON("echo", "1abc", "wrap"),
 		"server.sh": `#!/bin/bash
 source "$SHIM"
 tool_echo() { printf 'got %s' "$1"; }
@@ -425,42 +409,46 @@ const (
 	dr2Meta2026Info = `"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"Dr2","version":"2.0.0"}}`
 )
 
-func dr2Start(t *testing.T, dir string) *server {
-	t.Helper()
-	// Started from its directory: tools.json and config.json are found
-	// there, relative to the working directory, as under the SDK.
-	cmd := exec.Command("./server.sh")
-	cmd.Dir = dir
-	cmd.Env = ctShimEnv("TMPDIR="+t.TempDir(), "MCP_LOG_FILE="+filepath.Join(dir, "server.log"), sdMark(t))
-	s := startPrepared(t, cmd)
-	s.revision = sdModern
-	return s
+// dropInScript runs ./server.sh in dir (as the SDK's servers are run:
+// tools.json and config.json are found relative to the working
+// directory), with the shim and the binary in its environment, for a
+// client speaking revision.
+func dropInScript(dir, revision string, env ...string) harness.Options {
+	return harness.Options{Exe: "./server.sh", Args: []string{}, Dir: dir, WorkDir: dir, Shim: true, CleanEnv: true,
+		TempDir: true, Mark: "sd", Revision: revision, Env: env}
+}
+
+// dr2Serves serves a 2026 server's dir, logging to its server.log.
+func dr2Serves(dir string) harness.Options {
+	o := dropInScript(dir, sdModern)
+	o.LogFile = filepath.Join(dir, "server.log")
+	return o
 }
 
 // A line of whitespace (what bash's [[:space:]] matches) gets no answer
 // from a server in the 2026 SDK's shape; a bash-mcp-sdk server keeps
 // answering -32700. Over stdio, and through process_request at the
 // script's top level (the SDK's test_blank_line_is_silent).
-func TestDr2SdkBlankLine(t *testing.T) {
+func TestSDK2026BlankLineUnanswered(t *testing.T) {
 	blanks := []string{"   ", "\t \r", "\v\f "}
 	t.Run("2026 config", func(t *testing.T) {
-		s := dr2Start(t, dr2Server(t, dr2Config2026))
-		s.revision = "2025-11-25" // ping is of the legacy era
+		s := harness.Start(t, dr2Serves(dr2Server(t, dr2Config2026)))
+		s.Revision = "2025-11-25" // ping is of the legacy era
 		for _, b := range blanks {
-			s.send(b)
+			s.Send(b)
 		}
-		sdWantLine(t, "the first answer", s.roundTrip(`{"jsonrpc":"2.0","id":1,"method":"ping"}`), `{"jsonrpc":"2.0","id":1,"result":{}}`)
-		if ee := s.closeAndWait(); ee != nil {
-			t.Fatalf("exit: %v\n%s", ee, s.stderr)
+		sdWantLine(t, "the first answer", s.RoundTrip(`{"jsonrpc":"2.0","id":1,"method":"ping"}`), `{"jsonrpc":"2.0","id":1,"result":{}}`)
+		if ee := s.CloseAndWait(); ee != nil {
+			t.Fatalf("exit: %v\n%s", ee, s.Stderr)
 		}
-		for line := range s.lines {
+		for line := range s.Lines {
 			t.Errorf("answered a blank line: %s", line)
 		}
 	})
 	t.Run("bash-mcp-sdk config", func(t *testing.T) {
-		s := dr2Start(t, dr2Server(t, dr2ConfigBash))
+		s := harness.Start(t, dr2Serves(dr2Server(t, dr2ConfigBash)))
 		for _, b := range blanks[:2] {
-			sdWantLine(t, fmt.Sprintf("%q", b), s.roundTrip(b), `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error: Expected exactly one JSON document per line"}}`)
+			sdWantLine(t, fmt.Sprintf("%q", b), s.RoundTrip(b), `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error: Expected exactly one JSON document per line"}}`)
 		}
 	})
 	t.Run("process_request", func(t *testing.T) {
@@ -484,7 +472,7 @@ printf '[%s] %d\n' "$out" "$?"
 // name format: …" (the SDK's test_invalid_tool_name), and lets a leading
 // digit through to the lookup as that SDK did; legacy-era requests, and
 // every request to a bash-mcp-sdk server, keep -32602 "Invalid tool name".
-func TestDr2SdkToolNameDialect(t *testing.T) {
+func TestSDK2026ToolNameDialect(t *testing.T) {
 	call := func(id int, name string, modern bool) string {
 		meta := ""
 		if modern {
@@ -494,18 +482,18 @@ func TestDr2SdkToolNameDialect(t *testing.T) {
 		return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":%s,"arguments":{}%s}}`, id, sdJSONString(name), meta)
 	}
 	t.Run("2026 config", func(t *testing.T) {
-		s := dr2Start(t, dr2Server(t, dr2Config2026))
-		sdWantLine(t, "2026 era, bad name", s.roundTrip(call(6, "invalid-tool-name!", true)), `{"jsonrpc":"2.0","id":6,"error":{"code":-32600,"message":"Invalid tool name format: invalid-tool-name!"}}`)
-		sdWantLine(t, "2026 era, empty name", s.roundTrip(call(7, "", true)), `{"jsonrpc":"2.0","id":7,"error":{"code":-32600,"message":"Invalid tool name format: "}}`)
-		sdWantLine(t, "2026 era, leading digit", s.roundTrip(call(8, "1abc", true)), `{"jsonrpc":"2.0","id":8,"result":{"content":[{"type":"text","text":"digit"}],"resultType":"complete",`+dr2Meta2026Info+`}}`)
-		sdWantLine(t, "2026 era, undeclared leading digit", s.roundTrip(call(9, "9x", true)), `{"jsonrpc":"2.0","id":9,"error":{"code":-32602,"message":"Tool not found: 9x"}}`)
-		s.revision = "2025-11-25"
-		sdWantLine(t, "legacy era, bad name", s.roundTrip(call(10, "invalid-tool-name!", false)), `{"jsonrpc":"2.0","id":10,"error":{"code":-32602,"message":"Invalid tool name: invalid-tool-name!"}}`)
+		s := harness.Start(t, dr2Serves(dr2Server(t, dr2Config2026)))
+		sdWantLine(t, "2026 era, bad name", s.RoundTrip(call(6, "invalid-tool-name!", true)), `{"jsonrpc":"2.0","id":6,"error":{"code":-32600,"message":"Invalid tool name format: invalid-tool-name!"}}`)
+		sdWantLine(t, "2026 era, empty name", s.RoundTrip(call(7, "", true)), `{"jsonrpc":"2.0","id":7,"error":{"code":-32600,"message":"Invalid tool name format: "}}`)
+		sdWantLine(t, "2026 era, leading digit", s.RoundTrip(call(8, "1abc", true)), `{"jsonrpc":"2.0","id":8,"result":{"content":[{"type":"text","text":"digit"}],"resultType":"complete",`+dr2Meta2026Info+`}}`)
+		sdWantLine(t, "2026 era, undeclared leading digit", s.RoundTrip(call(9, "9x", true)), `{"jsonrpc":"2.0","id":9,"error":{"code":-32602,"message":"Tool not found: 9x"}}`)
+		s.Revision = "2025-11-25"
+		sdWantLine(t, "legacy era, bad name", s.RoundTrip(call(10, "invalid-tool-name!", false)), `{"jsonrpc":"2.0","id":10,"error":{"code":-32602,"message":"Invalid tool name: invalid-tool-name!"}}`)
 	})
 	t.Run("bash-mcp-sdk config", func(t *testing.T) {
-		s := dr2Start(t, dr2Server(t, dr2ConfigBash))
-		sdWantLine(t, "2026 era, bad name", s.roundTrip(call(6, "invalid-tool-name!", true)), `{"jsonrpc":"2.0","id":6,"error":{"code":-32602,"message":"Invalid tool name: invalid-tool-name!"}}`)
-		sdWantLine(t, "2026 era, leading digit", s.roundTrip(call(8, "1abc", true)), `{"jsonrpc":"2.0","id":8,"error":{"code":-32602,"message":"Invalid tool name: 1abc"}}`)
+		s := harness.Start(t, dr2Serves(dr2Server(t, dr2ConfigBash)))
+		sdWantLine(t, "2026 era, bad name", s.RoundTrip(call(6, "invalid-tool-name!", true)), `{"jsonrpc":"2.0","id":6,"error":{"code":-32602,"message":"Invalid tool name: invalid-tool-name!"}}`)
+		sdWantLine(t, "2026 era, leading digit", s.RoundTrip(call(8, "1abc", true)), `{"jsonrpc":"2.0","id":8,"error":{"code":-32602,"message":"Invalid tool name: 1abc"}}`)
 	})
 }
 
@@ -523,15 +511,7 @@ func dr2Script(t *testing.T, dir, script string, env ...string) string {
 	cmd.Env = ctShimEnv(append([]string{"TMPDIR=" + t.TempDir(), sdMark(t)}, env...)...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	ctx, cancel := context.WithDeadline(context.Background(), deadline(t))
-	defer cancel()
-	go func() {
-		<-ctx.Done()
-		if cmd.Process != nil && ctx.Err() == context.DeadlineExceeded {
-			cmd.Process.Kill()
-		}
-	}()
-	if err := cmd.Run(); err != nil {
+	if err := harness.Run(t, cmd).Wait(t, "t.sh"); err != nil {
 		t.Fatalf("t.sh: %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
 	}
 	return stdout.String()
@@ -542,7 +522,7 @@ func dr2Script(t *testing.T, dir, script string, env ...string) string {
 // line as RESPONSE, and fails with the SDK's log line on a result that is
 // not an object; create_response ID RESULT keeps bash-mcp-sdk's plain
 // envelope.
-func TestDr2SdkCreateResponseStdin(t *testing.T) {
+func TestSDK2026CreateResponseReadsStdin(t *testing.T) {
 	dir := dr2Server(t, dr2Config2026)
 	logf := filepath.Join(dir, "helpers.log")
 	out := dr2Script(t, dir, `set -euo pipefail
@@ -591,7 +571,7 @@ string _meta: [] 1
 // handle_tools_call ID NAME ARGS (the 2026 SDK's convention: a 2026-07-28
 // call answered in its shape) beside handle_tools_call ID PARAMS
 // (bash-mcp-sdk's), from the script's top level and from inside a tool.
-func TestDr2SdkHandleToolsCallForms(t *testing.T) {
+func TestSDK2026HandleToolsCallForms(t *testing.T) {
 	dir := dr2Server(t, dr2Config2026)
 	out := dr2Script(t, dir, `set -euo pipefail
 source "$SHIM"
@@ -614,8 +594,8 @@ handle_tools_call 5
 
 	// From a tool: both create_response forms and both handle_tools_call
 	// forms (nested dispatch), their lines the tool's text.
-	s := dr2Start(t, dir)
-	line := s.roundTrip(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"wrap","arguments":{},` + sdMeta + `}}`)
+	s := harness.Start(t, dr2Serves(dir))
+	line := s.RoundTrip(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"wrap","arguments":{},` + sdMeta + `}}`)
 	text, isErr := sdText(t, line)
 	wantText := `{"jsonrpc":"2.0","id":5,"result":{"content":[{"type":"text","text":"hi"}],"resultType":"complete",` + dr2Meta2026Info + `}}
 {"jsonrpc":"2.0","id":6,"result":{"a":1}}
@@ -625,23 +605,4 @@ handle_tools_call 5
 	if isErr || text != wantText {
 		t.Errorf("tool wrap: isError=%v text:\n%s\nwant:\n%s", isErr, text, wantText)
 	}
-}
-
-// dr2StartKilledAtCleanup starts a long-running listener (socat, a server
-// with --http), collecting its stderr, and kills and reaps it when the test
-// ends; done closes once it has exited.
-func dr2StartKilledAtCleanup(t *testing.T, cmd *exec.Cmd) (*lockedWriter, <-chan struct{}) {
-	t.Helper()
-	stderr := &lockedWriter{w: &bytes.Buffer{}}
-	cmd.Stderr = stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() { cmd.Wait(); close(done) }()
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		<-done
-	})
-	return stderr, done
 }

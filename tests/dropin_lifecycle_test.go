@@ -1,6 +1,6 @@
 package tests
 
-// Issue 11 (drop-in, round 2), the start-up and lifecycle items: a script
+// Drop-in start-up and lifecycle (issue 11): a script
 // that changes directory before run_mcp_server still starts (1);
 // run_mcp_server returns when the input ends, while the host's signals
 // still reach the daemon and the daemon dies with the server's shell (3);
@@ -10,58 +10,34 @@ package tests
 // server's pid in MCP_BASHD_SERVER_PID (11).
 
 import (
-	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 
+	"github.com/mcp-bashd/mcp-bashd/tests/internal/harness"
 	"github.com/mcp-bashd/mcp-bashd/tests/internal/proctest"
 )
-
-// d2Run is one drop-in (or manifest) server under test: the process the
-// test started, and the directory its script writes what it saw into
-// ($D2_DIR: a file per event).
-type d2Run struct {
-	*server
-	dir  string // the script's directory
-	log  string // the daemon's MCP_LOG_FILE
-	mark string
-}
 
 // d2Write writes srv/server.sh (executable) and srv/tools.json under a
 // fresh directory and returns that directory.
 func d2Write(t *testing.T, script string, tools ...string) string {
 	t.Helper()
-	base := writeServer(t, map[string]string{
+	base := harness.WriteFiles(t, map[string]string{
 		"srv/server.sh":  "#!/usr/bin/env bash\n" + rfLib + script,
-		"srv/tools.json": toolsJSON(tools...),
+		"srv/tools.json": harness.ToolsJSON(tools...),
 	})
 	return base
 }
 
-// d2Start starts cmd (a drop-in script, or mcp-bashd with one) with the
-// shim, the binary, the script's directory and a log file in its
-// environment, in the script's directory unless cmd says where (a drop-in
-// server's tools.json is relative to where it runs, as under the SDK).
-func d2Start(t *testing.T, cmd *exec.Cmd, dir string, env ...string) *d2Run {
-	t.Helper()
-	if cmd.Dir == "" {
-		cmd.Dir = dir
-	}
-	r := &d2Run{dir: dir, log: filepath.Join(t.TempDir(), "daemon.log"), mark: fmt.Sprintf("%s-%d-%d", t.Name(), os.Getpid(), rfSeq.Add(1))}
-	cmd.Env = append(ctShimEnv(), append([]string{"RF_DIR=" + dir, "TMPDIR=" + t.TempDir(), "MCP_LOG_FILE=" + r.log, rfMarkKey + "=" + r.mark}, env...)...)
-	r.server = startPrepared(t, cmd)
-	t.Cleanup(func() {
-		if t.Failed() {
-			b, _ := os.ReadFile(r.log)
-			t.Logf("daemon log:\n%s\nstderr:\n%s", rfTail(b, 30), r.stderr)
-		}
-	})
-	return r
+// d2Server runs exe (a drop-in script, or mcp-bashd with one) with args,
+// with the shim, the binary, the script's directory ($RF_DIR) and a log
+// file in its environment, in the script's directory (a drop-in server's
+// tools.json is relative to where it runs, as under the SDK).
+func d2Server(dir, exe string, args []string, env ...string) harness.Options {
+	return harness.Options{Exe: exe, Args: append([]string{}, args...), Dir: dir, DirEnv: "RF_DIR", WorkDir: dir, Shim: true, CleanEnv: true, TempDir: true, Log: true, Mark: "d2", Env: env}
 }
 
 // d2DaemonOf waits for the mcp-bashd a drop-in server's shell started
@@ -69,7 +45,7 @@ func d2Start(t *testing.T, cmd *exec.Cmd, dir string, env ...string) *d2Run {
 func d2DaemonOf(t *testing.T, shell int) int {
 	t.Helper()
 	pid := 0
-	proctest.WaitUntil(t, deadline(t), "the shell's mcp-bashd child", func() (bool, string) {
+	proctest.WaitUntil(t, harness.Deadline(t), "the shell's mcp-bashd child", func() (bool, string) {
 		ps, err := proctest.Scan()
 		if err != nil {
 			return false, err.Error()
@@ -85,41 +61,28 @@ func d2DaemonOf(t *testing.T, shell int) int {
 	return pid
 }
 
-// ended waits for the started process to end and returns its exit status
-// and the signal that killed it (0: none).
-func (r *d2Run) ended(t *testing.T) (int, syscall.Signal) {
+// d2Ended waits for the started process to end and returns its exit
+// status and the signal that killed it (0: none).
+func d2Ended(t *testing.T, r *harness.Daemon) (int, syscall.Signal) {
 	t.Helper()
-	(&rfDaemon{server: r.server}).waitExit(t)
-	ws := r.cmd.ProcessState.Sys().(syscall.WaitStatus)
+	r.WaitExit(t)
+	ws := r.Cmd.ProcessState.Sys().(syscall.WaitStatus)
 	if ws.Signaled() {
 		return -1, ws.Signal()
 	}
 	return ws.ExitStatus(), 0
 }
 
-// events is what the script and its handlers wrote to $D2_DIR/events.
-func (r *d2Run) events() string {
-	b, _ := os.ReadFile(filepath.Join(r.dir, "events"))
+// d2Events is what the script and its handlers wrote to $RF_DIR/events.
+func d2Events(r *harness.Daemon) string {
+	b, _ := os.ReadFile(filepath.Join(r.Dir, "events"))
 	return string(b)
-}
-
-// gone waits until pid runs no more (gone, or a zombie).
-func d2Gone(t *testing.T, pid int, what string) {
-	t.Helper()
-	proctest.WaitUntil(t, deadline(t), what, func() (bool, string) {
-		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-		if err != nil {
-			return true, ""
-		}
-		f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
-		return len(f) > 0 && (f[0] == "Z" || f[0] == "X"), string(b)
-	})
 }
 
 // Item 1: a script that changes directory before run_mcp_server, started
 // by a relative path, serves — the script is found as the kernel found it
 // when it started, and calls run in the directory the script chose.
-func TestD2StartAfterCd(t *testing.T) {
+func TestStartAfterCd(t *testing.T) {
 	const cdToScript = `cd "$(dirname "$0")" || exit 1
 source "$SHIM"
 tool_where() { printf '%s|%s' "$PWD" "$0"; }
@@ -146,11 +109,11 @@ run_mcp_server
 			if err := os.Symlink("srv", filepath.Join(base, "link")); err != nil {
 				t.Fatal(err)
 			}
-			cmd := exec.Command(c.argv[0], c.argv[1:]...)
-			cmd.Dir = base
-			r := d2Start(t, cmd, filepath.Join(base, "srv"))
-			r.roundTrip(initLine)
-			txt, isErr := ctParse(t, r.roundTrip(ctCallLine(1, "where", `{}`))).text(t)
+			o := d2Server(filepath.Join(base, "srv"), c.argv[0], c.argv[1:])
+			o.WorkDir = base
+			r := harness.Start(t, o)
+			r.RoundTrip(harness.InitLine)
+			txt, isErr := harness.Parse(t, r.RoundTrip(harness.CallLine(1, "where", `{}`))).Text(t)
 			wd, zero, _ := strings.Cut(txt, "|")
 			want := c.wd
 			if want != "/" {
@@ -159,7 +122,7 @@ run_mcp_server
 			if isErr || !d2SameFile(wd, want) || !d2SameFile(zero, filepath.Join(base, "srv", "server.sh")) || !filepath.IsAbs(zero) {
 				t.Fatalf("the call saw %q (isError %v); want it to run in %s with $0 the script, absolute", txt, isErr, want)
 			}
-			if code, sig := r.closeAndWaitStatus(t); code != 0 || sig != 0 {
+			if code, sig := d2CloseAndWaitStatus(t, r); code != 0 || sig != 0 {
 				t.Fatalf("exit status %d signal %v after end of input", code, sig)
 			}
 		})
@@ -172,11 +135,11 @@ func d2SameFile(a, b string) bool {
 	return err1 == nil && err2 == nil && os.SameFile(sa, sb)
 }
 
-// closeAndWaitStatus closes stdin and waits for the end.
-func (r *d2Run) closeAndWaitStatus(t *testing.T) (int, syscall.Signal) {
+// d2CloseAndWaitStatus closes stdin and waits for the end.
+func d2CloseAndWaitStatus(t *testing.T, r *harness.Daemon) (int, syscall.Signal) {
 	t.Helper()
-	r.stdin.Close()
-	return r.ended(t)
+	r.Stdin.Close()
+	return d2Ended(t, r)
 }
 
 // Item 3: run_mcp_server returns 0 when the input ends, after the EXIT
@@ -184,7 +147,7 @@ func (r *d2Run) closeAndWaitStatus(t *testing.T) (int, syscall.Signal) {
 // the statements after it run, with stdin at EOF, and the script's own
 // exit status is the process's. Tools do not inherit the ignored SIGINT
 // and SIGQUIT a background job gets.
-func TestD2ReturnsAtEndOfInput(t *testing.T) {
+func TestRunMCPServerReturnsAtEndOfInput(t *testing.T) {
 	base := d2Write(t, `set -euo pipefail
 source "$SHIM"
 trap 'echo "EXIT handler" >>"$RF_DIR/events"' EXIT
@@ -194,9 +157,9 @@ echo "after run_mcp_server: status $?" >>"$RF_DIR/events"
 if IFS= read -r line; then echo "stdin: $line"; else echo "stdin: EOF"; fi >>"$RF_DIR/events"
 exit 7
 `, "sigs")
-	r := d2Start(t, exec.Command(filepath.Join(base, "srv", "server.sh")), filepath.Join(base, "srv"))
-	r.roundTrip(initLine)
-	txt, _ := ctParse(t, r.roundTrip(ctCallLine(1, "sigs", `{}`))).text(t)
+	r := harness.Start(t, d2Server(filepath.Join(base, "srv"), filepath.Join(base, "srv", "server.sh"), nil))
+	r.RoundTrip(harness.InitLine)
+	txt, _ := harness.Parse(t, r.RoundTrip(harness.CallLine(1, "sigs", `{}`))).Text(t)
 	mask, err := strconv.ParseUint(strings.TrimSpace(strings.TrimPrefix(txt, "SigIgn:")), 16, 64)
 	if err != nil {
 		t.Fatalf("tool printed %q", txt)
@@ -204,11 +167,11 @@ exit 7
 	if quitInt := uint64(1)<<(syscall.SIGINT-1) | uint64(1)<<(syscall.SIGQUIT-1); mask&quitInt != 0 {
 		t.Errorf("a tool ignores SIGINT or SIGQUIT: SigIgn %016x", mask)
 	}
-	code, sig := r.closeAndWaitStatus(t)
+	code, sig := d2CloseAndWaitStatus(t, r)
 	if code != 7 || sig != 0 {
 		t.Errorf("exit status %d signal %v, want the script's own exit 7", code, sig)
 	}
-	if got, want := r.events(), "EXIT handler\nafter run_mcp_server: status 0\nstdin: EOF\n"; got != want {
+	if got, want := d2Events(r), "EXIT handler\nafter run_mcp_server: status 0\nstdin: EOF\n"; got != want {
 		t.Errorf("events:\n%s\nwant:\n%s", got, want)
 	}
 }
@@ -231,7 +194,7 @@ echo "after run_mcp_server" >>"$RF_DIR/events"
 // the shell dies by the signal — statements after run_mcp_server do not
 // run. The daemon is in the shell's group even when the script turned job
 // control on.
-func TestD2SignalsReachTheDaemon(t *testing.T) {
+func TestSignalsReachTheDaemon(t *testing.T) {
 	for _, c := range []struct {
 		name  string
 		sig   syscall.Signal
@@ -246,18 +209,18 @@ func TestD2SignalsReachTheDaemon(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			base := d2Write(t, c.head+d2Lifecycle, "slow")
-			cmd := exec.Command(filepath.Join(base, "srv", "server.sh"))
-			cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: c.group}
-			r := d2Start(t, cmd, filepath.Join(base, "srv"))
-			r.roundTrip(initLine)
-			shell := r.cmd.Process.Pid
+			o := d2Server(filepath.Join(base, "srv"), filepath.Join(base, "srv", "server.sh"), nil)
+			o.SysProcAttr = &syscall.SysProcAttr{Setpgid: c.group}
+			r := harness.Start(t, o)
+			r.RoundTrip(harness.InitLine)
+			shell := r.Cmd.Process.Pid
 			daemon := d2DaemonOf(t, shell)
 			sh, _ := rfProc(t, shell)
 			if p, ok := rfProc(t, daemon); !ok || p.PGID != sh.PGID {
 				t.Fatalf("the daemon is not in the shell's process group %d: %v", sh.PGID, p)
 			}
-			r.send(rfCall(`"s"`, "slow", `{}`))
-			pgid := rfInt(t, r.dir, "slow.pid")
+			r.Send(rfCall(`"s"`, "slow", `{}`))
+			pgid := rfInt(t, r.Dir, "slow.pid")
 			target := shell
 			if c.group {
 				target = -shell
@@ -265,18 +228,18 @@ func TestD2SignalsReachTheDaemon(t *testing.T) {
 			if err := syscall.Kill(target, c.sig); err != nil {
 				t.Fatal(err)
 			}
-			lines := (&rfDaemon{server: r.server}).drain(t)
-			if code, sig := r.ended(t); sig != c.sig {
+			lines := r.Drain(t)
+			if code, sig := d2Ended(t, r); sig != c.sig {
 				t.Fatalf("the shell ended with status %d signal %v, want death by %v", code, sig, c.sig)
 			}
 			if len(lines) != 0 {
 				t.Errorf("the cancelled call was answered: %q", lines)
 			}
-			if got, want := r.events(), "cancel hook []\nEXIT handler\n"; got != want {
+			if got, want := d2Events(r), "cancel hook []\nEXIT handler\n"; got != want {
 				t.Errorf("events:\n%s\nwant:\n%s", got, want)
 			}
-			d2Gone(t, daemon, "the daemon to be gone")
-			rfGroupGone(t, pgid, deadline(t))
+			harness.WaitGone(t, daemon, "the daemon to be gone")
+			harness.WaitGroupGone(t, pgid, harness.Deadline(t))
 		})
 	}
 }
@@ -284,22 +247,22 @@ func TestD2SignalsReachTheDaemon(t *testing.T) {
 // Item 3: the daemon dies with the server's shell. SIGKILL to the shell
 // with a call in flight: the daemon and the call's group are gone, and
 // nothing ran (as when the SDK's server is SIGKILLed).
-func TestD2DaemonDiesWithShell(t *testing.T) {
+func TestDaemonDiesWithShell(t *testing.T) {
 	base := d2Write(t, d2Lifecycle, "slow")
-	r := d2Start(t, exec.Command(filepath.Join(base, "srv", "server.sh")), filepath.Join(base, "srv"))
-	r.roundTrip(initLine)
-	daemon := d2DaemonOf(t, r.cmd.Process.Pid)
-	r.send(rfCall(`"s"`, "slow", `{}`))
-	pgid := rfInt(t, r.dir, "slow.pid")
-	if err := r.cmd.Process.Kill(); err != nil {
+	r := harness.Start(t, d2Server(filepath.Join(base, "srv"), filepath.Join(base, "srv", "server.sh"), nil))
+	r.RoundTrip(harness.InitLine)
+	daemon := d2DaemonOf(t, r.Cmd.Process.Pid)
+	r.Send(rfCall(`"s"`, "slow", `{}`))
+	pgid := rfInt(t, r.Dir, "slow.pid")
+	if err := r.Cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
-	if _, sig := r.ended(t); sig != syscall.SIGKILL {
+	if _, sig := d2Ended(t, r); sig != syscall.SIGKILL {
 		t.Fatalf("the shell ended by %v", sig)
 	}
-	d2Gone(t, daemon, "the daemon to die with its shell")
-	rfGroupGone(t, pgid, deadline(t))
-	if got := r.events(); got != "" {
+	harness.WaitGone(t, daemon, "the daemon to die with its shell")
+	harness.WaitGroupGone(t, pgid, harness.Deadline(t))
+	if got := d2Events(r); got != "" {
 		t.Errorf("events after SIGKILL: %q", got)
 	}
 }
@@ -307,7 +270,7 @@ func TestD2DaemonDiesWithShell(t *testing.T) {
 // Item 5: a signal that arrives during the shutdown after the end of
 // input — here while the script's EXIT handler runs — does not cut the
 // teardown short, and the server then exits by it (128+N), in both forms.
-func TestD2SignalDuringShutdown(t *testing.T) {
+func TestSignalDuringShutdown(t *testing.T) {
 	const script = `source "$SHIM"
 trap 'echo ran >>"$RF_DIR/handler"; rf_gate go' EXIT
 tool_noop() { :; }
@@ -318,46 +281,46 @@ echo "after run_mcp_server" >>"$RF_DIR/events"
 		t.Run(form, func(t *testing.T) {
 			base := d2Write(t, script, "noop")
 			dir := filepath.Join(base, "srv")
-			cmd := exec.Command(filepath.Join(dir, "server.sh"))
+			o := d2Server(dir, filepath.Join(dir, "server.sh"), nil)
 			if form != "./server.sh" {
-				cmd = exec.Command(binary, filepath.Join(dir, "server.sh"))
+				o = d2Server(dir, harness.Binary, []string{filepath.Join(dir, "server.sh")})
 			}
-			r := d2Start(t, cmd, dir)
-			r.roundTrip(initLine)
-			daemon := r.cmd.Process.Pid
+			r := harness.Start(t, o)
+			r.RoundTrip(harness.InitLine)
+			daemon := r.Cmd.Process.Pid
 			if form == "./server.sh" {
 				daemon = d2DaemonOf(t, daemon)
 			}
-			r.stdin.Close()
+			r.Stdin.Close()
 			rfLine(t, dir, "handler")
-			if err := r.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+			if err := r.Cmd.Process.Signal(syscall.SIGTERM); err != nil {
 				t.Fatal(err)
 			}
 			// The daemon says it took the signal; a daemon that does not
 			// remember it ends (its handler killed at the budget) instead.
-			proctest.WaitUntil(t, deadline(t), "the daemon to note the signal, or to end", func() (bool, string) {
-				b, _ := os.ReadFile(r.log)
+			proctest.WaitUntil(t, harness.Deadline(t), "the daemon to note the signal, or to end", func() (bool, string) {
+				b, _ := os.ReadFile(r.Log)
 				if strings.Contains(string(b), "signal received while shutting down") {
 					return true, ""
 				}
 				select {
-				case <-r.done:
+				case <-r.Done:
 					return true, ""
 				default:
 					return false, "neither yet"
 				}
 			})
 			rfTouch(t, dir, "go")
-			if code, sig := r.ended(t); sig != syscall.SIGTERM {
+			if code, sig := d2Ended(t, r); sig != syscall.SIGTERM {
 				t.Fatalf("ended with status %d signal %v, want death by SIGTERM", code, sig)
 			}
 			if b, _ := os.ReadFile(filepath.Join(dir, "handler")); string(b) != "ran\n" {
 				t.Errorf("the EXIT handler ran %q, want once", b)
 			}
-			if got := r.events(); got != "" {
+			if got := d2Events(r); got != "" {
 				t.Errorf("statements after run_mcp_server ran: %q", got)
 			}
-			d2Gone(t, daemon, "the daemon to be gone")
+			harness.WaitGone(t, daemon, "the daemon to be gone")
 		})
 	}
 }
@@ -367,7 +330,7 @@ echo "after run_mcp_server" >>"$RF_DIR/events"
 // that follow; a call's MCP_BASHD_SERVER_PID is the server's pid — the
 // script's $$, what $$ was in a tool under the SDK — whatever the
 // environment said, in nested dispatch too, while its own $$ is not.
-func TestD2SubshellAndServerPID(t *testing.T) {
+func TestSubshellAndServerPID(t *testing.T) {
 	base := d2Write(t, `source "$SHIM"
 trap 'echo "EXIT handler" >>"$RF_DIR/events"' EXIT
 tool_pid() { printf '%s %s' "$MCP_BASHD_SERVER_PID" "$$"; }
@@ -375,39 +338,39 @@ tool_nested() { process_request '{"jsonrpc":"2.0","id":9,"method":"tools/call","
 ( run_mcp_server )
 echo "after the subshell: $?" >>"$RF_DIR/events"
 `, "pid", "nested")
-	r := d2Start(t, exec.Command(filepath.Join(base, "srv", "server.sh")), filepath.Join(base, "srv"), "MCP_BASHD_SERVER_PID=1")
-	r.roundTrip(initLine)
-	shell := strconv.Itoa(r.cmd.Process.Pid)
+	r := harness.Start(t, d2Server(filepath.Join(base, "srv"), filepath.Join(base, "srv", "server.sh"), nil, "MCP_BASHD_SERVER_PID=1"))
+	r.RoundTrip(harness.InitLine)
+	shell := strconv.Itoa(r.Cmd.Process.Pid)
 	seen := map[string]bool{}
 	for id := 1; id <= 2; id++ {
-		txt, _ := ctParse(t, r.roundTrip(ctCallLine(id, "pid", `{}`))).text(t)
+		txt, _ := harness.Parse(t, r.RoundTrip(harness.CallLine(id, "pid", `{}`))).Text(t)
 		server, own, _ := strings.Cut(txt, " ")
 		if server != shell || own == shell || seen[own] {
 			t.Errorf("call %d saw MCP_BASHD_SERVER_PID %q and $$ %q; want the server %s and a shell of its own", id, server, own, shell)
 		}
 		seen[own] = true
 	}
-	txt, _ := ctParse(t, r.roundTrip(ctCallLine(3, "nested", `{}`))).text(t)
+	txt, _ := harness.Parse(t, r.RoundTrip(harness.CallLine(3, "nested", `{}`))).Text(t)
 	if !strings.Contains(txt, `"text":"`+shell+` `) {
 		t.Errorf("a nested call saw %q, want MCP_BASHD_SERVER_PID %s", txt, shell)
 	}
-	if code, sig := r.closeAndWaitStatus(t); code != 0 || sig != 0 {
+	if code, sig := d2CloseAndWaitStatus(t, r); code != 0 || sig != 0 {
 		t.Errorf("exit status %d signal %v", code, sig)
 	}
-	if got, want := r.events(), "after the subshell: 0\nEXIT handler\n"; got != want {
+	if got, want := d2Events(r), "after the subshell: 0\nEXIT handler\n"; got != want {
 		t.Errorf("events:\n%s\nwant:\n%s", got, want)
 	}
 }
 
 // Item 11, manifest form: the server is the daemon.
-func TestD2ServerPIDManifest(t *testing.T) {
+func TestServerPIDManifest(t *testing.T) {
 	base := d2Write(t, `tool_pid() { printf '%s' "$MCP_BASHD_SERVER_PID"; }
 `, "pid")
 	dir := filepath.Join(base, "srv")
-	r := d2Start(t, exec.Command(binary, filepath.Join(dir, "server.sh")), dir)
-	r.roundTrip(initLine)
-	txt, _ := ctParse(t, r.roundTrip(ctCallLine(1, "pid", `{}`))).text(t)
-	if txt != strconv.Itoa(r.cmd.Process.Pid) {
-		t.Errorf("MCP_BASHD_SERVER_PID %q, want the daemon's pid %d", txt, r.cmd.Process.Pid)
+	r := harness.Start(t, d2Server(dir, harness.Binary, []string{filepath.Join(dir, "server.sh")}))
+	r.RoundTrip(harness.InitLine)
+	txt, _ := harness.Parse(t, r.RoundTrip(harness.CallLine(1, "pid", `{}`))).Text(t)
+	if txt != strconv.Itoa(r.Cmd.Process.Pid) {
+		t.Errorf("MCP_BASHD_SERVER_PID %q, want the daemon's pid %d", txt, r.Cmd.Process.Pid)
 	}
 }
