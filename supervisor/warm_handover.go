@@ -139,6 +139,9 @@ func (s *Supervisor) handOver(ctx context.Context, w *warmProc, req Request) (ca
 	if err := writeNew(pre.Args(), req.Args); err != nil {
 		return "", err
 	}
+	if err := writeValues(pre, req.values()); err != nil {
+		return "", err
+	}
 	root, err := s.renameIntoBase(w.pre)
 	if err != nil {
 		return "", err

@@ -86,6 +86,7 @@ func start(ctx context.Context, o options, p paths, scriptArgs []string, log *za
 		Bash: p.bash, Script: p.script, ScriptArgs: scriptArgs, Self: self,
 		OutputCap: zeroMeansNone(o.outputCap), Grace: time.Duration(zeroMeansNone(int64(o.grace))),
 		ServerPID: o.serverPID, Log: log.Named("supervisor"), Limits: o.limits.parsed, Warm: warmSetting(o), WarmIdle: o.warmIdle,
+		ScriptStderr: scriptStderr(log),
 	})
 	if err != nil {
 		return nil, err
