@@ -2,8 +2,8 @@ package tests
 
 // mcp_arg: a tool reads its arguments without jq, exactly, from the values
 // the daemon decoded (supervisor/argvalues.go), in a cold call, a warm one
-// and under bash 3.2 (MCP_BASHD_TEST_BASH32 names one; the shared
-// tools' bash-3.2/build.sh makes it).
+// and under bash 3.2 (bash32: MCP_BASHD_TEST_BASH, or what
+// scripts/bash32.sh builds).
 
 import (
 	"encoding/json"
@@ -135,10 +135,7 @@ func TestMcpArgReadsArgumentsExactlyWarm(t *testing.T) {
 
 // Under bash 3.2 (macOS's /bin/bash), cold and warm.
 func TestMcpArgReadsArgumentsExactlyBash32(t *testing.T) {
-	bash := os.Getenv("MCP_BASHD_TEST_BASH32")
-	if bash == "" {
-		t.Skip("MCP_BASHD_TEST_BASH32 is not set (the path of a bash 3.2, built by the shared tools' bash-3.2/build.sh)")
-	}
+	bash := bash32(t)
 	t.Run("cold", func(t *testing.T) {
 		checkArgs(t, harness.Start(t, rfServer(argsBody, []string{"args"}, []string{"--warm", "0", "--bash", bash})))
 	})
@@ -174,11 +171,10 @@ tool_args() {
 }
 run_mcp_server "$@"
 `
-	bashes := []string{""}
-	if b := os.Getenv("MCP_BASHD_TEST_BASH32"); b != "" {
-		bashes = append(bashes, b)
-	}
-	for _, bash := range bashes {
+	for _, bash := range []string{"", "3.2"} {
+		if bash == "3.2" {
+			bash = bash32(t)
+		}
 		base := d2Write(t, script, "args")
 		dir := filepath.Join(base, "srv")
 		o := d2Server(dir, filepath.Join(dir, "server.sh"), nil)
