@@ -15,6 +15,21 @@
 # shellcheck disable=SC2034
 MCP_BASHD_SHIM_VERSION=2
 
+# Bash 3.2 (macOS's /bin/bash) or later: another shell (dash as sh, zsh)
+# or an older bash is told so here, in words any POSIX shell parses,
+# before a construct it lacks is a syntax error.
+case ${BASH_VERSION:-} in
+'' | [12].* | 3.[01].*)
+    if [ -n "${BASH_VERSION:-}" ]; then
+        printf 'mcpserver_core.sh: this is bash %s; the mcp-bashd shim needs bash 3.2 or later\n' "$BASH_VERSION" >&2
+    else
+        printf 'mcpserver_core.sh: not running under bash (BASH_VERSION is unset); source it from a bash 3.2 or later script\n' >&2
+    fi
+    # shellcheck disable=SC2317 # exit: when it was run, not sourced
+    return 1 2>/dev/null || exit 1
+    ;;
+esac
+
 # Where the daemon is: MCP_BASHD (a path) or mcp-bashd on PATH.
 __mcpbashd_bin() {
     if [ -n "${MCP_BASHD:-}" ] && [ -f "${MCP_BASHD}" ] && [ -x "${MCP_BASHD}" ]; then
@@ -164,7 +179,7 @@ mcp_roots() { __mcpbashd_ask mcp_roots one roots/list ""; }
 # "0", a newline and the result; "1", a newline and a message; or "2", a
 # newline, a message, a newline and the result (a refused elicitation).
 __mcpbashd_ask() {
-    local __who=$1 __n=0 __rec __f __reply=
+    local __who=$1 __n=0 __rec __f __reply='' __gone=0
     shift
     if [ -z "${MCP_BASHD_EVENTS:-}" ]; then
         printf '%s: not inside a tool call\n' "$__who" >&2
@@ -172,8 +187,15 @@ __mcpbashd_ask() {
     fi
     until mkfifo -m 600 "$MCP_BASHD_EVENTS.$__n" 2>/dev/null; do
         if [ ! -e "$MCP_BASHD_EVENTS.$__n" ] && [ ! -L "$MCP_BASHD_EVENTS.$__n" ]; then
-            printf '%s: cannot make a reply FIFO (mkfifo) in the call directory\n' "$__who" >&2
-            return 1
+            # Gone since mkfifo found it (another helper's question was
+            # answered and its FIFO removed): that name again. Twice more
+            # and mkfifo cannot make FIFOs here at all.
+            __gone=$((__gone + 1))
+            if [ "$__gone" -gt 2 ]; then
+                printf '%s: cannot make a reply FIFO (mkfifo) in the call directory\n' "$__who" >&2
+                return 1
+            fi
+            continue
         fi
         __n=$((__n + 1))
     done
@@ -389,6 +411,23 @@ __mcpbashd_dump() {
     printf '}\nbuiltin cd -- %q 2>/dev/null\n' "$PWD"
 }
 
+# __mcpbashd_bashflag — sets __mcpbashd_bash, the bash the daemon runs
+# calls with: this one, unless MCP_BASHD_FLAGS names another (--bash).
+__mcpbashd_bashflag() {
+    __mcpbashd_bash=${BASH:-}
+    case " ${MCP_BASHD_FLAGS:-} " in *" --bash"* | *" -bash"*) __mcpbashd_bash= ;; esac
+}
+
+# __mcpbashd_posix_off / __mcpbashd_posix_on — POSIX mode off for a
+# moment, and back on if it was on (__mcpbashd_px).
+__mcpbashd_posix_off() {
+    __mcpbashd_px=
+    case :${SHELLOPTS:-}: in *:posix:*) __mcpbashd_px=1 && set +o posix ;; esac
+}
+__mcpbashd_posix_on() {
+    [ -z "${__mcpbashd_px:-}" ] || set -o posix
+}
+
 # run_mcp_server — serves this shell's tools with mcp-bashd until the input
 # ends, then returns the daemon's status: statements after it run, as under
 # the SDK. When the daemon itself is loading the script (manifest mode or a
@@ -442,8 +481,9 @@ __mcpbashd_serve() {
     local __b=$1 __script=$2 __me='' __st=0 __again __sig='' __traps __monitor=''
     shift 2
     # This shell's own pid, in a subshell too (BASHPID is bash 4+): the
-    # daemon's parent. A builtin's redirection opens /proc/self here.
-    read -r __me __traps 2>/dev/null </proc/self/stat || __me=
+    # daemon's parent. A builtin's redirection opens /proc/self here;
+    # without /proc (macOS) it is the parent of a child sh.
+    read -r __me __traps 2>/dev/null </proc/self/stat || __me=$(exec sh -c 'echo "$PPID"' 2>/dev/null)
     __traps=$(trap -p INT TERM HUP)
     __mcpbashd_daemon='' __mcpbashd_signal='' __mcpbashd_trapped=''
     trap '__mcpbashd_pass INT' INT
@@ -455,13 +495,22 @@ __mcpbashd_serve() {
     # A background command ignores SIGINT and SIGQUIT and reads /dev/null
     # unless told otherwise; the daemon must be as the host started this
     # shell. "--": the script's arguments are its own, never the daemon's
-    # flags.
-    {
+    # flags. --bash: calls run under this bash, as the SDK's subshells did,
+    # and the bash that wrote the snapshot is the one that restores it (a
+    # bash 5 script's declare -A means nothing to a bash 3.2 on PATH).
+    # The snapshot through a process substitution, which is a syntax error
+    # in POSIX mode before bash 5.1 (macOS's 3.2 too): parsed by eval, with
+    # posix off for that moment; the dump still sees the script's options.
+    __mcpbashd_bashflag
+    __mcpbashd_posix_off
+    # shellcheck disable=SC2016 # expanded by the eval
+    eval '{
         trap - INT QUIT
-        exec "$__b" ${__MCPBASHD_SERVE_FLAGS:+"$__MCPBASHD_SERVE_FLAGS"} --snapshot-fd 3 --server-pid "$$" \
+        exec "$__b" ${__MCPBASHD_SERVE_FLAGS:+"$__MCPBASHD_SERVE_FLAGS"} ${__mcpbashd_bash:+--bash "$__mcpbashd_bash"} ${__mcpbashd_trap:+--shell-exit-trap} --snapshot-fd 3 --server-pid "$$" \
             ${__me:+--shell-pid "$__me"} "$__script" -- ${1+"$@"}
-    } 3< <(__mcpbashd_dump) <&0 &
+    } 3< <(__mcpbashd_posix_on; __mcpbashd_dump) <&0 &'
     __mcpbashd_daemon=$!
+    __mcpbashd_posix_on
     [ -z "$__monitor" ] || set -m
     if [ -n "$__mcpbashd_signal" ] && kill -s "$__mcpbashd_signal" "$__mcpbashd_daemon" 2>/dev/null; then
         __mcpbashd_signal= # came before the daemon did
@@ -477,16 +526,18 @@ __mcpbashd_serve() {
         __st=$__again
     done
     __mcpbashd_daemon=
-    trap - INT TERM HUP
-    eval "$__traps"
-    # Exit 0 or death by a signal: the daemon's teardown ran, and with it
-    # the EXIT handler captured above, once, as the SDK's teardown does;
-    # this shell must not run it again at its exit. Any other status: the
-    # daemon stopped before serving (it said why); the handler is still
-    # this shell's.
+    # Exit 0 or death by a signal: the daemon's teardown ran, and the EXIT
+    # handler captured above (--shell-exit-trap left it to this shell)
+    # runs now, once, as the last step of the SDK's teardown; this shell
+    # must not run it again at its exit. Any other status: the daemon
+    # stopped before serving (it said why); the handler is still this
+    # shell's.
     if [ -n "$__mcpbashd_trap" ] && { [ "$__st" = 0 ] || [ "$__st" -gt 128 ]; }; then
         trap - EXIT
+        __mcpbashd_exit_handler
     fi
+    trap - INT TERM HUP
+    eval "$__traps"
     if [ "$__st" -gt 128 ]; then
         __sig=$((__st - 128))
     elif [ -n "$__mcpbashd_signal" ]; then
@@ -502,11 +553,76 @@ __mcpbashd_serve() {
     return "$__st"
 }
 
+# __mcpbashd_exit_handler — the EXIT handler run_mcp_server captured, run
+# in a subshell of this shell once the daemon has ended, as the SDK's
+# teardown ran it: $$ is the server's pid (`kill -TERM $$` ends the
+# server by SIGTERM, and what follows run_mcp_server does not run), the
+# state is the script's own, stdin is /dev/null and stdout goes to stderr
+# (the protocol is over), errexit off. In a process group of its own
+# (set -m), killed with it after 2 s (the daemon's hook budget,
+# supervisor.DefaultHookBudget); a signal that comes meanwhile is kept by
+# __mcpbashd_pass and ends the shell once the handler is done.
+__mcpbashd_exit_handler() {
+    __mcpbashd_inexit=1
+    {
+        trap - INT QUIT
+        set +e +o pipefail
+        {
+            set -m
+            (
+                set +m
+                exec </dev/null >&2
+                eval "$__mcpbashd_trap"
+            ) &
+            __mcpbashd_h=$!
+            set +m
+            printf '%s\n' "$__mcpbashd_h"
+            wait "$__mcpbashd_h" 2>/dev/null
+            printf '%s\n' "$?"
+        } | __mcpbashd_exit_watch
+    } &
+    __mcpbashd_h=$!
+    # A trap that runs makes wait return early: wait again.
+    __mcpbashd_trapped=1
+    while [ -n "$__mcpbashd_trapped" ]; do
+        __mcpbashd_trapped=
+        wait "$__mcpbashd_h" 2>/dev/null || :
+    done
+    __mcpbashd_inexit=
+}
+
+# __mcpbashd_exit_watch — reads the handler's pid, then its status within
+# the budget, and logs the SDK's sentences.
+__mcpbashd_exit_watch() {
+    local __pid='' __st=''
+    IFS= read -r __pid || return 0
+    if IFS= read -r -t 2 __st; then
+        [ "$__st" = 0 ] || __mcpbashd_warn "Chained caller EXIT trap failed with status $__st"
+    elif kill -s KILL -- "-$__pid" 2>/dev/null; then
+        # The budget passed (bash 3.2's read -t says 1, as at EOF, not 142).
+        __mcpbashd_warn "Chained caller EXIT trap did not finish within 2s; killed"
+    fi
+    return 0
+}
+
+# __mcpbashd_warn MESSAGE — a warning where the daemon's would go: the log
+# file, and stderr unless MCP_LOG_STDERR=0 (with 1, log put it there).
+__mcpbashd_warn() {
+    log "WARN" "$1"
+    case ${MCP_LOG_STDERR:-} in
+    0 | 1) ;;
+    *) printf 'mcp-bashd: WARN %s\n' "$1" >&2 ;;
+    esac
+}
+
 # __mcpbashd_pass SIG — a signal for the server goes to the daemon; one
 # that finds no daemon (not started yet, or gone) is kept for
 # __mcpbashd_serve.
 __mcpbashd_pass() {
     __mcpbashd_trapped=1
+    if [ -n "${__mcpbashd_inexit:-}" ] && [ -z "$__mcpbashd_signal" ]; then
+        log "INFO" "signal received while shutting down; exiting by it after the teardown (signal $1)"
+    fi
     if [ -z "$__mcpbashd_daemon" ] || ! kill -s "$1" "$__mcpbashd_daemon" 2>/dev/null; then
         __mcpbashd_signal=$1
     fi
@@ -539,29 +655,75 @@ process_request() {
     __script=${BASH_SOURCE[${#BASH_SOURCE[@]} - 1]}
     # A one-shot run never runs the EXIT handler (it is the caller's).
     __mcpbashd_trap=
-    # Nested in a call, the server is the one serving that call.
-    MCP_TOOLS_LIST_FILE="${MCP_TOOLS_LIST_FILE:-tools.json}" \
+    # Nested in a call, the server is the one serving that call. (eval:
+    # see __mcpbashd_serve.)
+    local __st=0
+    __mcpbashd_bashflag
+    __mcpbashd_posix_off
+    # shellcheck disable=SC2016 # expanded by the eval
+    eval 'MCP_TOOLS_LIST_FILE="${MCP_TOOLS_LIST_FILE:-tools.json}" \
         MCP_CONFIG_FILE="${MCP_CONFIG_FILE:-config.json}" \
-        "$__b" --oneshot --snapshot-fd 3 --server-pid "${MCP_BASHD_SERVER_PID:-$$}" "$__script" <<<"${1:-}" 3< <(__mcpbashd_dump)
+        "$__b" --oneshot ${__mcpbashd_bash:+--bash "$__mcpbashd_bash"} --snapshot-fd 3 --server-pid "${MCP_BASHD_SERVER_PID:-$$}" "$__script" <<<"${1:-}" \
+        3< <(__mcpbashd_posix_on; __mcpbashd_dump)' || __st=$?
+    __mcpbashd_posix_on
+    return "$__st"
 }
 
 # handle_tools_call ID PARAMS_JSON (bash-mcp-sdk), or ID NAME [ARGS_JSON]
 # (the 2026 SDK: a 2026-07-28 request, answered in that SDK's shape).
-handle_tools_call() {
-    local __b __req
+handle_tools_call() { __mcpbashd_direct __mcpbashd_call_req "$@"; }
+__mcpbashd_call_req() {
+    local __b
     __b=$(__mcpbashd_bin) || return $?
-    __req=$("$__b" json call-request "$@") || return $?
-    process_request "$__req"
+    "$__b" json call-request "$@"
 }
 
 # handle_initialize ID [PARAMS_JSON]
-handle_initialize() {
-    process_request "{\"jsonrpc\":\"2.0\",\"id\":${1:-null},\"method\":\"initialize\",\"params\":${2:-{\}}}"
+handle_initialize() { __mcpbashd_direct __mcpbashd_init_req "$@"; }
+__mcpbashd_init_req() {
+    printf '{"jsonrpc":"2.0","id":%s,"method":"initialize","params":%s}' "${1:-null}" "${2:-{\}}"
 }
 
 # handle_tools_list ID
-handle_tools_list() {
-    process_request "{\"jsonrpc\":\"2.0\",\"id\":${1:-null},\"method\":\"tools/list\"}"
+handle_tools_list() { __mcpbashd_direct __mcpbashd_list_req "$@"; }
+__mcpbashd_list_req() { printf '{"jsonrpc":"2.0","id":%s,"method":"tools/list"}' "${1:-null}"; }
+
+# __mcpbashd_direct MAKE ID [ARGS...] — process_request of the request
+# `MAKE ID ARGS...` prints. The SDK's direct handlers take ID as any JSON
+# literal and echo it (null, 1.5, true, {}): the id gate (a string or an
+# integer) is the stream's. Such an ID goes in as a string of this call's
+# own and is put back in the answer; one that is not JSON goes in as it is
+# (and is refused as before).
+__mcpbashd_direct() {
+    local __mk=$1 __id=${2:-null} __b __lit __tok __pre __out __st=0 __line __re='^-?(0|[1-9][0-9]*)$'
+    shift
+    [ "$#" -eq 0 ] || shift
+    case $__id in
+    \"*) ;;
+    *)
+        if ! [[ $__id =~ $__re ]] && __b=$(__mcpbashd_bin) && __lit=$("$__b" json response "$__id" '{}' 2>/dev/null); then
+            # The id compacted: {"jsonrpc":"2.0","id":ID,"result":{}}.
+            __lit=${__lit#'{"jsonrpc":"2.0","id":'}
+            __lit=${__lit%',"result":{}}'}
+            __tok="mcp-bashd-direct-$$-$RANDOM$RANDOM"
+        fi
+        ;;
+    esac
+    if [ -z "${__tok:-}" ]; then
+        process_request "$("$__mk" "$__id" "$@")"
+        return
+    fi
+    __out=$(process_request "$("$__mk" "\"$__tok\"" "$@")") || __st=$?
+    __pre="{\"jsonrpc\":\"2.0\",\"id\":\"$__tok\""
+    if [ -n "$__out" ]; then
+        while IFS= read -r __line; do
+            case $__line in
+            "$__pre"*) __line="{\"jsonrpc\":\"2.0\",\"id\":$__lit${__line#"$__pre"}" ;;
+            esac
+            printf '%s\n' "$__line"
+        done <<<"$__out"
+    fi
+    return "$__st"
 }
 
 # validate_tool_arguments NAME ARGS_JSON — prints why the arguments are

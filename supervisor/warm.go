@@ -82,7 +82,7 @@ func (w *warmProc) unread() int {
 	if w.peek < 0 {
 		return 0
 	}
-	n, err := unix.IoctlGetInt(w.peek, unix.TIOCINQ) // FIONREAD
+	n, err := pipeUnread(w.peek)
 	if err != nil {
 		return 0
 	}
@@ -426,12 +426,12 @@ func (s *Supervisor) spawnWarm(sn *Snapshot) (*warmProc, error) {
 	}
 	defer closeFD(&out)
 	var pipe, report [2]int
-	if err := unix.Pipe2(pipe[:], unix.O_CLOEXEC); err != nil {
+	if err := pipeCloexec(pipe[:]); err != nil {
 		return fail(err)
 	}
 	// The daemon's end is non-blocking, so reading it waits in the
 	// runtime's poller, which a cancellation can interrupt.
-	if err := unix.Pipe2(report[:], unix.O_CLOEXEC); err != nil {
+	if err := pipeCloexec(report[:]); err != nil {
 		unix.Close(pipe[0])
 		unix.Close(pipe[1])
 		return fail(err)

@@ -292,7 +292,7 @@ func (s *Supervisor) reserveOut(fd int) error {
 	if s.cfg.OutputCap > 0 {
 		n = min(n, s.cfg.OutputCap)
 	}
-	err := unix.Fallocate(fd, unix.FALLOC_FL_KEEP_SIZE, 0, n)
+	err := reserveSpace(fd, n)
 	if errors.Is(err, unix.ENOSPC) || errors.Is(err, unix.EDQUOT) {
 		return fmt.Errorf("%w: no room for the call's output", errTmpFull)
 	}
@@ -313,7 +313,7 @@ func (s *Supervisor) reserveOutPath(path string) error {
 func (s *Supervisor) renameIntoBase(pre string) (string, error) {
 	for try := 0; try < 100; try++ {
 		name := filepath.Join(s.base, tmpdir.CallPrefix+strconv.FormatUint(uint64(rand.Uint32()), 10))
-		err := unix.Renameat2(unix.AT_FDCWD, pre, unix.AT_FDCWD, name, unix.RENAME_NOREPLACE)
+		err := renameNoReplace(pre, name)
 		if err == nil {
 			return name, nil
 		}

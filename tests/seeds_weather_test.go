@@ -141,8 +141,9 @@ func TestWeatherStdio(t *testing.T) {
 		t.Errorf("get_weather without location: %q isError=%v", text, isErr)
 	}
 	// A version the config's supportedVersions does not list: -32022 with
-	// the supported ones, as the 2026 SDK answers.
-	sdWantLine(t, "unsupported version", s.RoundTrip(`{"jsonrpc":"2.0","id":13,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2099-01-01","io.modelcontextprotocol/clientCapabilities":{}}}}`),
+	// the supported ones, as the 2026 SDK answers (server/discover it
+	// answers at any version: sdk2026_version_first_test.go).
+	sdWantLine(t, "unsupported version", s.RoundTrip(`{"jsonrpc":"2.0","id":13,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2099-01-01","io.modelcontextprotocol/clientCapabilities":{}}}}`),
 		`{"jsonrpc":"2.0","id":13,"error":{"code":-32022,"message":"Unsupported protocol version: 2099-01-01","data":{"requested":"2099-01-01","supported":["2026-07-28"]}}}`)
 
 	// An old-style client: initialize, then calls without _meta.

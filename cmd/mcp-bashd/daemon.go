@@ -148,7 +148,7 @@ func (d *daemon) listen(o options) error {
 		fmt.Fprintf(os.Stderr, "mcp-bashd: serving %s as MCP on stdin/stdout (JSON-RPC, one message per line; Ctrl-D ends).\n"+
 			"  To try its tools by hand: mcp-bashd tools %s, mcp-bashd call %s TOOL key=value\n", d.name, d.name, d.name)
 	}
-	conn := stdio.New(os.Stdin, os.Stdout, stdio.Options{MaxLine: o.maxLine, ModernEnabled: d.srv.ModernEnabled, SkipBlank: d.srv.SDK2026Dialect, Log: d.log.Named("stdio")})
+	conn := stdio.New(os.Stdin, os.Stdout, stdio.Options{MaxLine: o.maxLine, ModernEnabled: d.srv.ModernEnabled, SkipBlank: d.srv.SDK2026Dialect, Busy: d.srv.CallsRunning, Log: d.log.Named("stdio")})
 	d.outDead = conn.OutputDead()
 	d.stdio = conn
 	go func() { d.served <- d.srv.Serve(conn) }()
@@ -188,7 +188,7 @@ func (d *daemon) teardown(o options) {
 		d.stdio.Flush(time.Second)
 	}
 	d.stopWatch()
-	if !o.oneshot {
+	if !o.oneshot && !o.shellExitTrap {
 		d.sup.RunExitTrap(nil)
 	}
 	if err := d.sup.Close(); err != nil {
@@ -249,7 +249,7 @@ func zeroMeansNone(v int64) int64 {
 // isTerminal reports whether f is a terminal (a person, not a client or a
 // pipe).
 func isTerminal(f *os.File) bool {
-	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
+	_, err := unix.IoctlGetTermios(int(f.Fd()), ioctlGetTermios)
 	return err == nil
 }
 

@@ -98,7 +98,8 @@ type options struct {
 	drainSet            bool
 	sequential          bool
 	snapshotFD          int
-	serverPID, shellPID int // the drop-in form's (internal flags)
+	serverPID, shellPID int  // the drop-in form's (internal flags)
+	shellExitTrap       bool // the drop-in shell runs the EXIT handler (internal flag)
 	noWatch             bool
 	oneshot             bool
 	toolsDir            string
@@ -240,6 +241,7 @@ func daemonFlags(o *options) *flag.FlagSet {
 	o.limits = addLimitFlags(fs)
 	fs.IntVar(&o.snapshotFD, "snapshot-fd", -1, "internal: read the server snapshot from this descriptor (used by the shim's run_mcp_server)")
 	fs.IntVar(&o.serverPID, "server-pid", 0, "internal: the server's pid, which calls see as MCP_BASHD_SERVER_PID (the drop-in script's $$; default: this process)")
+	fs.BoolVar(&o.shellExitTrap, "shell-exit-trap", false, "internal: the drop-in server's shell runs the script's EXIT handler itself once we have exited (as the SDK ran it, in the script's shell)")
 	fs.IntVar(&o.shellPID, "shell-pid", 0, "internal: the drop-in server's shell, our parent: the script is found through it, and the daemon dies with it")
 	return fs
 }

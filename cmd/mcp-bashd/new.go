@@ -36,6 +36,8 @@ const newServerShim = `#!/usr/bin/env bash
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+# The declarations beside this file, whatever directory the host starts it in.
+export MCP_TOOLS_LIST_FILE="${HERE}/tools.json" MCP_CONFIG_FILE="${HERE}/config.json"
 
 # shellcheck disable=SC1091 # the drop-in shim: mcp-bashd shim > mcpserver_core.sh
 source "${HERE}/mcpserver_core.sh"

@@ -12,8 +12,9 @@ import (
 // checkModern applies the checks every 2026-07-28 request gets before
 // its method is looked up, in the spec's and the conformance suite's
 // order: _meta fields (-32602), headers against the body (-32020, HTTP
-// only), version (-32022), log level (-32602). It decodes _meta's
-// clientCapabilities once for what follows (r.caps).
+// only), version (-32022), clientCapabilities (-32602), log level
+// (-32602). It decodes _meta's clientCapabilities once for what follows
+// (r.caps).
 func (c *session) checkModern(r *request) *wire.Error {
 	s, m := c.srv, r.Meta
 	if e := checkModernMeta(m); e != nil {
@@ -25,8 +26,20 @@ func (c *session) checkModern(r *request) *wire.Error {
 		}
 	}
 	cfg := s.src.Config()
-	if supported := cfg.ModernVersions(); !slices.Contains(supported, m.Version) {
+	// The version before clientCapabilities, as the 2026 SDK checks them
+	// (the spec orders neither); that SDK answers server/discover at any
+	// version, and never requires clientCapabilities: for a server in its
+	// dialect a missing one is {} (the spec requires it: -32602 for the
+	// others).
+	sdk2026 := cfg.DeclaresSupportedVersions()
+	if supported := cfg.ModernVersions(); !slices.Contains(supported, m.Version) && !(sdk2026 && r.Msg.Method == "server/discover") {
 		return wire.UnsupportedVersion(m.Version, supported)
+	}
+	if m.Caps == nil {
+		if !sdk2026 {
+			return wire.InvalidParams("_meta." + transport.MetaCaps + " is required and must be an object")
+		}
+		m.Caps = json.RawMessage(`{}`)
 	}
 	if m.HasLogLevel && transport.LevelRank(m.LogLevel) < 0 {
 		return wire.InvalidParams("unknown log level " + m.LogLevel)
@@ -47,15 +60,14 @@ func (c *session) discover(r *request, _ struct{}) {
 	r.reply(modernResult(discoverResult(cfg, caps, s.src.Current().DiscoverCache()), cfg.ServerInfo(), nil))
 }
 
-// checkModernMeta checks the _meta fields every 2026 request must carry.
+// checkModernMeta checks the _meta fields every 2026 request must carry
+// (clientCapabilities after the version: checkModern).
 func checkModernMeta(m transport.Meta) *wire.Error {
 	switch {
 	case !m.Present:
 		return wire.InvalidParams("_meta is required in " + transport.ModernVersion + " requests")
 	case !m.HasVersion || !m.VersionIsStr:
 		return wire.InvalidParams("_meta." + transport.MetaVersion + " is required and must be a string")
-	case m.Caps == nil:
-		return wire.InvalidParams("_meta." + transport.MetaCaps + " is required and must be an object")
 	}
 	return nil
 }

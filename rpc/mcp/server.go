@@ -230,3 +230,11 @@ func (s *Server) connections() []*session {
 	}
 	return conns
 }
+
+// CallsRunning reports whether any request that runs bash (a call, a
+// read, a task) was admitted and has not ended.
+func (s *Server) CallsRunning() bool {
+	s.flight.mu.Lock()
+	defer s.flight.mu.Unlock()
+	return s.flight.st.pending > 0
+}

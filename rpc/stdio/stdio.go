@@ -24,6 +24,7 @@ import (
 	"io"
 	"os"
 	"time"
+	"unicode/utf8"
 
 	"go.uber.org/zap"
 
@@ -40,7 +41,12 @@ type Options struct {
 	// SkipBlank, when set and true, drops a line of whitespace unanswered
 	// (the 2026 bash SDK's dialect) instead of answering -32700.
 	SkipBlank func() bool
-	Log       *zap.Logger
+	// Busy reports whether a call is running now. A fragment the input
+	// ends in that is not JSON, and that began while a call ran, is
+	// dropped with a warning and no answer, as the 2026 bash SDK dropped
+	// it; one that began while idle is answered -32700.
+	Busy func() bool
+	Log  *zap.Logger
 }
 
 // Conn is the one connection of a stdio server.
@@ -50,6 +56,7 @@ type Conn struct {
 	session *transport.Session
 	out     *output
 	queue   []*transport.Request // a batch's members not yet read (batch)
+	busyAt  bool                 // a call ran when the current fragment began (Options.Busy)
 }
 
 // New reads requests from r and writes to w. When w is a file (stdout),
@@ -65,6 +72,9 @@ func New(r io.Reader, w io.Writer, opt Options) *Conn {
 		opt.ModernEnabled = func() bool { return true }
 	}
 	c := &Conn{opt: opt, lr: wire.NewLineReader(r, opt.MaxLine), session: transport.NewSession(), out: newOutput(w, opt.Log)}
+	if opt.Busy != nil {
+		c.lr.OnPartial = func() { c.busyAt = opt.Busy() }
+	}
 	if f, ok := w.(*os.File); ok {
 		watchHangup(f, func() {
 			opt.Log.Warn("client hung up our stdout")
@@ -117,6 +127,10 @@ func (c *Conn) Read() (*transport.Request, error) {
 		}
 		msg, gerr := wire.Parse(line)
 		if gerr != nil && c.batch(line) {
+			continue
+		}
+		if gerr != nil && gerr.Code == wire.CodeParse && c.lr.Unterminated() && c.busyAt {
+			c.opt.Log.Warn(fmt.Sprintf("Discarding a partial line of %d characters left by EOF", utf8.RuneCount(line)))
 			continue
 		}
 		if gerr != nil {

@@ -63,7 +63,17 @@ type LineReader struct {
 	dropped    int64  // bytes of the current line seen while discarding
 
 	err error // sticky error from r (io.EOF at the end)
+
+	// OnPartial, when set, is called when a line's first bytes are kept
+	// with no newline after them yet (the line spans reads): the moment
+	// the reader first holds a fragment.
+	OnPartial    func()
+	unterminated bool // the last line returned ended at EOF, not "\n"
 }
+
+// Unterminated reports whether the line Next last returned had no
+// newline: the input ended after it.
+func (l *LineReader) Unterminated() bool { return l.unterminated }
 
 // NewLineReader returns a reader of lines of at most max bytes (the "\n" and
 // a "\r" before it are not counted). max must be positive.
@@ -92,6 +102,7 @@ func (l *LineReader) Next() ([]byte, error) {
 		l.line = nil
 	}
 	l.line = l.line[:0]
+	l.unterminated = false
 	spanning := false // the line began in an earlier chunk and lives in l.line
 	for {
 		chunk := l.buf[l.start:l.end]
@@ -113,6 +124,9 @@ func (l *LineReader) Next() ([]byte, error) {
 		if l.discarding {
 			l.dropped += int64(len(chunk))
 		} else if len(chunk) > 0 {
+			if !spanning && l.OnPartial != nil {
+				l.OnPartial()
+			}
 			spanning = true
 			l.keep(chunk)
 		}
@@ -189,6 +203,7 @@ func (l *LineReader) atEnd(spanning bool) ([]byte, error) {
 	if spanning {
 		line, err := l.finish(l.line)
 		l.line = l.line[:0]
+		l.unterminated = true
 		return line, err
 	}
 	return nil, l.err

@@ -131,18 +131,6 @@ func run(raw string) int {
 	return fail("exec "+p.Bash, err)
 }
 
-// restrict enforces a ruleset on this thread (no_new_privs is already set:
-// Landlock requires it of a process without CAP_SYS_ADMIN).
-func restrict(fd int, flags uint32) error {
-	if sysLandlockRestrictSelf == 0 {
-		return errors.New("landlock_restrict_self: not known on " + runtime.GOARCH)
-	}
-	if _, _, e := syscall.RawSyscall(sysLandlockRestrictSelf, uintptr(fd), uintptr(flags), 0); e != 0 {
-		return fmt.Errorf("landlock_restrict_self: %w", e)
-	}
-	return nil
-}
-
 func fail(what string, err error) int {
 	fmt.Fprintf(os.Stderr, "mcp-bashd sandbox: %s: %v\n", what, err)
 	return 126

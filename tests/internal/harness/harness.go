@@ -39,7 +39,13 @@ func Main(m *testing.M) int {
 	// through $MCP_BASHD, as they would in /usr/local/bin.
 	os.Chmod(dir, 0o755)
 	Binary = filepath.Join(dir, "mcp-bashd")
-	build := exec.Command("go", "build", "-o", Binary, "./cmd/mcp-bashd")
+	if err := useTestBash(dir); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	// The daemon is built as this test binary was (buildtags*.go):
+	// -tags portable tests the portable process logic end to end.
+	build := exec.Command("go", "build", "-tags="+buildTags, "-o", Binary, "./cmd/mcp-bashd")
 	build.Dir = RepoPath(".")
 	build.Env = append(os.Environ(), "CGO_ENABLED=0")
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
@@ -48,6 +54,25 @@ func Main(m *testing.M) int {
 		return 1
 	}
 	return m.Run()
+}
+
+// useTestBash: with MCP_BASHD_TEST_BASH naming a bash (bash 3.2 in
+// scripts/test.sh's bash 3.2 step), that bash comes first on PATH for the
+// whole run, so it is the bash that runs the servers' scripts (#!/usr/bin/env
+// bash) and the daemon's default bash for tools.
+func useTestBash(dir string) error {
+	b := os.Getenv("MCP_BASHD_TEST_BASH")
+	if b == "" {
+		return nil
+	}
+	bin := filepath.Join(dir, "testbash")
+	if err := os.MkdirAll(bin, 0o755); err != nil {
+		return err
+	}
+	if err := os.Symlink(b, filepath.Join(bin, "bash")); err != nil {
+		return err
+	}
+	return os.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
 }
 
 // RepoPath is a path relative to the repository root.
