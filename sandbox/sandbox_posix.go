@@ -68,8 +68,8 @@ type Paths struct {
 	Tmp   string
 	Bash  string
 	Files []string
-	// Own and Shared: see the Linux build; here calls keep the daemon's
-	// user, so nothing is given or opened.
+	// Own and Shared serve Linux's switch of a root daemon's call to
+	// another user; no such switch is made here.
 	Own    []string
 	Shared []string
 }

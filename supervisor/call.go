@@ -222,7 +222,7 @@ func (s *Supervisor) call(ctx context.Context, req Request, log *zap.Logger) Out
 			}
 		}
 	}
-	root, err := s.newRoot(req.argsFile(), log)
+	root, err := s.newRoot(req.argsFile(), req.values(), log)
 	if err != nil {
 		return notRun(callDirError{err})
 	}
@@ -436,6 +436,9 @@ func (s *Supervisor) stop(req Request, root callRoot, pid int, done <-chan exitI
 			// empty string instead".
 			hookReq.Args = nil
 			_ = os.WriteFile(root.Args(), nil, 0o600)
+			// mcp_arg finds nothing either (unlink: the tool may have put
+			// a symlink there, which a write would follow).
+			_ = unix.Unlink(root.Values())
 		}
 		s.runBounded(modeCancel, hookReq, root, int(s.devnullFD), int(s.devnullFD), log)
 	}
@@ -520,7 +523,7 @@ func (s *Supervisor) RunExitTrap(sn *Snapshot) {
 	if !sn.ExitTrap {
 		return
 	}
-	root, err := s.newRoot(nil, s.log)
+	root, err := s.newRoot(nil, nil, s.log)
 	if err != nil {
 		s.log.Error("EXIT trap not run", zap.Error(err))
 		return

@@ -25,13 +25,11 @@ func pipeCloexec(p []int) error {
 // renameNoReplace renames from to to, failing with EEXIST when to exists.
 func renameNoReplace(from, to string) error { return unix.RenamexNp(from, to, unix.RENAME_EXCL) }
 
-// fionread is FIONREAD (sys/filio.h: _IOR('f', 127, int)), which x/sys
-// does not name for darwin.
-const fionread = 0x4004667f
+// unreadIoctl is the ioctl that says how many bytes wait in a pipe.
+const unreadIoctl = 0x4004667f // FIONREAD, _IOR('f', 127, int); x/sys/unix does not name it for darwin
 
-// pipeUnread is how many bytes wait in a pipe.
-func pipeUnread(fd int) (int, error) { return unix.IoctlGetInt(fd, fionread) }
-
-// reserveSpace: macOS has no preallocation that keeps the size; a call
-// then relies on the free-space check alone.
-func reserveSpace(int, int64) error { return nil }
+// reserve: macOS has no fallocate(2) (F_PREALLOCATE extends the file's
+// allocation, not a range of it); nothing is reserved, so a full TMPDIR
+// is met when the call writes, as on a Linux filesystem that cannot
+// reserve.
+func reserve(int, int64) error { return nil }

@@ -12,11 +12,8 @@ func renameNoReplace(from, to string) error {
 	return unix.Renameat2(unix.AT_FDCWD, from, unix.AT_FDCWD, to, unix.RENAME_NOREPLACE)
 }
 
-// pipeUnread is how many bytes wait in a pipe (FIONREAD).
-func pipeUnread(fd int) (int, error) { return unix.IoctlGetInt(fd, unix.TIOCINQ) }
+// unreadIoctl is the ioctl that says how many bytes wait in a pipe.
+const unreadIoctl = unix.TIOCINQ // FIONREAD
 
-// reserveSpace allocates n bytes of fd's blocks without changing its
-// size (FALLOC_FL_KEEP_SIZE).
-func reserveSpace(fd int, n int64) error {
-	return unix.Fallocate(fd, unix.FALLOC_FL_KEEP_SIZE, 0, n)
-}
+// reserve allocates n bytes of fd without changing its size.
+func reserve(fd int, n int64) error { return unix.Fallocate(fd, unix.FALLOC_FL_KEEP_SIZE, 0, n) }

@@ -82,7 +82,7 @@ func (w *warmProc) unread() int {
 	if w.peek < 0 {
 		return 0
 	}
-	n, err := pipeUnread(w.peek)
+	n, err := unix.IoctlGetInt(w.peek, unreadIoctl)
 	if err != nil {
 		return 0
 	}

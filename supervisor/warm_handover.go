@@ -139,6 +139,9 @@ func (s *Supervisor) handOver(ctx context.Context, w *warmProc, req Request) (ca
 	if err := writeNew(pre.Args(), req.Args); err != nil {
 		return "", err
 	}
+	if err := writeValues(pre, req.values()); err != nil {
+		return "", err
+	}
 	root, err := s.renameIntoBase(w.pre)
 	if err != nil {
 		return "", err
@@ -292,7 +295,7 @@ func (s *Supervisor) reserveOut(fd int) error {
 	if s.cfg.OutputCap > 0 {
 		n = min(n, s.cfg.OutputCap)
 	}
-	err := reserveSpace(fd, n)
+	err := reserve(fd, n)
 	if errors.Is(err, unix.ENOSPC) || errors.Is(err, unix.EDQUOT) {
 		return fmt.Errorf("%w: no room for the call's output", errTmpFull)
 	}

@@ -143,6 +143,14 @@ func (s *Server) endedByShutdown(ctx context.Context, req *transport.Request) (t
 // record as notifications. A nil Result and nil error mean the call was
 // cancelled.
 func (s *Server) Call(ctx context.Context, name string, args json.RawMessage, out transport.Stream) (*Result, *wire.Error) {
+	return s.CallAsking(ctx, name, args, out, nil)
+}
+
+// CallAsking is Call with the tool's questions (mcp_elicit, mcp_ask…)
+// answered by ask — the command line's person at the terminal — instead
+// of refused for want of a client (ask nil: Call).
+func (s *Server) CallAsking(ctx context.Context, name string, args json.RawMessage, out transport.Stream,
+	ask func(context.Context, []supervisor.AskItem) ([]json.RawMessage, error)) (*Result, *wire.Error) {
 	params := object(field{"name", wire.Quote(name)}, field{"arguments", args})
 	msg := &wire.Message{ID: json.RawMessage("1"), HasID: true, Method: "tools/call", Params: params}
 	p, perr := parseCallParams(params)
@@ -155,7 +163,7 @@ func (s *Server) Call(ctx context.Context, name string, args json.RawMessage, ou
 		req.Session = transport.NewSession()
 		req.Session.SetLevel(0)
 	}
-	res, err := s.runCall(ctx, toolCall{req: req, p: p, tk: &ticket{s: s}})
+	res, err := s.runCall(ctx, toolCall{req: req, p: p, tk: &ticket{s: s}, ask: ask})
 	if cancelled(err) {
 		return nil, nil
 	}
