@@ -472,13 +472,15 @@ func TestConcurrentRoundsBackToBaseline(t *testing.T) {
 		// Every call's group is gone and its root out of TMPDIR before its
 		// response is written; the root's removal (removeRoot) holds a
 		// descriptor for a moment after. Polling absorbs that and a scan
-		// racing the last close.
+		// racing the last close. The baseline itself can catch such a
+		// moment (a root's removal, a warm process's pipe), so a count
+		// below it is back too; a leak is a count above it.
 		proctest.WaitUntil(t, time.Now().Add(5*time.Second), "open fds back to the baseline", func() (bool, string) {
 			p, err := rlSample(pid)
 			if err != nil {
 				return false, err.Error()
 			}
-			return p.quiet() && p.fds == out.base.fds, fmt.Sprintf("%d fds, baseline %d: %s", p.fds, out.base.fds, rlFDs(pid))
+			return p.quiet() && p.fds <= out.base.fds, fmt.Sprintf("%d fds, baseline %d: %s", p.fds, out.base.fds, rlFDs(pid))
 		})
 		// The runtime returns freed heap to the OS in the background.
 		proctest.WaitUntil(t, time.Now().Add(10*time.Second), "RSS back to the baseline (+10 MiB)", func() (bool, string) {
