@@ -162,7 +162,7 @@ mcp_log() {
 # holding NUL (bash cannot hold one), a path too deep in large arguments,
 # or not inside a tool call. ($MCP_BASHD_ARGS: supervisor/argvalues.go.)
 mcp_arg() {
-    local __mcpbashd_to= __mcpbashd_v= __mcpbashd_st=0
+    local __mcpbashd_to='' __mcpbashd_v='' __mcpbashd_st=0
     if [ "${1:-}" = -v ] && [ "$#" -eq 3 ]; then
         __mcpbashd_to=$2
         shift 2
@@ -176,15 +176,18 @@ mcp_arg() {
             printf 'mcp_arg: not inside a tool call\n' >&2
             return 2
         fi
+        # shellcheck source=/dev/null
         . "$MCP_BASHD_ARGS"
     fi
     __mcpbashd_av "${1:-}" || __mcpbashd_st=$?
     case $__mcpbashd_st:$__mcpbashd_v in
     0:!*)
+        # shellcheck disable=SC2016 # $1 is named, not expanded
         printf 'mcp_arg: argument %s holds a NUL character, which a bash string cannot hold (read it from $1 with a JSON tool)\n' "${1:-}" >&2
         return 2
         ;;
     3:*)
+        # shellcheck disable=SC2016 # $1 is named, not expanded
         printf 'mcp_arg: %s: the arguments are too large to index below the top level (read it from $1 with a JSON tool)\n' "${1:-}" >&2
         return 2
         ;;
