@@ -86,6 +86,7 @@ func start(ctx context.Context, o options, p paths, scriptArgs []string, log *za
 		Bash: p.bash, Script: p.script, ScriptArgs: scriptArgs, Self: self,
 		OutputCap: zeroMeansNone(o.outputCap), Grace: time.Duration(zeroMeansNone(int64(o.grace))),
 		ServerPID: o.serverPID, Log: log.Named("supervisor"), Limits: o.limits.parsed, Warm: warmSetting(o), WarmIdle: o.warmIdle,
+		ScriptStderr: scriptStderr(log),
 	})
 	if err != nil {
 		return nil, err
@@ -122,6 +123,7 @@ func start(ctx context.Context, o options, p paths, scriptArgs []string, log *za
 		Catalog: src, Runner: sup, Snapshot: sup.Current, Metrics: d.met,
 		MaxConcurrent: o.maxConcurrent, DefaultTimeout: o.timeout, Sequential: o.sequential,
 		Log: log.Named("mcp"), StateKey: stateKey,
+		TaskStoreMax: o.taskStoreMax, TaskStoreBytes: o.taskStoreBytes,
 	})
 	if !o.noWatch && !o.oneshot {
 		ctx, cancel := context.WithCancel(context.Background())

@@ -20,12 +20,17 @@ import (
 	"syscall"
 	"time"
 
+	"go.uber.org/zap"
+
 	// A sandboxed call's exec helper: started as this binary, it becomes
 	// the call's bash in this package's init, before main and before the
 	// large dependencies' inits (see there).
 	_ "github.com/mcp-bashd/mcp-bashd/sandbox/exechelper"
 	"github.com/mcp-bashd/mcp-bashd/scripts"
 	"github.com/mcp-bashd/mcp-bashd/supervisor"
+
+	"github.com/mcp-bashd/mcp-bashd/internal/fds"
+	"github.com/mcp-bashd/mcp-bashd/rpc/mcp"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -67,8 +72,9 @@ Environment (flags win):
   (SERVER.sh may set these three itself, as for bash-mcp-sdk: the value its top level leaves,
   a relative one meaning a file in the directory it was in, wins over the environment.)
   MCP_EXTRA_LOG_FILE    a second log file
-  MCP_LOG_STDERR        stderr gets warnings and errors; 1: every level; 0: nothing
-  MCP_LOG_FORMAT=json   JSON lines on stderr too
+  MCP_LOG_LEVEL         least level logged anywhere: debug, info, warn, error (--log-level)
+  MCP_LOG_STDERR        stderr alone: unset warn; 0/no nothing; 1/yes the log level; or a level
+  MCP_LOG_FORMAT        console or json, for every line (--log-format)
   TMPDIR                where per-call directories are made (default: /tmp)
 
 Settings from the environment (for a server the host starts as ./server.sh):
@@ -87,6 +93,8 @@ type options struct {
 	tools, config, bash string
 	resources, prompts  string
 	maxConcurrent       int
+	taskStoreMax        int
+	taskStoreBytes      int64
 	warm                int
 	warmIdle            time.Duration
 	maxLine             int
@@ -109,9 +117,12 @@ type options struct {
 	metricsAddr         string
 	tlsCert, tlsKey     string
 	limits              *limitFlags
+	logs                *logFlags
 }
 
 func main() {
+	// Before anything is started: nothing inherited reaches a tool.
+	fds.CloseOnExecInherited()
 	os.Exit(run(os.Args[1:], streams{os.Stdin, os.Stdout, os.Stderr}))
 }
 
@@ -158,6 +169,11 @@ func run(args []string, std streams) int {
 		fmt.Fprintln(std.err, "mcp-bashd:", err)
 		return 2
 	}
+	if err := o.logs.check(); err != nil {
+		fmt.Fprintln(std.err, "mcp-bashd:", err)
+		return 2
+	}
+	o.logs.quiet = o.oneshot
 	if len(positional) < 1 && o.toolsDir == "" {
 		fmt.Fprintln(std.err, "mcp-bashd: missing SERVER.sh (see mcp-bashd --help)")
 		return 2
@@ -217,6 +233,8 @@ func daemonFlags(o *options) *flag.FlagSet {
 	fs.StringVar(&o.prompts, "prompts", "", "prompts list `file` (overrides MCP_PROMPTS_FILE)")
 	fs.StringVar(&o.bash, "bash", "", "`path` of the bash that runs tools (default: bash on PATH)")
 	fs.IntVar(&o.maxConcurrent, "max-concurrency", 16, "tool calls running at once")
+	fs.IntVar(&o.taskStoreMax, "task-store-max", mcp.DefaultTaskStoreMax, "tasks held at once, running or finished (finished ones are dropped oldest first)")
+	fs.Int64Var(&o.taskStoreBytes, "task-store-bytes", mcp.DefaultTaskStoreBytes, "bytes of finished tasks' results held at once")
 	fs.IntVar(&o.warm, "warm", supervisor.DefaultWarm, "keep up to `N` call processes started ahead of their calls, as many as calls run\n(bash function tools without limits; none kept once --warm-idle passes without a call; 0: every call starts its own)")
 	durationVar(fs, &o.warmIdle, "warm-idle", supervisor.DefaultWarmIdle, "how long warm call processes are kept after the last call")
 	fs.IntVar(&o.maxLine, "max-line", 16<<20, "longest request line in `bytes`")
@@ -239,6 +257,7 @@ func daemonFlags(o *options) *flag.FlagSet {
 	fs.StringVar(&o.tlsCert, "tls-cert", "", "serve HTTPS with this certificate `file` (with --tls-key)")
 	fs.StringVar(&o.tlsKey, "tls-key", "", "the TLS private key `file`")
 	o.limits = addLimitFlags(fs)
+	o.logs = addLogFlags(fs)
 	fs.IntVar(&o.snapshotFD, "snapshot-fd", -1, "internal: read the server snapshot from this descriptor (used by the shim's run_mcp_server)")
 	fs.IntVar(&o.serverPID, "server-pid", 0, "internal: the server's pid, which calls see as MCP_BASHD_SERVER_PID (the drop-in script's $$; default: this process)")
 	fs.BoolVar(&o.shellExitTrap, "shell-exit-trap", false, "internal: the drop-in server's shell runs the script's EXIT handler itself once we have exited (as the SDK ran it, in the script's shell)")
@@ -248,7 +267,7 @@ func daemonFlags(o *options) *flag.FlagSet {
 
 // serve is the daemon's life as a flat list of steps.
 func serve(o options, script string, scriptArgs []string, std streams) int {
-	log, closeLog, err := newLogger()
+	log, closeLog, err := newLoggerWith(o.logs)
 	if err != nil {
 		fmt.Fprintln(std.err, "mcp-bashd:", err)
 		return 1
@@ -257,13 +276,13 @@ func serve(o options, script string, scriptArgs []string, std streams) int {
 	if o.shellPID > 0 {
 		// Before anything runs that the shell's death should end.
 		if err := dieWithShell(o.shellPID); err != nil {
-			fmt.Fprintln(std.err, "mcp-bashd:", err)
+			say(log, zap.ErrorLevel, err.Error())
 			return 1
 		}
 	}
 	paths, err := resolvePaths(o, script)
 	if err != nil {
-		fmt.Fprintln(std.err, "mcp-bashd:", err)
+		say(log, zap.ErrorLevel, err.Error())
 		return 1
 	}
 	// Signals first: a SIGTERM during start-up must still tear down.
@@ -278,7 +297,7 @@ func serve(o options, script string, scriptArgs []string, std streams) int {
 		return dieBy(sig.(syscall.Signal))
 	}
 	if err != nil {
-		fmt.Fprintln(std.err, "mcp-bashd:", err)
+		say(log, zap.ErrorLevel, err.Error())
 		return 1
 	}
 	defer d.sup.Close()
@@ -286,13 +305,13 @@ func serve(o options, script string, scriptArgs []string, std streams) int {
 	if o.metricsAddr != "" {
 		stopMetrics, err := startMetrics(o.metricsAddr, d.met, d.srv, d.sup, log)
 		if err != nil {
-			fmt.Fprintln(std.err, "mcp-bashd:", err)
+			say(log, zap.ErrorLevel, err.Error())
 			return 1
 		}
 		defer stopMetrics()
 	}
 	if err := d.listen(o, std); err != nil {
-		fmt.Fprintln(std.err, "mcp-bashd:", err)
+		say(log, zap.ErrorLevel, err.Error())
 		return 1
 	}
 	if sig = d.wait(o, sigc); sig == nil {

@@ -169,7 +169,7 @@ type newFile struct {
 func newFiles(name, dir string, plain bool) ([]newFile, error) {
 	config, err := json.MarshalIndent(map[string]any{
 		"serverInfo":   map[string]string{"name": name, "version": "0.1.0"},
-		"capabilities": map[string]any{"tools": map[string]any{}},
+		"capabilities": map[string]any{"tools": map[string]any{}, "logging": map[string]any{}}, // logging: mcp_log reaches clients at info without logging/setLevel
 		"instructions": "Tools of " + name + ", written in bash.",
 	}, "", "  ")
 	if err != nil {

@@ -118,10 +118,24 @@ func (c *session) startInFlight(req *transport.Request, run inFlightRun) {
 		}
 		if r, ok := run(tk, req); ok {
 			tk.answered(req.Out, r)
+		} else if r, ok := c.srv.endedByShutdown(tk.ctx, req); ok {
+			tk.answered(req.Out, r)
 		} else {
 			req.Out.Finish() // cancelled: no response
 		}
 	}()
+}
+
+// endedByShutdown answers a request that shutdown ended (the drain ran
+// out before it finished): it was accepted, so it gets exactly one answer,
+// the error saying why — only a client's own cancellation means none —
+// and the log names it at WARN.
+func (s *Server) endedByShutdown(ctx context.Context, req *transport.Request) (transport.Response, bool) {
+	if !errors.Is(context.Cause(ctx), supervisor.ErrShutdown) {
+		return transport.Response{}, false
+	}
+	s.log.Warn("Server is shutting down: a request still running was ended", zap.String("call_id", string(req.Msg.ID)), zap.String("method", req.Msg.Method))
+	return transport.Response{ID: req.Msg.ID, Err: errClosing()}, true
 }
 
 // Call runs one tool from Go, as a legacy-era tools/call (mcp-bashd
