@@ -142,7 +142,7 @@ func TestNewcomerPathFromNewToAHost(t *testing.T) {
 		t.Errorf("call --url --insecure printed %q", out)
 	}
 	// Without the token: refused, no call made.
-	if out := ncRun(t, elsewhere, clean, 4, harness.Binary, "call", "--url", url, "--cacert", cert, "hello", "name=Ada"); !strings.Contains(out, "401") {
+	if out := ncRun(t, elsewhere, clean, 4, harness.Binary, "call", "--url", url, "--cacert", cert, "hello", "name=Ada"); !strings.Contains(out, "a valid bearer token is required") || !strings.Contains(out, "give the token with --auth-token-file FILE") {
 		t.Errorf("call without the token said %q", out)
 	}
 	// Without --cacert the certificate is unknown: no call, and what to do.

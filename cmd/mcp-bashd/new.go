@@ -61,19 +61,16 @@ const newServerPlain = `#!/usr/bin/env bash
 
 ` + newToolHello
 
-// newToolHello reads its argument exactly (quotes, backslashes, newlines)
-// without jq: the regex takes the JSON string, escapes and all, and
-// printf %%b undoes the escapes once \" and \/ are plain.
-const newToolHello = `# tool_<name> ARGS_JSON prints the result; a non-zero status makes it an
-# error result. tools.json declares each tool and its arguments, which are
-# checked against the inputSchema before the function runs.
+// newToolHello reads its argument with mcp_arg: exact for every string
+// (quotes, backslashes, newlines), no jq, no process.
+const newToolHello = `# tool_<name> prints the result; a non-zero status makes it an error
+# result. tools.json declares each tool and its arguments, which are
+# checked against the inputSchema before the function runs; mcp_arg NAME
+# reads one (mcp_arg -v VAR NAME assigns it), $1 is them all as JSON.
 tool_hello() {
-    local re='"name"[[:space:]]*:[[:space:]]*"(([^"\\]|\\.)*)"' name
-    [[ $1 =~ $re ]] || { echo "no name given" >&2; return 1; }
-    name=${BASH_REMATCH[1]}
-    name=${name//\\\"/\"}
-    name=${name//\\\//\/}
-    printf 'Hello, %%b!\n' "$name"
+    local name
+    mcp_arg -v name name
+    printf 'Hello, %%s!\n' "$name"
 }
 `
 
