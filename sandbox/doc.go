@@ -20,6 +20,9 @@
 //     not be created, fails the call. Landlock is best effort by ABI
 //     version (what is enforced is logged once), and so are limits with no
 //     mechanism here (logged once, shown by `mcp-bashd call`).
+//   - Where there are no cgroups, Landlock or network namespaces (macOS;
+//     -tags portable on Linux: sandbox_posix.go) limits are rlimits, and a
+//     limit with no mechanism refuses the call instead of being best effort.
 //   - The daemon's own cgroups are mcp-bashd.PID under its cgroup, one
 //     child per call, removed when the call ends; those of dead daemons are
 //     swept when the next one starts.

@@ -1,3 +1,5 @@
+//go:build !portable
+
 package sandbox
 
 import (
@@ -393,6 +395,7 @@ type Line struct {
 	Value    string // as declared, for people
 	How      string // the mechanism, or why it is not enforced
 	Enforced bool
+	Refused  bool // no mechanism here, and the call is refused rather than run without it (sandbox_posix.go)
 }
 
 // Describe says how each limit of tool's Spec (over the daemon's
@@ -408,7 +411,9 @@ func (m *Manager) Describe(tool *Spec) []Line {
 
 func (m *Manager) describe(s *Spec) []Line {
 	var out []Line
-	add := func(key, value, how string, ok bool) { out = append(out, Line{key, value, how, ok}) }
+	add := func(key, value, how string, ok bool) {
+		out = append(out, Line{Key: key, Value: value, How: how, Enforced: ok})
+	}
 	cg := fmt.Sprintf("cgroup v%d", m.cg.version)
 	noCg := "cgroups unavailable: " + m.cg.why
 	if s.Memory > 0 {

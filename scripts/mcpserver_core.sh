@@ -481,8 +481,9 @@ __mcpbashd_serve() {
     local __b=$1 __script=$2 __me='' __st=0 __again __sig='' __traps __monitor=''
     shift 2
     # This shell's own pid, in a subshell too (BASHPID is bash 4+): the
-    # daemon's parent. A builtin's redirection opens /proc/self here.
-    read -r __me __traps 2>/dev/null </proc/self/stat || __me=
+    # daemon's parent. A builtin's redirection opens /proc/self here;
+    # without /proc (macOS) it is the parent of a child sh.
+    read -r __me __traps 2>/dev/null </proc/self/stat || __me=$(exec sh -c 'echo "$PPID"' 2>/dev/null)
     __traps=$(trap -p INT TERM HUP)
     __mcpbashd_daemon='' __mcpbashd_signal='' __mcpbashd_trapped=''
     trap '__mcpbashd_pass INT' INT

@@ -21,6 +21,7 @@ shellcheck -S warning examples/*/*.sh
 
 echo "== static build"
 CGO_ENABLED=0 go build -o /dev/null ./cmd/mcp-bashd
+./scripts/crosscheck.sh # darwin/arm64 and amd64: build, vet, tests compiled; -tags portable: build, vet
 
 echo "== npm packages of the real-client and conformance tests (pinned by their lock files)"
 # Node 22.23.5 from the npm registry (the Inspector 2.12.0 wants >= 22.19);
@@ -38,6 +39,18 @@ echo "== the contract and drop-in tests again with warm call processes off (--wa
 names=$(grep -ho '^func Test[A-Za-z0-9_]*' tests/contract*_test.go tests/seeds*_test.go \
     tests/dropin*_test.go tests/core_test.go tests/rdwr_test.go | sed 's/^func //' | paste -sd'|')
 MCP_BASHD_WARM=0 go test -count=1 -timeout 20m -run "^($names)\$" ./tests/
+
+echo "== the contract and lifecycle tests with the portable process logic (-tags portable: macOS's, on Linux)"
+# No subreaper, group members without /proc, no warm processes, rlimit-only
+# sandbox (supervisor/*_posix.go, sandbox/sandbox_posix.go); the harness
+# builds the daemon with the same tags. Orphan reaping is Linux's alone.
+names=$(grep -ho '^func Test[A-Za-z0-9_]*' tests/contract*_test.go tests/seeds*_test.go tests/dropin*_test.go \
+    tests/core_test.go tests/rdwr_test.go tests/reliability_cancel_test.go tests/reliability_faults_test.go \
+    tests/reliability_bounded_test.go tests/reliability_input_test.go tests/reliability_limits_test.go \
+    tests/reliability_requests_test.go tests/reload_test.go tests/limits_refused_test.go |
+    sed 's/^func //' | grep -vx 'TestDetachedToolsAreReaped' | paste -sd'|')
+go test -tags portable -count=1 -timeout 25m -run "^($names)\$" ./tests/
+go test -tags portable -count=1 ./supervisor/ ./sandbox/... ./tmpdir/
 
 echo "== the contract, drop-in, sandbox, warm, resources and CLI tests again under bash 3.2 (macOS's /bin/bash), first on PATH"
 # scripts/bash32.sh builds it once from ../shared/tools/bash-3.2 into a

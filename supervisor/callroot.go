@@ -248,7 +248,7 @@ func (s *Supervisor) newRoot(args []byte, log *zap.Logger) (callRoot, error) {
 func (s *Supervisor) removeRoot(root callRoot, log *zap.Logger) {
 	if s.gone != nil {
 		gone := filepath.Join(s.runtime, "gone."+strconv.FormatUint(s.goneSeq.Add(1), 10))
-		if unix.Renameat2(unix.AT_FDCWD, string(root), unix.AT_FDCWD, gone, unix.RENAME_NOREPLACE) == nil {
+		if renameNoReplace(string(root), gone) == nil {
 			root = callRoot(gone)
 			s.usersMu.Lock()
 			queued := false

@@ -28,8 +28,11 @@
 //     reaper's lock.
 //   - Every process is spawned under the reaper's lock, so the reaper can
 //     never mistake a just-forked leader for an orphan.
-//   - The daemon is a child subreaper: detached grandchildren (setsid, set -m
-//     jobs, orphaned double forks) are reparented to it and reaped when they exit.
+//   - On Linux the daemon is a child subreaper: detached grandchildren
+//     (setsid, set -m jobs, orphaned double forks) are reparented to it and
+//     reaped when they exit. Where there is none (macOS; -tags portable),
+//     exits are reported per leader without reaping and a held group is
+//     pinned by its leader's zombie (reaper_posix.go); orphans go to init.
 //   - When a group's leader exits, everything left in its group is killed
 //     (containment) before the exit is reported — but for a call being
 //     cancelled, whose members get the grace (until only the sentinel is

@@ -1,13 +1,12 @@
+//go:build linux && !portable
+
 package supervisor
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"os"
 	"strconv"
-
-	"golang.org/x/sys/unix"
 )
 
 // The members of a call's process group, read from /proc. A cancellation's
@@ -16,58 +15,6 @@ import (
 // daemon's death, so counting it would hold every cancellation for the
 // whole grace. A zombie is not alive: it can no longer act on anything,
 // and the reaper collects the ones that are ours.
-
-// procInfo is what /proc/PID/stat says of one process.
-type procInfo struct {
-	state byte
-	ppid  int
-	pgrp  int
-}
-
-// readStat reads /proc/PID/stat. The command name is in parentheses and
-// may hold anything, spaces and parentheses included, so the fields are
-// read after its last ")".
-func readStat(pid int) (procInfo, error) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return procInfo{}, err
-	}
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return procInfo{}, errors.New("unreadable stat")
-	}
-	f := bytes.Fields(b[i+1:])
-	if len(f) < 3 || len(f[0]) != 1 {
-		return procInfo{}, errors.New("unreadable stat")
-	}
-	st := procInfo{state: f[0][0]}
-	if st.ppid, err = strconv.Atoi(string(f[1])); err != nil {
-		return procInfo{}, err
-	}
-	if st.pgrp, err = strconv.Atoi(string(f[2])); err != nil {
-		return procInfo{}, err
-	}
-	return st, nil
-}
-
-// eachProcess calls fn for every process in /proc until fn returns false.
-func eachProcess(fn func(pid int) bool) error {
-	d, err := os.Open("/proc")
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	names, err := d.Readdirnames(-1)
-	if err != nil {
-		return err
-	}
-	for _, n := range names {
-		if pid, err := strconv.Atoi(n); err == nil && pid > 0 && !fn(pid) {
-			return nil
-		}
-	}
-	return nil
-}
 
 // liveMember reports whether group pgid has a live member other than
 // except. A process that vanishes while it is looked at is not one; a
@@ -87,17 +34,6 @@ func liveMember(pgid, except int) (bool, error) {
 		return true, fmt.Errorf("scan processes: %w", err)
 	}
 	return live, nil
-}
-
-// fileID names a file by device and inode.
-type fileID struct{ dev, ino uint64 }
-
-func statID(path string) (fileID, bool) {
-	var st unix.Stat_t
-	if unix.Stat(path, &st) != nil {
-		return fileID{}, false
-	}
-	return fileID{uint64(st.Dev), st.Ino}, true
 }
 
 // sentinelOf finds the lifeline sentinel of group pgid: the member other

@@ -1,61 +1,16 @@
+//go:build linux && !portable
+
 package supervisor
 
 import (
 	"errors"
 	"os"
 	"os/signal"
-	"sync"
 	"unsafe"
 
 	"go.uber.org/zap"
 	"golang.org/x/sys/unix"
 )
-
-// exitInfo is how a registered process ended.
-type exitInfo struct {
-	status unix.WaitStatus
-}
-
-// group is a process group the reaper registered at spawn. Its leader's
-// exit is delivered on ch once the whole group is dead.
-//
-// A group is normally killed the moment its leader exits (containment). A
-// cancellation's grace holds it instead (hold): the leader's exit is then
-// announced on exited, and the group lives on, pinned by its lifeline
-// sentinel — reparented to the daemon when the leader died, so only the
-// reaper can reap it, and it does so only after killing the group while
-// the sentinel's zombie still holds the group id. Either way the group id
-// is signalled only while a process of ours pins it.
-type group struct {
-	ch       chan exitInfo
-	held     bool
-	sentinel int             // the held group's sentinel (0: none found)
-	exited   chan struct{}   // held groups: closed when the leader has exited
-	closed   bool            // exited is closed
-	status   unix.WaitStatus // the leader's, kept while the sentinel pins the group
-}
-
-// leaderGone closes exited once (held groups).
-func (g *group) leaderGone() {
-	if g.held && !g.closed {
-		g.closed = true
-		close(g.exited)
-	}
-}
-
-// reaper is the only place that waits for processes.
-type reaper struct {
-	log     *zap.Logger
-	mu      sync.Mutex
-	tracked map[int]*group // by leader pid, until the leader is reaped
-	pinned  map[int]*group // by group id: held groups whose leader is reaped, pinned by their sentinel
-	pins    map[int]int    // sentinel pid → the group id it pins
-	self    int
-	sigc    chan os.Signal
-	stop    chan struct{}
-	done    chan struct{}
-	orphans uint64 // reaped processes nobody registered (detached tools)
-}
 
 func newReaper(log *zap.Logger) (*reaper, error) {
 	// Reparented descendants (a tool's setsid or double-forked children,
@@ -70,11 +25,11 @@ func newReaper(log *zap.Logger) (*reaper, error) {
 		pinned:  make(map[int]*group),
 		pins:    make(map[int]int),
 		self:    os.Getpid(),
-		sigc:    make(chan os.Signal, 1),
+		os:      reaperOS{sigc: make(chan os.Signal, 1)},
 		stop:    make(chan struct{}),
 		done:    make(chan struct{}),
 	}
-	signal.Notify(r.sigc, unix.SIGCHLD)
+	signal.Notify(r.os.sigc, unix.SIGCHLD)
 	go r.loop()
 	return r, nil
 }
@@ -84,25 +39,26 @@ func (r *reaper) loop() {
 	for {
 		r.drain()
 		select {
-		case <-r.sigc:
+		case <-r.os.sigc:
 		case <-r.stop:
-			signal.Stop(r.sigc)
+			signal.Stop(r.os.sigc)
 			r.drain()
 			return
 		}
 	}
 }
 
-// siginfoChld is the part of siginfo_t that waitid fills for SIGCHLD on
-// 64-bit Linux: three ints, padding to align the union, then si_pid.
-type siginfoChld struct {
-	Signo int32
-	Errno int32
-	Code  int32
-	_     int32
-	Pid   int32
-	_     [108]byte
+// reaperOS is what Linux's reaper adds: SIGCHLD, on which every zombie
+// child is looked at with waitid(WNOWAIT).
+type reaperOS struct {
+	sigc chan os.Signal
 }
+
+// watchLocked: SIGCHLD tells of every child; nothing to do per leader.
+func (r *reaper) watchLocked(int) {}
+
+// signalledLocked: a held group is released by its sentinel's exit.
+func (r *reaper) signalledLocked(int, unix.Signal) {}
 
 // drain handles every zombie child there is right now.
 func (r *reaper) drain() {
@@ -169,15 +125,6 @@ func (r *reaper) exit(pid int) (*group, unix.WaitStatus) {
 	return nil, 0
 }
 
-// reap collects pid's exit status.
-func (r *reaper) reap(pid int) unix.WaitStatus {
-	var ws unix.WaitStatus
-	if _, err := unix.Wait4(pid, &ws, unix.WNOHANG, nil); err != nil {
-		r.log.Warn("reap failed", zap.Int("pid", pid), zap.Error(err))
-	}
-	return ws
-}
-
 // pinnable reports whether sentinel can pin group gid once its leader is
 // reaped: it is our child (so only we reap it) and still in the group.
 // Without a subreaper it was reparented elsewhere, and the group is
@@ -188,100 +135,4 @@ func (r *reaper) pinnable(sentinel, gid int) bool {
 	}
 	st, err := readStat(sentinel)
 	return err == nil && st.ppid == r.self && st.pgrp == gid
-}
-
-// spawn runs start under the lock and registers the pid it returns as a
-// group leader whose exit is delivered on the returned channel.
-func (r *reaper) spawn(start func() (int, error)) (int, <-chan exitInfo, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	pid, err := start()
-	if err != nil {
-		return 0, nil, err
-	}
-	ch := make(chan exitInfo, 1)
-	r.tracked[pid] = &group{ch: ch}
-	return pid, ch, nil
-}
-
-// hold keeps the group led by pid alive past its leader's exit, pinned by
-// sentinel, for a cancellation's grace: the returned channel is closed when
-// the leader has exited. The group is delivered (and its id released) only
-// once the sentinel is gone — the caller ends the grace with SIGKILL. Without
-// a usable sentinel the leader's exit contains the group as usual (and still
-// closes the channel). false: the leader is already reaped.
-func (r *reaper) hold(pid, sentinel int) (<-chan struct{}, bool) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	g, ok := r.tracked[pid]
-	if !ok {
-		return nil, false
-	}
-	if !g.held {
-		g.held, g.exited = true, make(chan struct{})
-	}
-	g.sentinel = sentinel
-	return g.exited, true
-}
-
-// whileRegistered runs fn under the lock if the group led by pid is still
-// registered (its pid cannot be reaped, so not reused, meanwhile) and
-// reports whether it ran.
-func (r *reaper) whileRegistered(pid int, fn func()) bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if !r.registeredLocked(pid) {
-		return false
-	}
-	fn()
-	return true
-}
-
-// registered reports whether the group led by pid is still ours to signal:
-// its leader unreaped, or its sentinel pinning it.
-func (r *reaper) registered(pid int) bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.registeredLocked(pid)
-}
-
-func (r *reaper) registeredLocked(pid int) bool {
-	_, leader := r.tracked[pid]
-	_, pinned := r.pinned[pid]
-	return leader || pinned
-}
-
-// signalGroup sends sig to the group led by pid if that group is still
-// registered (see registered); it reports whether the signal was sent.
-func (r *reaper) signalGroup(pid int, sig unix.Signal) bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if !r.registeredLocked(pid) {
-		return false
-	}
-	return unix.Kill(-pid, sig) == nil
-}
-
-// killAll SIGKILLs every registered group (supervisor shutdown).
-func (r *reaper) killAll() {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for pid := range r.tracked {
-		_ = unix.Kill(-pid, unix.SIGKILL)
-	}
-	for pid := range r.pinned {
-		_ = unix.Kill(-pid, unix.SIGKILL)
-	}
-}
-
-// reapedOrphans is how many unregistered processes were reaped.
-func (r *reaper) reapedOrphans() uint64 {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.orphans
-}
-
-func (r *reaper) close() {
-	close(r.stop)
-	<-r.done
 }

@@ -56,9 +56,7 @@ func testDaemon(mode, file string) int {
 func TestSIGKILLEndsListAndLoad(t *testing.T) {
 	// The killed groups' processes become this process's children, so it
 	// can tell them apart from live ones and reap them.
-	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
-		t.Skipf("cannot become a child subreaper: %v", err)
-	}
+	becomeSubreaper(t)
 	for _, mode := range []string{modeList, modeLoad} {
 		t.Run(mode, func(t *testing.T) {
 			dir := t.TempDir()
@@ -106,7 +104,7 @@ func TestSIGKILLEndsListAndLoad(t *testing.T) {
 			// the group gone for good.
 			for {
 				var ws unix.WaitStatus
-				if pid, err := unix.Wait4(-1, &ws, unix.WNOHANG|unix.WALL, nil); pid <= 0 || err != nil {
+				if pid, err := unix.Wait4(-1, &ws, unix.WNOHANG|waitAll, nil); pid <= 0 || err != nil {
 					break
 				}
 			}

@@ -209,7 +209,10 @@ func New(cfg Config) (*Supervisor, error) {
 	s.env = append(childEnv(os.Environ(), cfg.Self, cfg.ServerPID), envNotify+"="+s.notify.path)
 	// A warm root is renamed from the runtime directory into TMPDIR, which
 	// needs both on one filesystem: the runtime directory in TMPDIR.
-	if cfg.Warm >= 0 && filepath.Dir(s.runtime) == base {
+	if !warmHere && cfg.Warm > 0 {
+		s.log.Info("no warm call processes in this build: every call starts its own bash (warmos_posix.go)", zap.Int("warm", cfg.Warm))
+	}
+	if warmHere && cfg.Warm >= 0 && filepath.Dir(s.runtime) == base {
 		s.warm = newWarmPool(s, cmpOr(cfg.Warm, DefaultWarm))
 	}
 	s.gone, s.goneDone = make(chan string, goneQueue), make(chan struct{})

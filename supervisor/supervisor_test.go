@@ -111,9 +111,11 @@ tool_tidy() {
 	go func() {
 		shell := waitFile(t, filepath.Join(d, "shell"))
 		cancel(ErrCancelled)
-		// The shell is reaped during the grace while its child cleans up.
+		// The shell dies during the grace while its child cleans up: on
+		// Linux it is reaped then, where there is no subreaper its zombie
+		// pins the group until the grace ends (reaper_posix.go).
 		for {
-			if _, err := os.Stat("/proc/" + strings.TrimSpace(shell)); err != nil {
+			if state, _, ok := procStat(strings.TrimSpace(shell)); !ok || state == 'Z' {
 				break
 			}
 			time.Sleep(5 * time.Millisecond)

@@ -385,13 +385,13 @@ func (s *Supervisor) spawnWarm(sn *Snapshot) (*warmProc, error) {
 	}
 	defer closeFD(&out)
 	var pipe, report [2]int
-	if err := unix.Pipe2(pipe[:], unix.O_CLOEXEC); err != nil {
+	if err := pipeCloexec(pipe[:]); err != nil {
 		return fail(err)
 	}
 	defer unix.Close(pipe[0])
 	// The daemon's end is non-blocking, so reading it waits in the
 	// runtime's poller, which a cancellation can interrupt.
-	if err := unix.Pipe2(report[:], unix.O_CLOEXEC); err != nil {
+	if err := pipeCloexec(report[:]); err != nil {
 		unix.Close(pipe[1])
 		return fail(err)
 	}

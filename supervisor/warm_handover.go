@@ -237,7 +237,7 @@ func (s *Supervisor) tmpFull() error {
 func (s *Supervisor) renameIntoBase(pre string) (string, error) {
 	for try := 0; try < 100; try++ {
 		name := filepath.Join(s.base, tmpdir.CallPrefix+strconv.FormatUint(uint64(rand.Uint32()), 10))
-		err := unix.Renameat2(unix.AT_FDCWD, pre, unix.AT_FDCWD, name, unix.RENAME_NOREPLACE)
+		err := renameNoReplace(pre, name)
 		if err == nil {
 			return name, nil
 		}

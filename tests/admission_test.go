@@ -7,7 +7,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -37,11 +36,16 @@ const admTools = `{"tools":[
  {"name":"quick","description":"answers at once","inputSchema":{"type":"object"}},
  {"name":"big","description":"1 MiB of text","inputSchema":{"type":"object"}}]}`
 
-// admServer writes the server's files; the release file ends every hold.
-func admServer(t *testing.T) string {
-	dir := harness.WriteFiles(t, map[string]string{"server.sh": admScript, "tools.json": admTools})
+// admServer is the server, with flags; its tools find their directory as
+// $ADM_DIR.
+func admServer(flags ...string) harness.Options {
+	return harness.Options{Files: map[string]string{"server.sh": admScript, "tools.json": admTools}, DirEnv: "ADM_DIR", Flags: flags}
+}
+
+// admRelease ends every hold when the test ends, before the daemon is
+// stopped.
+func admRelease(t *testing.T, dir string) {
 	t.Cleanup(func() { os.WriteFile(filepath.Join(dir, "release"), nil, 0o644) })
-	return dir
 }
 
 // admResp is one JSON-RPC response as these tests read it.
@@ -116,12 +120,10 @@ func (c *admHTTP) initialize(t *testing.T) {
 // the plain call is answered (a result or the busy error) instead of
 // queueing behind them.
 func TestTasksCountAgainstTheBusyBound(t *testing.T) {
-	dir := admServer(t)
-	cmd := exec.Command(harness.Binary, "--http", "--http-bind", "127.0.0.1", "--http-port", "0", "--max-concurrency", "1", filepath.Join(dir, "server.sh"))
-	cmd.Env = append(os.Environ(), "ADM_DIR="+dir)
-	d := harness.StartHTTPCmd(t, cmd)
-	url, stderr := d.URL, d.Stderr
-	a, b := &admHTTP{url: url}, &admHTTP{url: url}
+	d := harness.StartHTTP(t, admServer("--max-concurrency", "1"))
+	admRelease(t, d.Dir)
+	stderr := d.Stderr
+	a, b := &admHTTP{url: d.URL}, &admHTTP{url: d.URL}
 	a.initialize(t)
 	b.initialize(t)
 
@@ -192,9 +194,8 @@ func TestBatchAnswersCountAgainstTheSlots(t *testing.T) {
 	const outputCap = 2 << 20
 	const slots = 1
 	const limitKiB = (outputCap + slots*50<<20) >> 10
-	dir := admServer(t)
-	s := harness.Start(t, harness.Options{Args: []string{"--max-concurrency", strconv.Itoa(slots), "--output-cap", strconv.Itoa(outputCap), filepath.Join(dir, "server.sh")},
-		Env: []string{"ADM_DIR=" + dir}})
+	s := harness.Start(t, admServer("--max-concurrency", strconv.Itoa(slots), "--output-cap", strconv.Itoa(outputCap)))
+	admRelease(t, s.Dir)
 	if r := s.RoundTrip(btInit("2025-03-26")); !strings.Contains(r, `"protocolVersion":"2025-03-26"`) {
 		t.Fatalf("initialize: %s", r)
 	}

@@ -158,7 +158,14 @@ func dr2Serve(t *testing.T, f *os.File, env ...string) func() {
 // to its child (one socket as both stdin and stdout).
 func dr2SocketPair(t *testing.T) (*os.File, *net.UnixConn) {
 	t.Helper()
-	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+	// Close-on-exec under the fork lock: macOS has no SOCK_CLOEXEC.
+	syscall.ForkLock.RLock()
+	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM, 0)
+	if err == nil {
+		syscall.CloseOnExec(fds[0])
+		syscall.CloseOnExec(fds[1])
+	}
+	syscall.ForkLock.RUnlock()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,5 +1,6 @@
 // Issue 12, item 10: one command makes a release. `go run ./scripts/release`
-// runs into a temporary directory; its archives, SHA256SUMS, .deb (unpacked
+// runs into a temporary directory; its archives (Linux and darwin, issue
+// 22), the Homebrew formula of the darwin ones, SHA256SUMS, .deb (unpacked
 // with dpkg-deb -x into a throwaway root, no root needed) and .apk (read as
 // its gzip segments here) hold what the README says they hold, and the
 // unpacked binary answers a real session through the packaged shim.
@@ -14,6 +15,7 @@ import (
 	"compress/gzip"
 	"crypto/sha256"
 	"debug/elf"
+	"debug/macho"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -78,10 +80,13 @@ func TestReleaseOutputs(t *testing.T) {
 	}
 
 	// It prints what it wrote, and wrote nothing else.
-	want := []string{"SHA256SUMS"}
+	want := []string{"SHA256SUMS", "mcp-bashd.rb"}
 	for goarch := range rlArches {
 		tarball, _, deb, apk := rlFiles(goarch)
 		want = append(want, tarball, deb, apk)
+	}
+	for goarch := range rlDarwin {
+		want = append(want, "mcp-bashd_"+rlVersion+"_darwin_"+goarch+".tar.gz")
 	}
 	slices.Sort(want)
 	var printed []string
@@ -101,6 +106,9 @@ func TestReleaseOutputs(t *testing.T) {
 		t.Fatalf("release printed %v and wrote %v, want %v", printed, written, want)
 	}
 	rlCheckSums(t, out, want)
+	for goarch := range rlDarwin {
+		t.Run("darwin_"+goarch, func(t *testing.T) { rlCheckDarwin(t, out, goarch) })
+	}
 
 	for goarch, a := range rlArches {
 		t.Run(goarch, func(t *testing.T) {
@@ -151,6 +159,53 @@ func TestReleaseOutputs(t *testing.T) {
 				rlRunUnpacked(t, root)
 			}
 		})
+	}
+}
+
+// rlDarwin maps the released darwin GOARCH values to their Mach-O CPU and
+// Homebrew's name for the architecture.
+var rlDarwin = map[string]struct {
+	cpu  macho.Cpu
+	brew string
+}{
+	"arm64": {macho.CpuArm64, "arm"},
+	"amd64": {macho.CpuAmd64, "intel"},
+}
+
+// rlCheckDarwin checks a release's darwin archive for goarch — the payload
+// of the Linux archives, its binary a Mach-O for that CPU — and the
+// release's Homebrew formula: for that architecture it fetches this
+// archive, by the release's URL and with its digest, and installs the
+// binary, the shim and the README it holds.
+func rlCheckDarwin(t *testing.T, out, goarch string) {
+	base := "mcp-bashd_" + rlVersion + "_darwin_" + goarch
+	files, modes := rlReadTarball(t, filepath.Join(out, base+".tar.gz"), base+"/")
+	bin := rlCheckPayload(t, base+".tar.gz", files, modes, true)
+	f, err := macho.NewFile(bytes.NewReader(bin))
+	if err != nil {
+		t.Fatalf("%s: the binary is not Mach-O: %v", base, err)
+	}
+	if f.Cpu != rlDarwin[goarch].cpu || f.Type != macho.TypeExec {
+		t.Errorf("%s: binary for %v (type %v), want an executable for %v", base, f.Cpu, f.Type, rlDarwin[goarch].cpu)
+	}
+	r := brewLoad(t, filepath.Join(out, "mcp-bashd.rb"), rlDarwin[goarch].brew)
+	b, err := os.ReadFile(filepath.Join(out, base+".tar.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(b)
+	wantURL := "https://github.com/mcp-bashd/mcp-bashd/releases/download/v" + rlVersion + "/" + base + ".tar.gz"
+	if r.Version != rlVersion || !slices.Equal(r.URLs, []string{wantURL}) || !slices.Equal(r.SHA256, []string{hex.EncodeToString(sum[:])}) {
+		t.Errorf("formula for %s: version %q, urls %q, sha256 %q; want %q, %q, %x", goarch, r.Version, r.URLs, r.SHA256, rlVersion, wantURL, sum)
+	}
+	wantInstalls := [][2]string{{"bin", "mcp-bashd"}, {"pkgshare", "mcpserver_core.sh"}, {"doc", "README.md"}}
+	if !slices.Equal(r.Installs, wantInstalls) || !r.Test {
+		t.Errorf("formula installs %q (test block %v), want %q", r.Installs, r.Test, wantInstalls)
+	}
+	for _, in := range r.Installs {
+		if _, ok := files[in[1]]; !ok {
+			t.Errorf("formula installs %s, which %s lacks", in[1], base)
+		}
 	}
 }
 

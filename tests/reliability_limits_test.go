@@ -178,15 +178,15 @@ func TestFileDescriptorSqueeze(t *testing.T) {
 		}
 	}
 	var old unix.Rlimit
-	if err := unix.Prlimit(pid, unix.RLIMIT_NOFILE, nil, &old); err != nil {
+	if err := prlimit(pid, unix.RLIMIT_NOFILE, nil, &old); err != nil {
 		t.Skipf("prlimit(2) on the daemon is not permitted: %v", err)
 	}
 	squeezed := unix.Rlimit{Cur: uint64(free) + 1, Max: old.Max}
-	if err := unix.Prlimit(pid, unix.RLIMIT_NOFILE, &squeezed, nil); err != nil {
+	if err := prlimit(pid, unix.RLIMIT_NOFILE, &squeezed, nil); err != nil {
 		t.Skipf("prlimit(2) on the daemon is not permitted: %v", err)
 	}
 	got := s.RoundTrip(rlCall(`"squeezed"`, "work", `{}`))
-	if err := unix.Prlimit(pid, unix.RLIMIT_NOFILE, &old, nil); err != nil {
+	if err := prlimit(pid, unix.RLIMIT_NOFILE, &old, nil); err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("with only descriptor %d free: %s", free, got)

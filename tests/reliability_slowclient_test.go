@@ -25,8 +25,6 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/mcp-bashd/mcp-bashd/tests/internal/harness"
 	"github.com/mcp-bashd/mcp-bashd/tests/internal/proctest"
 )
@@ -106,28 +104,6 @@ func (d *scDaemon) readLine(t *testing.T) string {
 		t.Fatalf("read stdout: %v (%q); stderr:\n%s", err, line, d.stderr)
 	}
 	return strings.TrimSuffix(line, "\n")
-}
-
-// scPipeFull waits until the pipe f reads from holds as much as it can: a
-// writer with more to say is blocked.
-func scPipeFull(t *testing.T, f *os.File) {
-	t.Helper()
-	rc, err := f.SyscallConn()
-	if err != nil {
-		t.Fatal(err)
-	}
-	proctest.WaitUntil(t, harness.Deadline(t), "the daemon's stdout pipe to be full", func() (bool, string) {
-		var size, queued int
-		var serr, qerr error
-		rc.Control(func(fd uintptr) {
-			size, serr = unix.FcntlInt(fd, unix.F_GETPIPE_SZ, 0)
-			queued, qerr = unix.IoctlGetInt(int(fd), unix.TIOCINQ)
-		})
-		if serr != nil || qerr != nil {
-			return false, fmt.Sprint(serr, qerr)
-		}
-		return queued >= size, fmt.Sprintf("%d of %d bytes queued", queued, size)
-	})
 }
 
 // scLogged reports whether the daemon's log has a line with msg.

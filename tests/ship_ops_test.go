@@ -443,7 +443,10 @@ func TestDeploymentManifests(t *testing.T) {
 					s = strings.ReplaceAll(s, "/ABS/PATH", root)
 					s = strings.ReplaceAll(s, "${CLAUDE_PLUGIN_ROOT}", root)
 					s = strings.ReplaceAll(s, "${workspaceFolder}", root)
-					if base == "macos-bash32.json" {
+					if strings.HasPrefix(base, "macos-") {
+						// Homebrew's directory: its mcp-bashd is the one
+						// under test, its bash this machine's.
+						s = strings.ReplaceAll(s, "/opt/homebrew/bin/mcp-bashd", harness.Binary)
 						s = strings.ReplaceAll(s, "/opt/homebrew/bin", filepath.Dir(realBash))
 					}
 					return s

@@ -264,6 +264,7 @@ func checkCommand(args []string, stdout io.Writer) int {
 	problems, n := catalog.Lint(in)
 	decl, counts := catalog.LintDeclarations(catalog.DeclInput{ResourcesFile: f.resources, PromptsFile: f.prompts, Script: f.script, Functions: in.Functions})
 	problems = append(problems, decl...)
+	problems = append(problems, limitRefusals(f.tools)...)
 	failed, warnings := 0, 0
 	for _, p := range problems {
 		fmt.Fprintln(stdout, p)

@@ -248,7 +248,7 @@ func zeroMeansNone(v int64) int64 {
 // isTerminal reports whether f is a terminal (a person, not a client or a
 // pipe).
 func isTerminal(f *os.File) bool {
-	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
+	_, err := unix.IoctlGetTermios(int(f.Fd()), ioctlGetTermios)
 	return err == nil
 }
 

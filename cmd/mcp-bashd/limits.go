@@ -4,8 +4,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 
+	"github.com/mcp-bashd/mcp-bashd/rpc/catalog"
 	"github.com/mcp-bashd/mcp-bashd/sandbox"
 )
 
@@ -62,4 +64,28 @@ func printLimits(w io.Writer, tool string, lines []sandbox.Line) {
 		fmt.Fprintf(tw, "  %s\t%s\t%s\n", l.Key, l.Value, l.How)
 	}
 	tw.Flush()
+}
+
+// limitRefusals are check's problems for the limits this OS cannot hold
+// and refuses rather than run a call without (macOS, the portable build:
+// sandbox_posix.go): every call of such a tool fails, so the check does.
+func limitRefusals(toolsFile string) []catalog.Problem {
+	if !sandbox.RefusesUnenforceable {
+		return nil
+	}
+	tools, err := catalog.InspectTools(toolsFile)
+	if err != nil {
+		return nil // Lint reported it
+	}
+	m := sandbox.New(sandbox.Options{})
+	var out []catalog.Problem
+	for _, t := range tools {
+		for _, l := range m.Describe(t.Sandbox) {
+			if l.Refused {
+				out = append(out, catalog.Problem{File: toolsFile, Line: t.Line, Msg: fmt.Sprintf("tool %q: %s %s: %s, so its calls are refused",
+					t.Name, l.Key, l.Value, strings.TrimPrefix(l.How, "refused: "))})
+			}
+		}
+	}
+	return out
 }

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"sort"
 
+	"github.com/mcp-bashd/mcp-bashd/sandbox"
 	"github.com/mcp-bashd/mcp-bashd/schema"
 )
 
@@ -20,6 +21,7 @@ type ToolInfo struct {
 	HasSchema   bool
 	SchemaErr   error
 	SandboxErr  error            // x-mcp-bashd's limits, filesystem or network are unusable
+	Sandbox     *sandbox.Spec    // the limits it declares (nil: none, or unusable)
 	Ignored     []schema.Ignored // inputSchema keywords not enforced as written
 	Args        []ArgInfo
 	ValidName   bool   // a name a bash function can carry
@@ -50,7 +52,7 @@ func InspectTools(path string) ([]ToolInfo, error) {
 	var out []ToolInfo
 	seen := map[string]int{}
 	for _, t := range c.Order {
-		ti := ToolInfo{Name: t.Name, HasSchema: t.HasSchema, SchemaErr: t.SchemaErr, SandboxErr: t.SandboxErr, ValidName: ValidName.MatchString(t.Name)}
+		ti := ToolInfo{Name: t.Name, HasSchema: t.HasSchema, SchemaErr: t.SchemaErr, SandboxErr: t.SandboxErr, Sandbox: t.Sandbox, ValidName: ValidName.MatchString(t.Name)}
 		if t.Schema != nil {
 			ti.Ignored = t.Schema.Ignored()
 		}

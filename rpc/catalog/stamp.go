@@ -28,7 +28,7 @@ func StampOf(path string) FileStamp {
 	}
 	st := FileStamp{ok: true, size: fi.Size(), mtime: fi.ModTime()}
 	if sys, ok := fi.Sys().(*syscall.Stat_t); ok {
-		st.ino, st.ctime = sys.Ino, sys.Ctim
+		st.ino, st.ctime = sys.Ino, ctimeOf(sys)
 	}
 	return st
 }

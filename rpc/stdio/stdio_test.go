@@ -11,8 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/mcp-bashd/mcp-bashd/rpc/transport"
 	"github.com/mcp-bashd/mcp-bashd/rpc/wire"
 )
@@ -75,10 +73,7 @@ func TestAbandonReleasesWriters(t *testing.T) {
 	}
 	for end := time.Now().Add(bound); ; {
 		var size, queued int
-		rc.Control(func(fd uintptr) {
-			size, _ = unix.FcntlInt(fd, unix.F_GETPIPE_SZ, 0)
-			queued, _ = unix.IoctlGetInt(int(fd), unix.TIOCINQ)
-		})
+		rc.Control(func(fd uintptr) { size, queued = pipeFill(t, fd) })
 		if size > 0 && queued >= size {
 			break
 		}

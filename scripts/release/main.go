@@ -10,6 +10,13 @@
 //	mcp-bashd_VERSION_linux_ARCH.tar.gz   binary, shim, README.md
 //	mcp-bashd_VERSION_ARCH.deb            Debian, Ubuntu (dpkg -i)
 //	mcp-bashd_VERSION_APKARCH.apk         Alpine (apk add --allow-untrusted)
+//
+// and for darwin/arm64 and darwin/amd64 (cross-compiled the same way: no
+// cgo, so no Mac is needed to build it)
+//
+//	mcp-bashd_VERSION_darwin_ARCH.tar.gz  binary, shim, README.md
+//	mcp-bashd.rb                          the Homebrew formula of these two
+//	                                      archives (URLs and digests)
 //	SHA256SUMS                            for all of them (sha256sum -c)
 //
 // The packages are made by nfpm, used as a library: they install
@@ -102,15 +109,11 @@ func run(args []string) error {
 	var made []string
 	for _, arch := range arches {
 		bin := filepath.Join(work, arch, name)
-		if err := build(root, arch, v, bin); err != nil {
+		if err := build(root, "linux", arch, v, bin); err != nil {
 			return err
 		}
-		payload := []entry{
-			{src: bin, dst: "/usr/bin/" + name, mode: 0o755},
-			{src: filepath.Join(root, "scripts/mcpserver_core.sh"), dst: "/usr/share/mcp-bashd/mcpserver_core.sh", mode: 0o644},
-			{src: filepath.Join(root, "README.md"), dst: "/usr/share/doc/mcp-bashd/README.md", mode: 0o644},
-		}
-		archive, err := writeArchive(*out, v, arch, payload, mtime)
+		payload := payloadOf(root, bin)
+		archive, err := writeArchive(*out, v, "linux", arch, payload, mtime)
 		if err != nil {
 			return err
 		}
@@ -123,6 +126,11 @@ func run(args []string) error {
 			made = append(made, pkg)
 		}
 	}
+	darwin, err := writeDarwin(root, work, *out, v, mtime)
+	if err != nil {
+		return err
+	}
+	made = append(made, darwin...)
 	if err := writeSums(*out, made); err != nil {
 		return err
 	}
@@ -185,15 +193,24 @@ func sourceTime(root string) (time.Time, error) {
 	return time.Unix(sec, 0).UTC(), nil
 }
 
-// build is the Dockerfiles' build line for linux/arch.
-func build(root, arch, version, bin string) error {
+// payloadOf is what a release installs: the binary, the shim, the README.
+func payloadOf(root, bin string) []entry {
+	return []entry{
+		{src: bin, dst: "/usr/bin/" + name, mode: 0o755},
+		{src: filepath.Join(root, "scripts/mcpserver_core.sh"), dst: "/usr/share/mcp-bashd/mcpserver_core.sh", mode: 0o644},
+		{src: filepath.Join(root, "README.md"), dst: "/usr/share/doc/mcp-bashd/README.md", mode: 0o644},
+	}
+}
+
+// build is the Dockerfiles' build line for goos/arch.
+func build(root, goos, arch, version, bin string) error {
 	cmd := exec.Command("go", "build", "-trimpath", "-buildvcs=false",
 		"-ldflags", "-s -w -X main.version="+version, "-o", bin, "./cmd/mcp-bashd")
 	cmd.Dir = root
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH="+arch)
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS="+goos, "GOARCH="+arch)
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("go build for linux/%s: %w", arch, err)
+		return fmt.Errorf("go build for %s/%s: %w", goos, arch, err)
 	}
 	return nil
 }
@@ -205,10 +222,10 @@ type entry struct {
 	mode     os.FileMode
 }
 
-// writeArchive writes mcp-bashd_V_linux_ARCH.tar.gz: one directory of that
+// writeArchive writes mcp-bashd_V_GOOS_ARCH.tar.gz: one directory of that
 // name holding the binary, the shim and the README.
-func writeArchive(out, version, arch string, payload []entry, mtime time.Time) (string, error) {
-	base := fmt.Sprintf("%s_%s_linux_%s", name, version, arch)
+func writeArchive(out, version, goos, arch string, payload []entry, mtime time.Time) (string, error) {
+	base := fmt.Sprintf("%s_%s_%s_%s", name, version, goos, arch)
 	var buf bytes.Buffer
 	gz, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
 	gz.ModTime = mtime

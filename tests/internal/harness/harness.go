@@ -40,7 +40,9 @@ func Main(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	build := exec.Command("go", "build", "-o", Binary, "./cmd/mcp-bashd")
+	// The daemon is built as this test binary was (buildtags*.go):
+	// -tags portable tests the portable process logic end to end.
+	build := exec.Command("go", "build", "-tags="+buildTags, "-o", Binary, "./cmd/mcp-bashd")
 	build.Dir = RepoPath(".")
 	build.Env = append(os.Environ(), "CGO_ENABLED=0")
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
