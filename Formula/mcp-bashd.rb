@@ -8,6 +8,7 @@
 class McpBashd < Formula
   desc "Serve MCP tools written as bash functions"
   homepage "https://github.com/mcp-bashd/mcp-bashd"
+  license "MIT"
   head "https://github.com/mcp-bashd/mcp-bashd.git", branch: "main"
 
   depends_on "go" => :build

@@ -25,7 +25,13 @@ type Options struct {
 	Self     string // this binary: the exec helper
 	Defaults *Spec  // the daemon-wide defaults (flags); nil: none
 	Log      *zap.Logger
+	// User is who a root daemon's sandboxed calls run as; nil:
+	// DefaultUser. A non-root daemon's calls keep its uid.
+	User *exechelper.IDs
 }
+
+// DefaultUser is nobody:nogroup (65534 on Debian and Alpine alike).
+var DefaultUser = exechelper.IDs{UID: 65534, GID: 65534}
 
 // Manager decides how each call's Spec is enforced on this kernel. What
 // the kernel offers is found out once, on first use (a daemon whose tools
@@ -38,6 +44,7 @@ type Manager struct {
 	abi   int   // Landlock ABI version; 0: unavailable
 	llErr error // why Landlock is unavailable
 	root  bool  // CAP_SYS_ADMIN: a network namespace needs no user namespace
+	euid0 bool  // the daemon is root: its calls run as opt.User
 
 	warned sync.Map // what was said once about a limit not enforced
 }
@@ -82,6 +89,10 @@ func (m *Manager) probe() {
 			m.log.Info("landlock available: filesystem rules enforced", zap.Int("abi", v), zap.String("rights", rightsText(v)))
 		}
 		m.root = hasCapSysAdmin()
+		m.euid0 = os.Geteuid() == 0
+		if m.opt.User == nil {
+			m.opt.User = &DefaultUser
+		}
 	})
 }
 
@@ -102,6 +113,13 @@ type Paths struct {
 	Tmp   string   // $MCP_CALL_TMPDIR
 	Bash  string   // bash, read and executed
 	Files []string // read only: the prelude, the snapshot, the shim, a tools-dir executable
+	// Own are the call's own files (its root, tmp/, args, out), and Shared
+	// the daemon's files it reads or writes (the prelude, the shim, the
+	// snapshot, the notify FIFO, in the daemon's private directory): when
+	// the call runs as another user, Own become that user's and Shared are
+	// opened to its group (see share).
+	Own    []string
+	Shared []string
 }
 
 // Call is one sandboxed call: its cgroup and how its process is started.
@@ -150,6 +168,14 @@ func (m *Manager) Prepare(tool *Spec, p Paths) (*Call, error) {
 		pl.Procs = g.procsFiles()
 	}
 	pl.Rlimits = c.rlimits()
+	pl.CgroupNS = c.g != nil && (m.root || c.clone&unix.CLONE_NEWUSER != 0)
+	if m.euid0 {
+		pl.User = m.opt.User
+		if err := share(p, *pl.User); err != nil {
+			c.g.remove()
+			return nil, fmt.Errorf("give the call's files to uid %d: %w", pl.User.UID, err)
+		}
+	}
 	if m.abi > 0 && (s.RestrictRead || s.RestrictWrite) {
 		fd, flags, err := ruleset(fsRules(s, p, m.abi))
 		if err != nil {
@@ -312,6 +338,12 @@ func (c *Call) Apply(path string, env []string, files []uintptr, sys *syscall.Sy
 		if c.clone&unix.CLONE_NEWUSER != 0 {
 			sys.UidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getuid(), HostID: os.Getuid(), Size: 1}}
 			sys.GidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getgid(), HostID: os.Getgid(), Size: 1}}
+			// The new namespace's capabilities would be lost at the
+			// helper's execve (its uid there is not 0): these two, of that
+			// namespace only, go through it as ambient ones, so the helper
+			// can make the cgroup namespace and empty the bounding set —
+			// then it drops them with every other.
+			sys.AmbientCaps = []uintptr{unix.CAP_SETPCAP, unix.CAP_SYS_ADMIN}
 		}
 	}
 	return c.m.opt.Self, append(env, exechelper.EnvPlan+"="+c.plan), files
@@ -465,6 +497,11 @@ func (m *Manager) describe(s *Spec) []Line {
 			how += " (in a user namespace)"
 		}
 		add(KeyNetwork, "false", how, true)
+	}
+	if m.euid0 {
+		add("user", fmt.Sprintf("%d:%d", m.opt.User.UID, m.opt.User.GID), "the daemon is root: the call runs as this uid and gid, with no capability and no_new_privs", true)
+	} else {
+		add("user", "", "the daemon's uid and gid, with no capability and no_new_privs", true)
 	}
 	if m.cg.version != 0 {
 		add("containment", "", cg+": every process of the call is killed when it ends, setsid ones included", true)

@@ -68,6 +68,10 @@ type Paths struct {
 	Tmp   string
 	Bash  string
 	Files []string
+	// Own and Shared serve Linux's switch of a root daemon's call to
+	// another user; no such switch is made here.
+	Own    []string
+	Shared []string
 }
 
 // Call is one sandboxed call: how its process is started. A nil *Call is

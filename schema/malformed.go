@@ -63,6 +63,9 @@ type Ignored struct {
 	// Deduped is set for a list that names something twice: it is
 	// enforced, each name once.
 	Deduped bool
+	// UnknownType is a `type` naming no JSON type (a typo: "strin"), with
+	// the name meant when one is close: `check` makes it an error.
+	UnknownType, Meant string
 }
 
 func (i Ignored) String() string {
@@ -71,6 +74,13 @@ func (i Ignored) String() string {
 	}
 	if i.Deduped {
 		return i.Pointer + " is malformed (" + i.Reason + "): it is enforced with each item once"
+	}
+	if i.UnknownType != "" {
+		msg := i.Pointer + " is malformed (" + strconv.Quote(i.UnknownType) + " is not a JSON type"
+		if i.Meant != "" {
+			msg += "; did you mean " + strconv.Quote(i.Meant) + "?"
+		}
+		return msg + ") and is not enforced"
 	}
 	return i.Pointer + " is malformed (" + i.Reason + ") and is not enforced"
 }
@@ -259,8 +269,9 @@ func fixMalformed(doc any, verr *jsonschema.ValidationError, ign *[]Ignored) int
 	}
 	n := 0
 	for _, key := range order {
+		unknown, meant := unknownType(doc, actions[key].at)
 		if actions[key].apply(doc) {
-			*ign = append(*ign, Ignored{Pointer: key, Reason: strings.Join(reasons[key], "; "), Deduped: actions[key].dedupe})
+			*ign = append(*ign, Ignored{Pointer: key, Reason: strings.Join(reasons[key], "; "), Deduped: actions[key].dedupe, UnknownType: unknown, Meant: meant})
 			n++
 		}
 	}
@@ -473,4 +484,67 @@ func sortedNames(m map[string]any) []string {
 	}
 	slices.Sort(names)
 	return names
+}
+
+// jsonTypes are JSON Schema's type names.
+var jsonTypes = []string{"array", "boolean", "integer", "null", "number", "object", "string"}
+
+// unknownType is, for a `type` keyword at `at`, its first name that is no
+// JSON type, and the type name closest to it (within two edits; "" if
+// none is).
+func unknownType(doc any, at []string) (string, string) {
+	if len(at) == 0 || at[len(at)-1] != "type" {
+		return "", ""
+	}
+	v := doc
+	for _, t := range at {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return "", ""
+		}
+		v = m[t]
+	}
+	names, _ := v.([]any)
+	if s, ok := v.(string); ok {
+		names = []any{s}
+	}
+	for _, n := range names {
+		s, ok := n.(string)
+		if !ok || slices.Contains(jsonTypes, s) {
+			continue
+		}
+		best, dist := "", 3
+		for _, t := range jsonTypes {
+			d := editDistance(strings.ToLower(s), t)
+			if len(s) >= 3 && strings.HasPrefix(t, strings.ToLower(s)) {
+				d = 0 // "int", "bool", "str"
+			}
+			if d < dist {
+				best, dist = t, d
+			}
+		}
+		return s, best
+	}
+	return "", ""
+}
+
+// editDistance is the Levenshtein distance of two short words.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(b)]
 }

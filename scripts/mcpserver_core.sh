@@ -154,6 +154,50 @@ mcp_log() {
     printf 'log\t%s\t%s\n' "${1:-info}" "$__mcpbashd_e" >>"$MCP_BASHD_EVENTS"
 }
 
+# mcp_arg [-v VAR] NAME — the tool's argument NAME (NAME.KEY or NAME.N for
+# one inside an object or array), decoded by the daemon, no jq: a string as
+# itself, a number or boolean as $1 writes it, an object or array as compact
+# JSON, null as nothing. Printed with no newline added, or assigned to VAR
+# (exact, trailing newlines too). Status 1: no such argument; 2: a string
+# holding NUL (bash cannot hold one), a path too deep in large arguments,
+# or not inside a tool call. ($MCP_BASHD_ARGS: supervisor/argvalues.go.)
+mcp_arg() {
+    local __mcpbashd_to= __mcpbashd_v= __mcpbashd_st=0
+    if [ "${1:-}" = -v ] && [ "$#" -eq 3 ]; then
+        __mcpbashd_to=$2
+        shift 2
+    fi
+    if [ "$#" -ne 1 ]; then
+        printf 'mcp_arg: usage: mcp_arg [-v VAR] NAME\n' >&2
+        return 2
+    fi
+    if ! declare -F __mcpbashd_av >/dev/null; then
+        if [ -z "${MCP_BASHD_ARGS:-}" ] || [ ! -f "$MCP_BASHD_ARGS" ]; then
+            printf 'mcp_arg: not inside a tool call\n' >&2
+            return 2
+        fi
+        . "$MCP_BASHD_ARGS"
+    fi
+    __mcpbashd_av "${1:-}" || __mcpbashd_st=$?
+    case $__mcpbashd_st:$__mcpbashd_v in
+    0:!*)
+        printf 'mcp_arg: argument %s holds a NUL character, which a bash string cannot hold (read it from $1 with a JSON tool)\n' "${1:-}" >&2
+        return 2
+        ;;
+    3:*)
+        printf 'mcp_arg: %s: the arguments are too large to index below the top level (read it from $1 with a JSON tool)\n' "${1:-}" >&2
+        return 2
+        ;;
+    0:*) ;;
+    *) return 1 ;;
+    esac
+    if [ -n "$__mcpbashd_to" ]; then
+        printf -v "$__mcpbashd_to" '%s' "${__mcpbashd_v#?}"
+    else
+        printf '%s' "${__mcpbashd_v#?}"
+    fi
+}
+
 # Asking the client (elicitation, sampling, roots): each helper prints the
 # client's result JSON and returns 0, or prints why not on stderr and
 # returns 1 (the client lacks the capability, declined or failed, the call

@@ -116,7 +116,7 @@ if builtin test "$__mcpbashd_mode" = warm; then
     __mcpbashd_tool=${__mcpbashd_root%%/*}
     __mcpbashd_root=/${__mcpbashd_root#*/}
     # shellcheck disable=SC2034 # exported to the tool and the shim
-    builtin export MCP_CALL_TMPDIR="$__mcpbashd_root/tmp" MCP_BASHD_EVENTS="$__mcpbashd_root/events" MCP_BASHD_CONTENT="$__mcpbashd_root/content"
+    builtin export MCP_CALL_TMPDIR="$__mcpbashd_root/tmp" MCP_BASHD_EVENTS="$__mcpbashd_root/events" MCP_BASHD_CONTENT="$__mcpbashd_root/content" MCP_BASHD_ARGS="$__mcpbashd_root/values"
     IFS= builtin read -r -d '' __mcpbashd_args <"$__mcpbashd_root/args"
     # A cold call's shell starts when its call does.
     SECONDS=0

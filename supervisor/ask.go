@@ -178,7 +178,8 @@ type asker struct {
 	gone   chan struct{} // closed once the call's group is gone
 	wg     sync.WaitGroup
 
-	waiting atomic.Int32 // records being answered (MaxAsks)
+	waiting atomic.Int32 // requests being asked (MaxAsks)
+	refused atomic.Int64 // records refused at once (refuse)
 
 	endOnce sync.Once
 	ended   chan struct{} // closed when an Ask said ErrEndCall
@@ -190,23 +191,80 @@ func newAsker(ctx context.Context, req Request, root callRoot, log *zap.Logger) 
 	return a
 }
 
-// MaxAsks is how many questions one call may have waiting for the client
-// at once; past it a helper fails at once. A tool that writes ask records
-// in a loop must not turn into as many requests to the client and as many
-// goroutines here.
+// MaxAsks is how many requests one call may have waiting for the client
+// at once — an mcp_ask_all unit counts one per key; past it a helper fails
+// at once. A tool that writes ask records in a loop, or a unit of
+// thousands of keys, must not turn into as many requests to the client
+// and as many goroutines here.
 const MaxAsks = 16
 
-// serve answers rec on its own goroutine.
+// serve answers rec on its own goroutine, or refuses it at once: a record
+// that cannot be asked (malformed, or past MaxAsks) costs a few system
+// calls here and nothing after (refuse), however many a tool writes.
 func (a *asker) serve(rec askRecord) {
-	if a.waiting.Add(1) > MaxAsks && rec.problem == "" {
+	n := int32(len(rec.items))
+	switch {
+	case rec.problem != "":
+	case !a.hasReply(rec):
+		rec.problem = "the record names no reply FIFO of the call" // nobody waits: the client is not asked
+	case n > MaxAsks:
+		rec.problem = fmt.Sprintf("at most %d requests can wait for the client at once, and this asks %d", MaxAsks, n)
+	case a.waiting.Add(n) > MaxAsks:
+		a.waiting.Add(-n)
 		rec.problem = fmt.Sprintf("this call already has %d questions waiting for the client", MaxAsks)
+	default:
+		a.wg.Add(1)
+		go func() {
+			defer a.wg.Done()
+			defer a.waiting.Add(-n)
+			a.answer(rec)
+		}()
+		return
 	}
-	a.wg.Add(1)
-	go func() {
-		defer a.wg.Done()
-		defer a.waiting.Add(-1)
-		a.answer(rec)
-	}()
+	a.refuse(rec)
+}
+
+// refuse gives a helper its refusal without waiting for it. The reply
+// FIFO is opened read-write (which never blocks) and the refusal written
+// into it (one short write: it fits the empty pipe); then a regular file
+// holding the same is renamed over the FIFO's name, and the FIFO closed.
+// A helper that opened the FIFO before the rename reads the refusal and
+// EOF; one that opens the name after it reads the file. Either way
+// nothing waits, here or in the helper. Only the first refusal of a call
+// is logged; close counts the rest.
+func (a *asker) refuse(rec askRecord) {
+	if a.refused.Add(1) == 1 {
+		a.log.Warn("ask refused", zap.String("reply", rec.reply), zap.String("why", rec.problem))
+	}
+	path, ok := a.root.replyFile(rec.reply)
+	if !ok {
+		return
+	}
+	fd, err := unix.Open(path, unix.O_RDWR|unix.O_NONBLOCK|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return // no FIFO: nobody waits
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFIFO {
+		return
+	}
+	msg := []byte("1\n" + rec.problem)
+	_, _ = unix.Write(fd, msg)
+	// The helper may run as another user (a root daemon's sandboxed call):
+	// its directory is its own and private, the file may be readable.
+	tmp := path + ".refused"
+	f, err := unix.Open(tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o644)
+	if err != nil {
+		_ = unix.Unlink(path) // a helper not yet there fails to open it
+		return
+	}
+	_, werr := unix.Write(f, msg)
+	unix.Close(f)
+	if werr != nil || unix.Rename(tmp, path) != nil {
+		_ = unix.Unlink(tmp)
+		_ = unix.Unlink(path)
+	}
 }
 
 // close is called once the call's group is gone: it ends every Ask still
@@ -215,18 +273,20 @@ func (a *asker) close() {
 	a.cancel(errCallOver)
 	close(a.gone)
 	a.wg.Wait()
+	if n := a.refused.Load(); n > 1 {
+		a.log.Warn("ask records refused", zap.Int64("count", n))
+	}
+}
+
+// hasReply reports whether rec names a reply FIFO of the call.
+func (a *asker) hasReply(rec askRecord) bool {
+	path, ok := a.root.replyFile(rec.reply)
+	var st unix.Stat_t
+	return ok && unix.Lstat(path, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFIFO
 }
 
 func (a *asker) answer(rec askRecord) {
-	path, ok := a.root.replyFile(rec.reply)
-	var st unix.Stat_t
-	if ok && (unix.Lstat(path, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFIFO) {
-		ok = false // nobody waits for the answer: the client is not asked
-	}
-	if !ok {
-		a.log.Warn("ask record names no reply FIFO of the call", zap.String("reply", rec.reply))
-		return
-	}
+	path, _ := a.root.replyFile(rec.reply)
 	body, err := a.results(rec)
 	if errors.Is(err, ErrEndCall) {
 		a.endOnce.Do(func() { close(a.ended) })

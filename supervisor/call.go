@@ -222,12 +222,17 @@ func (s *Supervisor) call(ctx context.Context, req Request, log *zap.Logger) Out
 			}
 		}
 	}
-	root, err := s.newRoot(req.argsFile(), log)
+	root, err := s.newRoot(req.argsFile(), req.values(), log)
 	if err != nil {
 		return notRun(callDirError{err})
 	}
 	defer s.removeRoot(root, log)
 	out, err := openAppendFD(root.Out())
+	if err == nil {
+		if err = s.reserveOut(out); err != nil {
+			closeFD(&out)
+		}
+	}
 	if err != nil {
 		return notRun(callDirError{&rootError{path: s.base, err: fmt.Errorf("create output file: %w", err)}})
 	}
@@ -264,7 +269,10 @@ func (s *Supervisor) callWarm(ctx context.Context, req Request, w *warmProc, log
 	if err != nil {
 		// The cold path takes over: a call cancelled before its warm
 		// process could be handed it is then stopped as any other.
-		if !errors.Is(err, errWarmGone) && !errors.Is(err, errHandOverCancelled) && !errors.Is(err, errTmpFull) {
+		switch {
+		case errors.Is(err, errWarmUnusable):
+			log.Info("warm call process not used", zap.Error(err))
+		case !errors.Is(err, errWarmGone) && !errors.Is(err, errHandOverCancelled) && !errors.Is(err, errTmpFull):
 			log.Warn("warm call process not used", zap.Error(err))
 		}
 		if errors.Is(err, unix.EXDEV) || errors.Is(err, unix.EINVAL) || errors.Is(err, errNoArgv) {
@@ -275,7 +283,17 @@ func (s *Supervisor) callWarm(ctx context.Context, req Request, w *warmProc, log
 	}
 	defer s.releaseWarm(w)
 	defer s.removeRoot(root, log)
-	return s.run(ctx, req, root, w.pid, w.done, nil, log), true
+	o := s.run(ctx, req, root, w.pid, w.done, nil, log)
+	// Killed between the hand-over's check and reading its call: the tool
+	// never ran, and its empty "Error executing" would be no answer. (The
+	// message's last byte, a NUL, is read only by a bash before 5.)
+	unread := w.unread()
+	closeFD(&w.peek)
+	if unread > 1 && ctx.Err() == nil {
+		log.Info("warm call process ended before it read its call; the call runs cold", zap.Int("pid", w.pid))
+		return Outcome{}, false
+	}
+	return o, true
 }
 
 // run follows a started call to its end and reads its outcome.
@@ -418,6 +436,9 @@ func (s *Supervisor) stop(req Request, root callRoot, pid int, done <-chan exitI
 			// empty string instead".
 			hookReq.Args = nil
 			_ = os.WriteFile(root.Args(), nil, 0o600)
+			// mcp_arg finds nothing either (unlink: the tool may have put
+			// a symlink there, which a write would follow).
+			_ = unix.Unlink(root.Values())
 		}
 		s.runBounded(modeCancel, hookReq, root, int(s.devnullFD), int(s.devnullFD), log)
 	}
@@ -502,7 +523,7 @@ func (s *Supervisor) RunExitTrap(sn *Snapshot) {
 	if !sn.ExitTrap {
 		return
 	}
-	root, err := s.newRoot(nil, s.log)
+	root, err := s.newRoot(nil, nil, s.log)
 	if err != nil {
 		s.log.Error("EXIT trap not run", zap.Error(err))
 		return

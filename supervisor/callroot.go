@@ -32,6 +32,10 @@ import (
 //	         Written by Go before the spawn; worker.sh reads it whole
 //	         (read -d '') and passes it as $1 (a tools-dir executable: $2).
 //	         A file, not argv: Linux caps one argv string at 128 KiB.
+//	values   MCP_BASHD_ARGS: a tool call's arguments decoded for mcp_arg,
+//	         as a bash function the shim sources on first use
+//	         (argvalues.go says its form). Written by Go beside args;
+//	         absent for resource, prompt and completion functions.
 //	out      stdout and stderr of a call (call mode), stdout of a tools-dir
 //	         executable (exec and list modes). Go creates it (O_APPEND, so
 //	         every writer appends) and hands it over as fds 1 and 2, then
@@ -81,6 +85,7 @@ func (r callRoot) Opts() string    { return r.file("opts") }
 func (r callRoot) Events() string  { return r.file("events") }
 func (r callRoot) Content() string { return r.file("content") }
 func (r callRoot) Tmp() string     { return r.file("tmp") }
+func (r callRoot) Values() string  { return r.file("values") }
 
 // The environment variables through which a root reaches bash. The first is
 // the prelude's; the others are the shim's and the tools' (documented to
@@ -92,6 +97,7 @@ const (
 	envEvents  = "MCP_BASHD_EVENTS"
 	envContent = "MCP_BASHD_CONTENT"
 	envCap     = "MCP_BASHD_OUTPUT_CAP" // bytes; empty: no cap
+	envValues  = "MCP_BASHD_ARGS"
 )
 
 // env is what a process running server code learns of its root, and the
@@ -104,6 +110,7 @@ func (r callRoot) env(outputCap int64) []string {
 		envEvents + "=" + r.Events(),
 		envContent + "=" + r.Content(),
 		envCap + "=" + limit,
+		envValues + "=" + r.Values(),
 	}
 }
 
@@ -215,10 +222,18 @@ func (e *rootError) Error() string {
 
 func (e *rootError) Unwrap() error { return e.err }
 
-// newRoot creates a root with its tmp/ directory and args file. Its errors
+// writeValues writes the root's values file, when there are values.
+func writeValues(root callRoot, values []byte) error {
+	if values == nil {
+		return nil
+	}
+	return writeNew(root.Values(), values)
+}
+
+// newRoot creates a root with its tmp/ directory, args and values files. Its errors
 // (*rootError) are the root's creation failing (the SDK's "call
 // directory" result); the root is removed again when any step fails.
-func (s *Supervisor) newRoot(args []byte, log *zap.Logger) (callRoot, error) {
+func (s *Supervisor) newRoot(args, values []byte, log *zap.Logger) (callRoot, error) {
 	dir, err := tmpdir.Create(s.base, tmpdir.CallPrefix, s.owner)
 	if err != nil {
 		return "", &rootError{path: s.base, err: err}
@@ -231,6 +246,10 @@ func (s *Supervisor) newRoot(args []byte, log *zap.Logger) (callRoot, error) {
 	// Writing the root's files is part of creating it: a full TMPDIR fails
 	// here as often as at mkdir.
 	if err := writeNew(root.Args(), args); err != nil {
+		s.removeRoot(root, log)
+		return "", &rootError{path: s.base, err: fmt.Errorf("write arguments: %w", err)}
+	}
+	if err := writeValues(root, values); err != nil {
 		s.removeRoot(root, log)
 		return "", &rootError{path: s.base, err: fmt.Errorf("write arguments: %w", err)}
 	}

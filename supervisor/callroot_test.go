@@ -17,7 +17,7 @@ func TestCallRootNamesInScripts(t *testing.T) {
 	// sets), "fd" (handed over as a descriptor; bash never names it).
 	how := map[string]string{
 		"args": "worker", "phase": "worker", "hook": "worker", "opts": "worker",
-		"events": "env", "content": "env", "tmp": "env",
+		"events": "env", "content": "env", "tmp": "env", "values": "env",
 		"out": "fd", "stderr": "fd",
 	}
 	const dir = "/R"

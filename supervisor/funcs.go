@@ -20,6 +20,16 @@ import "strings"
 // Func's first argument (the URI, the prompt's arguments, the completed
 // argument's name), so a hook that gates tools gates these too.
 
+// values is what the root's values file holds for req: a tool's
+// arguments decoded for mcp_arg (nil for a resource, prompt or completion
+// function, and for a tools-dir executable, which has no mcp_arg).
+func (req Request) values() []byte {
+	if req.Kind != ToolFunc {
+		return nil
+	}
+	return argValues(req.Args)
+}
+
 // argsFile is what the root's args file holds for req.
 func (req Request) argsFile() []byte {
 	if req.Kind != DeclaredFunc {

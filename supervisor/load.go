@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -125,6 +126,9 @@ func (s *Supervisor) Load(ctx context.Context) (*Snapshot, error) {
 	if wd, err := os.Getwd(); err == nil {
 		dir = wd // the SDK resolves relative paths against the caller's cwd
 	}
+	if s.cfg.LoadDir != "" {
+		dir = s.cfg.LoadDir
+	}
 	// A syntax error does not stop bash: the load would go on and snapshot
 	// a server missing the broken part. `bash -n` reports it with its file
 	// and line; it runs alongside the load, so it costs no start-up time.
@@ -167,7 +171,9 @@ func (s *Supervisor) loaded(path string, gen uint64, ei exitInfo, outPath string
 	if err != nil {
 		return nil, s.loadError("exited without reaching run_mcp_server", outPath)
 	}
-	if output := readCapped(outPath, 64<<10); strings.TrimSpace(output) != "" {
+	if s.cfg.ScriptStderr != nil {
+		_, _ = io.WriteString(s.cfg.ScriptStderr, readCapped(outPath, 1<<20))
+	} else if output := readCapped(outPath, 64<<10); strings.TrimSpace(output) != "" {
 		s.log.Info("server script printed while loading", zap.String("script", s.cfg.Script), zap.String("output", output))
 	}
 	printed := readCapped(outPath+".stdout", 4<<10)
@@ -205,7 +211,7 @@ func (s *Supervisor) ListTools(ctx context.Context, exe string) ([]byte, error) 
 		return nil, errClosed
 	}
 	defer s.users.Done()
-	root, err := s.newRoot(nil, s.log)
+	root, err := s.newRoot(nil, nil, s.log)
 	if err != nil {
 		return nil, err
 	}

@@ -55,7 +55,9 @@ func spans(data []byte) []funcSpan {
 	return out
 }
 
-var snapshotLine = regexp.MustCompile(`line ([0-9]+):`)
+// snapshotLine is a location after the snapshot's name: "line N:", or an
+// eval's, "eval: line N:".
+var snapshotLine = regexp.MustCompile(`(eval: )?line ([0-9]+):`)
 
 // MapLocations rewrites "SNAPSHOT: line N:" in a tool's output to the
 // script's own file and line. Output that does not name the snapshot is
@@ -86,8 +88,13 @@ func (sn *Snapshot) MapLocations(b []byte) []byte {
 			b = rest
 			continue
 		}
-		n, _ := strconv.Atoi(string(rest[m[2]:m[3]]))
-		out.WriteString(locate(fs, lines, n))
+		n, _ := strconv.Atoi(string(rest[m[4]:m[5]]))
+		loc := locate(fs, lines, n)
+		if m[2] >= 0 {
+			// An eval's error: bash names the line of the eval command.
+			loc = strings.Replace(loc, "line ", "eval: line ", 1)
+		}
+		out.WriteString(loc)
 		out.WriteByte(':')
 		b = rest[m[1]:]
 	}

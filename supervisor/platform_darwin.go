@@ -24,3 +24,12 @@ func pipeCloexec(p []int) error {
 
 // renameNoReplace renames from to to, failing with EEXIST when to exists.
 func renameNoReplace(from, to string) error { return unix.RenamexNp(from, to, unix.RENAME_EXCL) }
+
+// unreadIoctl is the ioctl that says how many bytes wait in a pipe.
+const unreadIoctl = 0x4004667f // FIONREAD, _IOR('f', 127, int); x/sys/unix does not name it for darwin
+
+// reserve: macOS has no fallocate(2) (F_PREALLOCATE extends the file's
+// allocation, not a range of it); nothing is reserved, so a full TMPDIR
+// is met when the call writes, as on a Linux filesystem that cannot
+// reserve.
+func reserve(int, int64) error { return nil }

@@ -69,7 +69,7 @@ import (
 //   - in function bodies, a bare `<>` that bash printed for `1<>` becomes
 //     `1<>` again, when the #rdwr line shows the quirk (snapshot_rdwr.go);
 //   - each function whose #def names the #shim file (the shim's own helper,
-//     not redefined by the script) becomes a one-line stub,
+//     not redefined by the script; keptWhole excepted) becomes a one-line stub,
 //     `NAME () { __mcpbashd_load NAME "$@"; }`; __mcpbashd_load, written
 //     once before the first stub, sources the shim ($__mcpbashd_shim_file,
 //     set by the prelude), which defines the real functions, and calls the
@@ -427,8 +427,13 @@ func (p *snapshotPass) keep(text string, raw []byte, start int) bool {
 // the shim file, and which.
 func shimDef(line, shim string) (string, bool) {
 	name, _, file, ok := parseDef(line)
-	return name, ok && shim != "" && file == shim
+	return name, ok && shim != "" && file == shim && !keptWhole[name]
 }
+
+// keptWhole are the shim's functions a snapshot keeps as they are instead
+// of stubbing: mcp_arg is read in $(...), a subshell, where a stub would
+// source the whole shim on every read.
+var keptWhole = map[string]bool{"mcp_arg": true}
 
 // parseDef reads a "#def NAME LINE FILE" line (LINE 0 when it is not a
 // number).

@@ -129,13 +129,16 @@ func (s *Supervisor) startServerCode(mode string, req Request, root callRoot, st
 // this binary (the shim's helpers) and a tools-directory executable.
 func (s *Supervisor) sandboxPaths(req Request, root callRoot) sandbox.Paths {
 	files := []string{s.worker, s.shim, s.cfg.Self}
+	shared := []string{s.worker, s.shim, s.notify.path}
 	if req.Snapshot != nil {
 		files = append(files, req.Snapshot.Path)
+		shared = append(shared, req.Snapshot.Path)
 	}
 	if req.Kind == ToolExe {
 		files = append(files, req.Exe)
 	}
-	return sandbox.Paths{Root: string(root), Tmp: root.Tmp(), Bash: s.cfg.Bash, Files: files}
+	own := []string{string(root), root.Tmp(), root.Args(), root.Out(), root.Stderr()}
+	return sandbox.Paths{Root: string(root), Tmp: root.Tmp(), Bash: s.cfg.Bash, Files: files, Own: own, Shared: shared}
 }
 
 // errBudget is a bounded process that ran past its budget (and was killed).

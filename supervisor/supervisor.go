@@ -3,6 +3,7 @@ package supervisor
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -32,7 +33,11 @@ type Config struct {
 	Grace      time.Duration // SIGTERM → SIGKILL; < 0: SIGKILL right after SIGTERM
 	HookBudget time.Duration // cancel hook and EXIT trap budget
 	LoadBudget time.Duration // how long loading the script or a `list` may take
-	Log        *zap.Logger
+	// LoadDir is the directory the script's top level starts in (default:
+	// ours, as the SDK's caller's): `check` loads it elsewhere to learn
+	// whether its paths depend on where it is started.
+	LoadDir string
+	Log     *zap.Logger
 	// Limits are the daemon-wide defaults of every call's sandbox (a
 	// tool's own x-mcp-bashd limits override them key by key); nil: none.
 	Limits *sandbox.Spec
@@ -41,6 +46,10 @@ type Config struct {
 	// kept while no call comes; 0: DefaultWarmIdle.
 	Warm     int
 	WarmIdle time.Duration
+	// ScriptStderr, when set, gets what the script's top level wrote to
+	// stderr, once each load ends: under the SDK that was the server's own
+	// stderr, which hosts keep as its log. Nil: it is logged at info.
+	ScriptStderr io.Writer
 }
 
 // The defaults of Config's zero fields.
@@ -236,7 +245,7 @@ func childEnv(env []string, self string, server int) []string {
 	out := make([]string, 0, len(env)+2)
 	for _, kv := range env {
 		if strings.HasPrefix(kv, "__MCPBASHD_") || strings.HasPrefix(kv, envCallTmp+"=") || strings.HasPrefix(kv, "MCP_BASHD=") ||
-			strings.HasPrefix(kv, envEvents+"=") || strings.HasPrefix(kv, envContent+"=") || strings.HasPrefix(kv, envCap+"=") ||
+			strings.HasPrefix(kv, envEvents+"=") || strings.HasPrefix(kv, envContent+"=") || strings.HasPrefix(kv, envCap+"=") || strings.HasPrefix(kv, envValues+"=") ||
 			strings.HasPrefix(kv, envServerPID+"=") || strings.HasPrefix(kv, envNotify+"=") {
 			continue
 		}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -76,13 +77,28 @@ const DefaultWarm = 8
 // A warm process reads its call on fd 4 and reports its sentinel's pid
 // on fd 5 (the fds after the lifeline, 3).
 
+// unread is how many bytes of its call a warm process left in its pipe.
+func (w *warmProc) unread() int {
+	if w.peek < 0 {
+		return 0
+	}
+	n, err := unix.IoctlGetInt(w.peek, unreadIoctl)
+	if err != nil {
+		return 0
+	}
+	return n
+}
+
 // warmProc is one warm call process.
 type warmProc struct {
-	pid    int
-	done   <-chan exitInfo
-	pre    string // its root, in the runtime directory until handed a call
-	sn     *Snapshot
-	hand   int      // the pipe's write end
+	pid  int
+	done <-chan exitInfo
+	pre  string // its root, in the runtime directory until handed a call
+	sn   *Snapshot
+	hand int // the pipe's write end
+	// peek is the pipe's read end, kept so that, once the process has
+	// exited, what it left unread says whether it ever took its call.
+	peek   int
 	report *os.File // the report pipe's read end (non-blocking, polled)
 	// ready is closed once the report is read (or cannot be): then
 	// sentinel is the sentinel's pid, 0 if the process died first.
@@ -273,12 +289,37 @@ func (p *warmPool) spawnOne() bool {
 		}
 		return false
 	}
+	orig, fwd := w.done, make(chan exitInfo, 1)
+	w.done = fwd
+	go p.watch(w, orig, fwd)
 	if p.off || p.sn != sn {
 		go p.s.finishWarm(w, nil)
 		return true
 	}
 	p.idle = append(p.idle, w)
 	return true
+}
+
+// watch passes w's exit on to w.done and, when w died idle (killed from
+// outside), takes it out of the pool at once and has a replacement
+// started: a dead process must not hold a place in the pool until a call
+// happens to find it (until then the pool started none).
+func (p *warmPool) watch(w *warmProc, orig <-chan exitInfo, fwd chan<- exitInfo) {
+	fwd <- <-orig
+	p.mu.Lock()
+	i := slices.Index(p.idle, w)
+	if i < 0 {
+		p.mu.Unlock() // taken, or retired: its exit is theirs
+		return
+	}
+	p.idle = slices.Delete(p.idle, i, i+1)
+	ei := <-w.done // there, and only take reads it of an idle one, under p.mu
+	p.mu.Unlock()
+	p.s.finishWarm(w, &ei)
+	select {
+	case p.kick <- struct{}{}:
+	default:
+	}
 }
 
 // retireLocked retires every idle process (p.mu held).
@@ -388,20 +429,21 @@ func (s *Supervisor) spawnWarm(sn *Snapshot) (*warmProc, error) {
 	if err := pipeCloexec(pipe[:]); err != nil {
 		return fail(err)
 	}
-	defer unix.Close(pipe[0])
 	// The daemon's end is non-blocking, so reading it waits in the
 	// runtime's poller, which a cancellation can interrupt.
 	if err := pipeCloexec(report[:]); err != nil {
+		unix.Close(pipe[0])
 		unix.Close(pipe[1])
 		return fail(err)
 	}
 	defer unix.Close(report[1])
 	if err := unix.SetNonblock(report[0], true); err != nil {
+		unix.Close(pipe[0])
 		unix.Close(pipe[1])
 		unix.Close(report[0])
 		return fail(err)
 	}
-	w := &warmProc{pre: pre, sn: sn, hand: pipe[1], report: os.NewFile(uintptr(report[0]), "warm report"),
+	w := &warmProc{pre: pre, sn: sn, hand: pipe[1], peek: pipe[0], report: os.NewFile(uintptr(report[0]), "warm report"),
 		ready: make(chan struct{}), mem: -1, width: fieldWidth(sn)}
 	field := "warm" + strings.Repeat(" ", w.width-len("warm"))
 	env := []string{
@@ -418,13 +460,14 @@ func (s *Supervisor) spawnWarm(sn *Snapshot) (*warmProc, error) {
 		w.exe, w.argv, w.env = exe, argv, env
 	})
 	if err != nil {
+		unix.Close(pipe[0])
 		unix.Close(pipe[1])
 		w.report.Close()
 		return fail(err)
 	}
 	// The report is read as soon as it comes, and its pipe closed: an
-	// idle warm process costs the daemon one descriptor, its hand-over
-	// pipe.
+	// idle warm process costs the daemon two descriptors, the ends of its
+	// hand-over pipe.
 	go w.awaitReport()
 	return w, nil
 }
@@ -440,6 +483,7 @@ func (s *Supervisor) finishWarm(w *warmProc, exited *exitInfo) {
 // reaped (unless exited says it was) and removes its root.
 func (s *Supervisor) killWarm(w *warmProc, exited *exitInfo) {
 	closeFD(&w.hand)
+	closeFD(&w.peek)
 	w.report.Close()
 	closeFD(&w.mem)
 	if exited == nil {

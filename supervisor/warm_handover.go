@@ -116,10 +116,19 @@ func (s *Supervisor) handOver(ctx context.Context, w *warmProc, req Request) (ca
 	case <-ctx.Done():
 		return "", errHandOverCancelled
 	}
+	// A process that is not waiting for its call (stopped by a debugger
+	// or kill -STOP, frozen, killed and not yet reaped) would take the
+	// call and never answer it, or answer it with nothing.
+	if st, ok := waiting(w.pid); !ok {
+		return "", fmt.Errorf("%w (state %q)", errWarmUnusable, st)
+	}
 	// A cold call in a TMPDIR without a free block or inode fails to make
 	// its root and says so; a warm root, made earlier, would instead let
 	// the tool run and fail writing. The same answer either way.
 	if err := s.tmpFull(); err != nil {
+		return "", err
+	}
+	if err := s.reserveOutPath(callRoot(w.pre).Out()); err != nil {
 		return "", err
 	}
 	sentinel := w.sentinel
@@ -128,6 +137,9 @@ func (s *Supervisor) handOver(ctx context.Context, w *warmProc, req Request) (ca
 	}
 	pre := callRoot(w.pre)
 	if err := writeNew(pre.Args(), req.Args); err != nil {
+		return "", err
+	}
+	if err := writeValues(pre, req.values()); err != nil {
 		return "", err
 	}
 	root, err := s.renameIntoBase(w.pre)
@@ -145,7 +157,36 @@ func (s *Supervisor) handOver(ctx context.Context, w *warmProc, req Request) (ca
 	msg := strconv.Itoa(len(body)) + " " + body + "\x00"
 	_, _ = unix.Write(w.hand, []byte(msg))
 	closeFD(&w.hand)
+	// Stopped after the check above: it would take its call and wait.
+	s.reaper.signalGroup(w.pid, unix.SIGCONT)
 	return callRoot(root), nil
+}
+
+// errWarmUnusable: the warm process is not waiting for a call.
+var errWarmUnusable = errors.New("the warm call process is not waiting for its call")
+
+// pfExiting is PF_EXITING (linux/sched.h): the task is in do_exit.
+const pfExiting = 0x4
+
+// waiting reports whether pid can be waiting for its call: asleep or
+// running (not stopped, traced, frozen or a zombie) and not exiting, from
+// /proc/PID/stat's state (returned, 0: unreadable) and flags.
+func waiting(pid int) (byte, bool) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, false
+	}
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0, false
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 7 || len(f[0]) != 1 { // f[0] is field 3, f[6] field 9
+		return 0, false
+	}
+	flags, _ := strconv.ParseUint(f[6], 10, 64)
+	st := f[0][0]
+	return st, (st == 'S' || st == 'R') && flags&pfExiting == 0
 }
 
 // awaitReport reads the sentinel's pid, which the prelude reports right
@@ -191,6 +232,12 @@ func (s *Supervisor) locateField(w *warmProc, sentinel int) error {
 		closeFD(&w.mem)
 		return errWarmGone
 	case w.mem < 0:
+		// A process killed an instant ago has no memory to find the field
+		// in: that is its death, not this system's (which would turn
+		// warm processes off for good).
+		if _, ok := waiting(w.pid); !ok {
+			return errWarmGone
+		}
 		return errNoArgv
 	}
 	return nil
@@ -230,6 +277,38 @@ func (s *Supervisor) tmpFull() error {
 		return errTmpFull
 	}
 	return nil
+}
+
+// outReserve is the room a call's out file is given before the call
+// starts (at most the output cap): a TMPDIR with less free than that (and
+// the arguments) is full for a call — its tool could not write its first
+// line — and the call gets the call-directory error, warm or cold, rather
+// than "Error executing TOOL: " with its output lost.
+const outReserve = 64 << 10
+
+// reserveOut allocates the room for fd's first output without changing
+// its size (FALLOC_FL_KEEP_SIZE; the daemon reads a file by its size).
+// errTmpFull when there is not that much; nothing where the filesystem
+// cannot reserve.
+func (s *Supervisor) reserveOut(fd int) error {
+	n := int64(outReserve)
+	if s.cfg.OutputCap > 0 {
+		n = min(n, s.cfg.OutputCap)
+	}
+	err := reserve(fd, n)
+	if errors.Is(err, unix.ENOSPC) || errors.Is(err, unix.EDQUOT) {
+		return fmt.Errorf("%w: no room for the call's output", errTmpFull)
+	}
+	return nil
+}
+
+func (s *Supervisor) reserveOutPath(path string) error {
+	fd, err := openRaw(path, unix.O_WRONLY, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	return s.reserveOut(fd)
 }
 
 // renameIntoBase moves a warm root to TMPDIR as mcp-call.N, never over

@@ -180,7 +180,10 @@ func TestCLICallURL(t *testing.T) {
 			t.Errorf("stderr lacks %q:\n%s", want, stderr)
 		}
 	}
-	if _, stderr, code := run("steps"); code != 1 || !strings.Contains(stderr, "Unauthorized: a valid bearer token is required") {
+	// Refused before any call: exit 4, no call made (issue 24: not the
+	// isError result's 1), with what to give.
+	if _, stderr, code := run("steps"); code != 4 || !strings.Contains(stderr, "Unauthorized: a valid bearer token is required") ||
+		!strings.Contains(stderr, "give the token with --auth-token-file FILE") {
 		t.Errorf("without the token: exit %d, stderr %q", code, stderr)
 	}
 }

@@ -24,6 +24,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"slices"
 	"strings"
@@ -61,6 +62,7 @@ var rlPayload = map[string]struct {
 	"usr/bin/mcp-bashd":                     {0o755, ""},
 	"usr/share/mcp-bashd/mcpserver_core.sh": {0o644, "scripts/mcpserver_core.sh"},
 	"usr/share/doc/mcp-bashd/README.md":     {0o644, "README.md"},
+	"usr/share/doc/mcp-bashd/LICENSE":       {0o644, "LICENSE"},
 }
 
 func TestReleaseOutputs(t *testing.T) {
@@ -122,6 +124,13 @@ func TestReleaseOutputs(t *testing.T) {
 				t.Fatalf("dpkg-deb -x: %v\n%s", err, b)
 			}
 			files, modes = rlReadTree(t, root)
+			// Debian's license file, the LICENSE's text under Expat (MIT).
+			copyright := string(files["usr/share/doc/mcp-bashd/copyright"])
+			delete(files, "usr/share/doc/mcp-bashd/copyright")
+			if !strings.HasPrefix(copyright, "Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/\n") ||
+				!strings.Contains(copyright, "\nLicense: Expat\n MIT License\n .\n Copyright (c) ") || !strings.Contains(copyright, "\n SOFTWARE.\n") {
+				t.Errorf("%s copyright file:\n%s", debFile, copyright)
+			}
 			bins["deb"] = rlCheckPayload(t, debFile, files, modes, false)
 			fields, err := exec.Command("dpkg-deb", "-f", filepath.Join(out, debFile), "Package", "Version", "Architecture", "Depends").Output()
 			if err != nil {
@@ -130,10 +139,14 @@ func TestReleaseOutputs(t *testing.T) {
 			if got, wantF := string(fields), "Package: mcp-bashd\nVersion: 1.2.3~rc4\nArchitecture: "+a.deb+"\nDepends: bash\n"; got != wantF {
 				t.Errorf("%s control fields:\n%s\nwant:\n%s", debFile, got, wantF)
 			}
+			// A maintainer is a name and a mail address, not a web page.
+			if m, _ := exec.Command("dpkg-deb", "-f", filepath.Join(out, debFile), "Maintainer").Output(); !regexp.MustCompile(`^[^<>]+ <[^<>@/]+@[^<>/]+>\n$`).Match(m) {
+				t.Errorf("%s %q", debFile, m)
+			}
 
 			info, files, modes := rlReadApk(t, filepath.Join(out, apkFile))
 			bins["apk"] = rlCheckPayload(t, apkFile, files, modes, false)
-			for _, kv := range []string{"pkgname = mcp-bashd", "pkgver = 1.2.3_rc4", "arch = " + a.apk, "depend = bash"} {
+			for _, kv := range []string{"pkgname = mcp-bashd", "pkgver = 1.2.3_rc4", "arch = " + a.apk, "depend = bash", "license = MIT"} {
 				if !slices.Contains(info, kv) {
 					t.Errorf("%s .PKGINFO lacks %q:\n%s", apkFile, kv, strings.Join(info, "\n"))
 				}

@@ -39,10 +39,30 @@ func sbToolsJSON(tools ...sbTool) string {
 }
 
 // sbServe is a daemon serving body with tools (and their settings).
-func sbServe(body string, tools ...sbTool) harness.Options {
-	o := rfIn("", "", nil)
+func sbServe(t *testing.T, body string, tools ...sbTool) harness.Options {
+	dir, tmp := t.TempDir(), t.TempDir()
+	sbShare(t, dir, tmp)
+	o := rfIn(dir, tmp, nil)
 	o.Files = map[string]string{"server.sh": rfLib + body, "tools.json": sbToolsJSON(tools...)}
 	return o
+}
+
+// sbShare lets a root daemon's sandboxed calls, which run as nobody
+// (docs/security.md), reach the test's directories as they would /tmp: the
+// tools write their notes into the server's directory ($RF_DIR), and the
+// call roots are in TMPDIR. t.TempDir makes them 0700.
+func sbShare(t *testing.T, dirs ...string) {
+	t.Helper()
+	for _, d := range dirs {
+		for _, c := range []struct {
+			path string
+			mode os.FileMode
+		}{{filepath.Dir(d), 0o711}, {d, 0o777}} {
+			if err := os.Chmod(c.path, c.mode); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
 }
 
 // sbCall calls tool and returns its result's text and isError.
@@ -71,7 +91,7 @@ func sbRequire(t *testing.T, d *harness.Daemon, what string) {
 // call's cgroup OOM-kills it) and the result says so; the daemon, outside
 // the call's cgroup and without its rlimits, serves the next call.
 func TestSandboxMemoryLimitStopsTool(t *testing.T) {
-	d := harness.Start(t, sbServe(`
+	d := harness.Start(t, sbServe(t, `
 tool_hog() { local s=x; while :; do s="$s$s"; done; }
 tool_ok() { echo fine; }
 `, sbTool{"hog", `{"limits":{"memory":"64MiB"}}`}, sbTool{"ok", ""}))
@@ -94,7 +114,7 @@ tool_ok() { echo fine; }
 // retries a refused fork for 15 s (1+2+4+8) before it gives up and ends
 // the command: this test takes that long.
 func TestSandboxForkLoopStopsAtProcessLimit(t *testing.T) {
-	d := harness.Start(t, sbServe(`tool_forks() { while :; do sleep 1000 & done; }`, sbTool{"forks", `{"limits":{"processes":32}}`}))
+	d := harness.Start(t, sbServe(t, `tool_forks() { while :; do sleep 1000 & done; }`, sbTool{"forks", `{"limits":{"processes":32}}`}))
 	text, isErr := sbCall(t, d, 1, "forks", `{}`)
 	sbRequire(t, d, "cgroup limits")
 	if !isErr || !strings.Contains(text, "fork: Resource temporarily unavailable") ||
@@ -119,7 +139,7 @@ func TestSandboxForkLoopStopsAtProcessLimit(t *testing.T) {
 // A CPU spin is stopped at its CPU limit: RLIMIT_CPU sends SIGXCPU after
 // one second of CPU time, and the result names the limit.
 func TestSandboxCPULimitStopsSpin(t *testing.T) {
-	d := harness.Start(t, sbServe(`tool_spin() { while :; do :; done; }`, sbTool{"spin", `{"limits":{"cpu":1}}`}))
+	d := harness.Start(t, sbServe(t, `tool_spin() { while :; do :; done; }`, sbTool{"spin", `{"limits":{"cpu":1}}`}))
 	text, isErr := sbCall(t, d, 1, "spin", `{}`)
 	if !isErr || text != "Error executing spin: \n[mcp-bashd: stopped: CPU time limit 1s reached]" {
 		t.Fatalf("spin: isError %v, text %q", isErr, text)
@@ -136,6 +156,7 @@ func TestSandboxCPULimitStopsSpin(t *testing.T) {
 // read while bash, its libraries and the call's own files still can.
 func TestSandboxFilesystemRules(t *testing.T) {
 	allowed, outside := t.TempDir(), t.TempDir()
+	sbShare(t, allowed, outside) // refused by Landlock, not by their modes
 	if err := os.WriteFile(filepath.Join(outside, "secret"), []byte("s3cret\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -156,7 +177,7 @@ tool_read() {
     try cat %[2]s/secret
 }
 `, allowed, outside)
-	d := harness.Start(t, sbServe(body, sbTool{"write", fmt.Sprintf(`{"filesystem":{"write":["$MCP_CALL_TMPDIR",%q]}}`, allowed)}, sbTool{"read", fmt.Sprintf(`{"filesystem":{"read":["/usr","/lib","/lib64","/bin","/etc",%q]}}`, allowed)}))
+	d := harness.Start(t, sbServe(t, body, sbTool{"write", fmt.Sprintf(`{"filesystem":{"write":["$MCP_CALL_TMPDIR",%q]}}`, allowed)}, sbTool{"read", fmt.Sprintf(`{"filesystem":{"read":["/usr","/lib","/lib64","/bin","/etc",%q]}}`, allowed)}))
 	text, isErr := sbCall(t, d, 1, "write", `{}`)
 	sbRequire(t, d, "landlock")
 	lines := strings.Split(text, "\n")
@@ -204,7 +225,7 @@ connect() { if (exec 3<>/dev/tcp/127.0.0.1/%d) 2>/dev/null; then echo connected;
 tool_offline() { connect; }
 tool_online() { connect; }
 `, port)
-	d := harness.Start(t, sbServe(body, sbTool{"offline", `{"network":false}`}, sbTool{"online", ""}))
+	d := harness.Start(t, sbServe(t, body, sbTool{"offline", `{"network":false}`}, sbTool{"online", ""}))
 	text, isErr := sbCall(t, d, 1, "offline", `{}`)
 	if strings.Contains(text, "network namespace") {
 		t.Skipf("this daemon may not create a network namespace: %s", text)
@@ -231,7 +252,7 @@ tool_online() { connect; }
 // in the call's cgroup, and dies with the call (without one it outlives
 // the call: TestDetachedToolsAreReaped).
 func TestSandboxSetsidChildDiesWithCall(t *testing.T) {
-	d := harness.Start(t, sbServe(`
+	d := harness.Start(t, sbServe(t, `
 tool_detach() {
     setsid bash -c 'echo "$$" >"$RF_DIR/child.tmp"; mv "$RF_DIR/child.tmp" "$RF_DIR/child"; exec sleep 1000' &
     while [ ! -s "$RF_DIR/child" ]; do sleep 0.01; done
@@ -265,7 +286,7 @@ show() {
 tool_boxed() { show; }
 tool_plain() { show; }
 `
-	d := harness.Start(t, sbServe(body, sbTool{"boxed", `{"limits":{"openFiles":100,"fileSize":"1MiB"},"network":false}`}, sbTool{"plain", ""}))
+	d := harness.Start(t, sbServe(t, body, sbTool{"boxed", `{"limits":{"openFiles":100,"fileSize":"1MiB"},"network":false}`}, sbTool{"plain", ""}))
 	boxed, isErr := sbCall(t, d, 1, "boxed", `{}`)
 	if isErr {
 		t.Fatalf("boxed: %q", boxed)
@@ -305,6 +326,7 @@ func TestSandboxCheckAndCallShowLimits(t *testing.T) {
 		t.Fatalf("check: %v\n%s", err, out)
 	}
 	tmp := t.TempDir()
+	sbShare(t, tmp)
 	cmd := exec.Command(harness.Binary, "call", script, "bad")
 	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
 	out, _ = cmd.Output()

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -33,13 +34,20 @@ arguments as is. While the tool runs, its mcp_progress shows as a progress
 bar and its mcp_log lines as "[level] text" on stderr (plain lines when
 stderr is not a terminal).
 
-Exit status: 0 a result, 1 an isError result or an error, 2 a usage error,
-130 (128+N for signal N) interrupted: the call was cancelled.
+A tool that asks (mcp_elicit) asks the person at the terminal; --answer
+gives the answers instead (for scripts).
+
+Exit status: 0 a result; 1 an isError result (the tool failed, or its
+arguments did not validate); 2 a usage error; 3 the server answered a
+JSON-RPC error (an unknown tool, invalid params); 4 no call was made (the
+server did not load, its tools.json is unusable, the connection or TLS
+failed); 130 (128+N for signal N) interrupted: the call was cancelled.
 
 Examples:
   mcp-bashd call examples/greeter/server.sh greet name=Ada
   mcp-bashd call --timeout 5s examples/plain/tools.sh slow '{"seconds":1}'
   mcp-bashd call --url http://127.0.0.1:3000/mcp greet name=Ada
+  mcp-bashd call --url https://host:3000/mcp --cacert cert.pem --auth-token-file token greet name=Ada
 
 Flags:
 `
@@ -51,27 +59,45 @@ type callFlags struct {
 	url       string
 	tokenFile string
 	limits    *limitFlags
+	cacert    string
+	insecure  bool
+	answers   stringList
 }
 
-func callCommand(args []string, stdout io.Writer) int {
+// call's exit statuses: a script can tell the tool's failure from a
+// server it could not reach or use.
+const (
+	exitToolError   = 1 // an isError result: the tool ran and failed (validation included)
+	exitUsage       = 2
+	exitRPCError    = 3 // the server answered a JSON-RPC error (unknown tool, invalid params)
+	exitUnavailable = 4 // no call was made: the server did not load, its files are unusable, the connection failed
+)
+
+func callCommand(args []string, std streams) int {
 	var cf callFlags
 	// --url needs no script; with --tools-dir, a first argument that names
 	// no file is TOOL.
 	f, rest, code := cliFlags("call", callUsage, args, cf.define, func(first string) bool {
 		return cf.url != "" || (cf.toolsDir != "" && !isFile(scriptOf(first)))
-	})
-	if code >= 0 {
+	}, std)
+	switch {
+	case code == 1:
+		return exitUnavailable // SERVER.sh is not there
+	case code >= 0:
 		return code
-	}
-	if len(rest) < 1 {
-		fmt.Fprintln(os.Stderr, "mcp-bashd call: missing TOOL (see mcp-bashd call --help)")
-		return 2
+	case len(rest) < 1:
+		fmt.Fprintln(std.err, "mcp-bashd call: missing TOOL (see mcp-bashd call --help)")
+		return exitUsage
 	}
 	if _, err := cf.limits.spec(); err != nil {
-		fmt.Fprintln(os.Stderr, "mcp-bashd call:", err)
-		return 2
+		fmt.Fprintln(std.err, "mcp-bashd call:", err)
+		return exitUsage
 	}
-	tool := rest[0]
+	answers, err := parseAnswers(cf.answers)
+	if err != nil {
+		fmt.Fprintln(std.err, "mcp-bashd call:", err)
+		return exitUsage
+	}
 	// Ctrl-C cancels the call the way a client's cancel would, then tears
 	// down as the daemon does (EXIT trap, temp files) and exits 128+N.
 	sigc := make(chan os.Signal, 4)
@@ -79,65 +105,78 @@ func callCommand(args []string, stdout io.Writer) int {
 	defer signal.Stop(sigc)
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
-	var interrupted os.Signal
+	var interrupted atomic.Value
 	go func() {
 		if sig, ok := <-sigc; ok {
-			interrupted = sig
+			interrupted.Store(sig)
 			cancel(supervisor.ErrCancelled)
 		}
 	}()
+	code = runCall(ctx, f, cf, rest[0], rest[1:], &terminalAsker{std: std, answers: answers}, std)
+	if sig, ok := interrupted.Load().(os.Signal); ok && ctx.Err() != nil {
+		fmt.Fprintf(std.err, "mcp-bashd call: interrupted (%v); the call was cancelled\n", sig)
+		return 128 + int(sig.(syscall.Signal))
+	}
+	return code
+}
+
+// runCall makes the call, locally or at --url, and prints its result.
+func runCall(ctx context.Context, f *cliFiles, cf callFlags, tool string, kv []string, ask *terminalAsker, std streams) int {
 	var local *localServer
-	var err error
 	if cf.url == "" {
 		// Loaded first: the script may name its tools list, which types
 		// the arguments.
-		if local, err = startLocal(ctx, f, cf); err != nil {
-			if interrupted != nil {
-				fmt.Fprintf(os.Stderr, "mcp-bashd call: interrupted (%v)\n", interrupted)
-				return 128 + int(interrupted.(syscall.Signal))
+		var err error
+		if local, err = startLocal(ctx, f, cf, std.err); err != nil {
+			if ctx.Err() == nil {
+				fmt.Fprintln(std.err, "mcp-bashd call:", err)
 			}
-			fmt.Fprintln(os.Stderr, "mcp-bashd call:", err)
-			return 1
+			return exitUnavailable
 		}
 		defer local.close()
+		if !local.toolsUsable(f, cf.toolsDir, std.err) {
+			return exitUnavailable
+		}
 	}
-	arguments, err := catalog.Arguments(f.tools, tool, rest[1:])
+	arguments, err := catalog.Arguments(f.tools, tool, kv)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "mcp-bashd call:", err)
-		return 2
+		fmt.Fprintln(std.err, "mcp-bashd call:", err)
+		return exitUsage
 	}
-	show := newProgress(os.Stderr)
+	show := newProgress(std.err)
 	var body json.RawMessage
 	var rerr *wire.Error
 	if cf.url != "" {
-		body, rerr, err = remoteCall(ctx, cf, tool, arguments, show)
+		body, rerr, err = remoteCall(ctx, cf, tool, arguments, show, ask)
 	} else {
-		body, rerr, err = local.call(ctx, tool, arguments, show)
+		body, rerr, err = local.call(ctx, tool, arguments, show, ask)
 	}
 	show.done()
 	switch {
-	case ctx.Err() != nil && interrupted != nil:
-		fmt.Fprintf(os.Stderr, "mcp-bashd call: interrupted (%v); the call was cancelled\n", interrupted)
-		return 128 + int(interrupted.(syscall.Signal))
+	case ctx.Err() != nil:
+		return exitUnavailable // interrupted: callCommand says so
 	case err != nil:
-		fmt.Fprintln(os.Stderr, "mcp-bashd call:", err)
-		return 1
+		fmt.Fprintln(std.err, "mcp-bashd call:", err)
+		return exitUnavailable
 	case rerr != nil:
-		fmt.Fprintf(os.Stderr, "mcp-bashd call: error %d: %s\n", rerr.Code, rerr.Message)
-		return 1
+		fmt.Fprintf(std.err, "mcp-bashd call: error %d: %s%s\n", rerr.Code, rerr.Message, local.whyNotFound(tool, rerr))
+		return exitRPCError
 	case cf.asJSON:
-		return printCallJSON(body, stdout)
+		return printCallJSON(body, std.out)
 	}
-	return printCallResult(body, stdout)
+	return printCallResult(body, std)
 }
 
 // define declares call's own flags.
 func (cf *callFlags) define(fs *flag.FlagSet) {
-	fs.DurationVar(&cf.timeout, "timeout", 0, "stop the call after this long (0: the tool's own x-mcp-bashd.timeout, or none)")
+	durationVar(fs, &cf.timeout, "timeout", 0, "stop the call after this long (0: the tool's own x-mcp-bashd.timeout, or none)")
 	fs.StringVar(&cf.toolsDir, "tools-dir", "", "also look for TOOL among `DIR`'s executables (EXE list); SERVER.sh may then be left out")
 	fs.BoolVar(&cf.asJSON, "json", false, "print the CallToolResult as JSON instead of its text")
 	fs.StringVar(&cf.url, "url", "", "call the tool on the Streamable HTTP server at `URL` (no SERVER.sh)")
 	fs.StringVar(&cf.tokenFile, "auth-token-file", "", "with --url: send `file`'s content as a bearer token")
+	fs.StringVar(&cf.cacert, "cacert", "", "with --url: trust the CA certificate(s) in this PEM `file` (a self-signed server's --tls-cert), besides the system's")
+	fs.BoolVar(&cf.insecure, "insecure", false, "with --url: do not verify the server's TLS certificate")
+	fs.Var(&cf.answers, "answer", "the answer to the tool's next question (mcp_elicit): `JSON`, the content {\"k\":\"v\"} or a whole result {\"action\":\"decline\"}; repeat for several (default: asked on the terminal)")
 	cf.limits = addLimitFlags(fs)
 }
 
@@ -149,7 +188,7 @@ func printCallJSON(body json.RawMessage, stdout io.Writer) int {
 		IsError bool `json:"isError"`
 	}
 	if json.Unmarshal(body, &r) == nil && r.IsError {
-		return 1
+		return exitToolError
 	}
 	return 0
 }
@@ -166,11 +205,13 @@ type localServer struct {
 	src      *catalog.Source
 	srv      *mcp.Server
 	closeLog func()
+	stderr   io.Writer // the command's
+	script   string
 }
 
 // startLocal loads the script (when there is one) and picks the files it
 // names (f.adopt).
-func startLocal(ctx context.Context, f *cliFiles, cf callFlags) (*localServer, error) {
+func startLocal(ctx context.Context, f *cliFiles, cf callFlags, stderr io.Writer) (*localServer, error) {
 	log, closeLog, err := newLogger()
 	if err != nil {
 		return nil, err
@@ -194,7 +235,7 @@ func startLocal(ctx context.Context, f *cliFiles, cf callFlags) (*localServer, e
 	if f.script != "" {
 		f.adopt(sup.Current())
 	}
-	l := &localServer{sup: sup, closeLog: closeLog}
+	l := &localServer{sup: sup, closeLog: closeLog, stderr: stderr, script: f.script}
 	l.src = catalog.NewSource(catalog.Options{ToolsFile: f.tools, ConfigFile: f.config, ConfigRequired: f.configNamed,
 		ToolsDir: absPath(cf.toolsDir), Lister: sup, Log: log.Named("catalog")})
 	l.srv = mcp.New(mcp.Options{
@@ -204,11 +245,11 @@ func startLocal(ctx context.Context, f *cliFiles, cf callFlags) (*localServer, e
 }
 
 // call runs the tool once.
-func (l *localServer) call(ctx context.Context, tool string, args json.RawMessage, show *progress) (json.RawMessage, *wire.Error, error) {
-	if t, found, _ := l.src.Current().Lookup(tool); found && t.SandboxErr == nil {
-		printLimits(os.Stderr, tool, l.sup.Sandbox().Describe(t.Sandbox))
+func (l *localServer) call(ctx context.Context, tool string, args json.RawMessage, show *progress, ask *terminalAsker) (json.RawMessage, *wire.Error, error) {
+	if t, found, _ := l.src.Fresh(ctx).Lookup(tool); found && t.SandboxErr == nil {
+		printLimits(l.stderr, tool, l.sup.Sandbox().Describe(t.Sandbox))
 	}
-	res, rerr := l.srv.Call(ctx, tool, args, show)
+	res, rerr := l.srv.CallAsking(ctx, tool, args, show, ask.ask)
 	if res == nil {
 		return nil, rerr, nil
 	}
@@ -231,8 +272,9 @@ type progress struct {
 	drew bool
 }
 
-func newProgress(w *os.File) *progress {
-	return &progress{w: w, tty: isTerminal(w)}
+func newProgress(w io.Writer) *progress {
+	f, ok := w.(*os.File)
+	return &progress{w: w, tty: ok && isTerminal(f)}
 }
 
 func (p *progress) Notify(method string, params json.RawMessage) {

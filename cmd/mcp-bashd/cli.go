@@ -55,9 +55,19 @@ func (f *cliFiles) bashPath() (string, error) {
 // an exit status >= 0 when the command is done (help, usage error).
 // scriptless, asked once the flags are parsed with the first argument (""
 // for none), says when the command runs without a script.
-func cliFlags(name, usage string, args []string, extra func(*flag.FlagSet), scriptless func(first string) bool) (*cliFiles, []string, int) {
-	fs := flag.NewFlagSet("mcp-bashd "+name, flag.ContinueOnError)
+func cliFlags(name, usage string, args []string, extra func(*flag.FlagSet), scriptless func(first string) bool, std streams) (*cliFiles, []string, int) {
 	f := &cliFiles{}
+	fs := cliFlagSet(name, f, extra)
+	positional, rest, err := parseArgs(fs, args, func(w io.Writer) { usageOf(w, fs, usage, "") }, std)
+	if err != nil {
+		return nil, nil, parseFailed(err, name, std)
+	}
+	return f.resolve(name, positional, rest, scriptless, std)
+}
+
+// cliFlagSet is the flags of the command name: the files', then extra.
+func cliFlagSet(name string, f *cliFiles, extra func(*flag.FlagSet)) *flag.FlagSet {
+	fs := flag.NewFlagSet("mcp-bashd "+name, flag.ContinueOnError)
 	fs.StringVar(&f.tools, "tools", "", "tools list `file` (default: MCP_TOOLS_LIST_FILE as SERVER's top level leaves it, or tools.json beside SERVER)")
 	fs.StringVar(&f.config, "config", "", "configuration `file` (default: MCP_CONFIG_FILE as SERVER's top level leaves it, or config.json beside SERVER)")
 	fs.StringVar(&f.bash, "bash", "", "`path` of the bash that runs the script and its tools (default: bash on PATH)")
@@ -66,10 +76,12 @@ func cliFlags(name, usage string, args []string, extra func(*flag.FlagSet), scri
 	if extra != nil {
 		extra(fs)
 	}
-	positional, rest, err := parseArgs(fs, args, func(w io.Writer) { usageOf(w, fs, usage, "") })
-	if err != nil {
-		return nil, nil, parseFailed(err, name)
-	}
+	return fs
+}
+
+// resolve finds SERVER.sh (or a directory holding server.sh) and its
+// files, as cliFlags says.
+func (f *cliFiles) resolve(name string, positional, rest []string, scriptless func(first string) bool, std streams) (*cliFiles, []string, int) {
 	first := ""
 	if len(positional) > 0 {
 		first = positional[0]
@@ -79,7 +91,7 @@ func cliFlags(name, usage string, args []string, extra func(*flag.FlagSet), scri
 		return f, append(positional, rest...), -1
 	}
 	if len(positional) < 1 {
-		fmt.Fprintf(os.Stderr, "mcp-bashd %s: missing SERVER.sh (see mcp-bashd %s --help)\n", name, name)
+		fmt.Fprintf(std.err, "mcp-bashd %s: missing SERVER.sh (see mcp-bashd %s --help)\n", name, name)
 		return nil, nil, 2
 	}
 	abs, err := filepath.Abs(scriptOf(positional[0]))
@@ -87,7 +99,7 @@ func cliFlags(name, usage string, args []string, extra func(*flag.FlagSet), scri
 		_, err = os.Stat(abs)
 	}
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "mcp-bashd %s: server script %s: %v\n", name, positional[0], err)
+		fmt.Fprintf(std.err, "mcp-bashd %s: server script %s: %v\n", name, positional[0], err)
 		return nil, nil, 1
 	}
 	f.script = abs
@@ -126,27 +138,34 @@ Example:
 Flags:
 `
 
-func toolsCommand(args []string, stdout io.Writer) int {
-	var asJSON bool
-	f, _, code := cliFlags("tools", toolsUsage, args, func(fs *flag.FlagSet) {
-		fs.BoolVar(&asJSON, "json", false, "print the tools/list result (JSON) instead of a table")
-	}, nil)
+func toolsCommand(args []string, std streams) int {
+	stdout := std.out
+	var tf toolsFlags
+	asJSON, rf := &tf.asJSON, &tf.remote
+	f, rest, code := cliFlags("tools", toolsUsage, args, tf.define, func(string) bool { return rf.url != "" }, std)
 	if code >= 0 {
 		return code
+	}
+	if len(rest) > 0 {
+		fmt.Fprintf(std.err, "mcp-bashd tools: one SERVER.sh, not also %q (see mcp-bashd tools --help)\n", strings.Join(rest, " "))
+		return 2
+	}
+	if rf.url != "" {
+		return remoteTools(*rf, *asJSON, std)
 	}
 	if f.toolsFlag == "" {
 		// The script may name its tools list itself (MCP_TOOLS_LIST_FILE
 		// at its top level): load it to know.
 		if sn, err := loadScript(f); err != nil {
-			fmt.Fprintf(os.Stderr, "mcp-bashd tools: the server script did not load, so the tools list it may name is not known; reading %s (%v)\n", f.tools, err)
+			fmt.Fprintf(std.err, "mcp-bashd tools: the server script did not load, so the tools list it may name is not known; reading %s (%v)\n", f.tools, err)
 		} else {
 			f.adopt(sn)
 		}
 	}
-	if asJSON {
+	if *asJSON {
 		tf := catalog.LoadTools(f.tools)
 		if tf.Err != nil {
-			fmt.Fprintf(os.Stderr, "mcp-bashd tools: %s: %v\n", f.tools, tf.Err)
+			fmt.Fprintf(std.err, "mcp-bashd tools: %s: %v\n", f.tools, tf.Err)
 			return 1
 		}
 		var out bytes.Buffer
@@ -157,9 +176,15 @@ func toolsCommand(args []string, stdout io.Writer) int {
 	}
 	tools, err := catalog.InspectTools(f.tools)
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "mcp-bashd tools: %s: %v\n", f.tools, err)
+		fmt.Fprintf(std.err, "mcp-bashd tools: %s: %v\n", f.tools, err)
 		return 1
 	}
+	toolsTable(tools, stdout)
+	return declarationsTable(f, std)
+}
+
+// toolsTable prints one line per tool: name, description, arguments.
+func toolsTable(tools []catalog.ToolInfo, stdout io.Writer) {
 	w := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(w, "NAME\tDESCRIPTION\tARGUMENTS")
 	for _, t := range tools {
@@ -177,7 +202,20 @@ func toolsCommand(args []string, stdout io.Writer) int {
 		fmt.Fprintf(w, "%s\t%s\t%s\n", oneLine(t.Name, 40), oneLine(t.Description, 60), strings.Join(as, " "))
 	}
 	w.Flush()
-	return declarationsTable(f, stdout)
+}
+
+// toolsFlags are tools' own flags.
+type toolsFlags struct {
+	asJSON bool
+	remote remoteFlags
+}
+
+func (tf *toolsFlags) define(fs *flag.FlagSet) {
+	fs.BoolVar(&tf.asJSON, "json", false, "print the tools/list result (JSON) instead of a table")
+	fs.StringVar(&tf.remote.url, "url", "", "list the tools of the Streamable HTTP server at `URL` (no SERVER.sh)")
+	fs.StringVar(&tf.remote.tokenFile, "auth-token-file", "", "with --url: send `file`'s content as a bearer token")
+	fs.StringVar(&tf.remote.cacert, "cacert", "", "with --url: trust the CA certificate(s) in this PEM `file`, besides the system's")
+	fs.BoolVar(&tf.remote.insecure, "insecure", false, "with --url: do not verify the server's TLS certificate")
 }
 
 // oneLine fits text in one table cell: whitespace runs (newlines, tabs)
@@ -190,7 +228,8 @@ func oneLine(text string, max int) string {
 	return text
 }
 
-func printCallResult(body []byte, stdout io.Writer) int {
+func printCallResult(body []byte, std streams) int {
+	stdout := std.out
 	var res struct {
 		Content []struct {
 			Type     string          `json:"type"`
@@ -203,8 +242,8 @@ func printCallResult(body []byte, stdout io.Writer) int {
 		IsError    bool            `json:"isError"`
 	}
 	if err := json.Unmarshal(body, &res); err != nil {
-		fmt.Fprintf(os.Stderr, "mcp-bashd call: unexpected result %q\n", body)
-		return 1
+		fmt.Fprintf(std.err, "mcp-bashd call: unexpected result %q\n", body)
+		return exitRPCError
 	}
 	for _, c := range res.Content {
 		switch c.Type {
@@ -220,7 +259,7 @@ func printCallResult(body []byte, stdout io.Writer) int {
 		fmt.Fprintf(stdout, "structuredContent: %s\n", res.Structured)
 	}
 	if res.IsError {
-		return 1
+		return exitToolError
 	}
 	return 0
 }
@@ -238,7 +277,12 @@ and complete_ function is declared.
 Problems are printed as FILE:LINE: message; the exit status is 1 if any.
 An inputSchema keyword whose value is not JSON Schema is a warning
 (FILE:LINE: warning: ...): the server leaves it unenforced, as bash-mcp-sdk
-did, and says so in its log; warnings alone do not fail the check.
+did, and says so in its log; warnings alone do not fail the check. A type
+name that is no JSON type ("strin") is an error, with the name meant. A
+path that depends on the working directory (a relative MCP_TOOLS_LIST_FILE,
+or a drop-in server left with the shim's default, tools.json in the
+working directory) is a warning: a host starts a server in a directory of
+its own.
 
 Example:
   mcp-bashd check examples/greeter/server.sh
@@ -246,10 +290,15 @@ Example:
 Flags:
 `
 
-func checkCommand(args []string, stdout io.Writer) int {
-	f, _, code := cliFlags("check", checkUsage, args, nil, nil)
+func checkCommand(args []string, std streams) int {
+	stdout := std.out
+	f, rest, code := cliFlags("check", checkUsage, args, nil, nil, std)
 	if code >= 0 {
 		return code
+	}
+	if len(rest) > 0 {
+		fmt.Fprintf(std.err, "mcp-bashd check: one SERVER.sh at a time, not also %q\n", strings.Join(rest, " "))
+		return 2
 	}
 	sn, err := loadScript(f)
 	if err == nil {
@@ -265,6 +314,9 @@ func checkCommand(args []string, stdout io.Writer) int {
 	decl, counts := catalog.LintDeclarations(catalog.DeclInput{ResourcesFile: f.resources, PromptsFile: f.prompts, Script: f.script, Functions: in.Functions})
 	problems = append(problems, decl...)
 	problems = append(problems, limitRefusals(f.tools)...)
+	if sn != nil {
+		problems = append(problems, cwdWarnings(f, sn)...)
+	}
 	failed, warnings := 0, 0
 	for _, p := range problems {
 		fmt.Fprintln(stdout, p)
@@ -292,14 +344,18 @@ func plural(n int, word string) string {
 	return word + "s"
 }
 
-// loadScript loads the script once.
-func loadScript(f *cliFiles) (*supervisor.Snapshot, error) {
+// loadScript loads the script once, from our directory.
+func loadScript(f *cliFiles) (*supervisor.Snapshot, error) { return loadScriptIn(f, "") }
+
+// loadScriptIn loads the script once, its top level started in dir ("":
+// ours).
+func loadScriptIn(f *cliFiles, dir string) (*supervisor.Snapshot, error) {
 	bash, err := f.bashPath()
 	if err != nil {
 		return nil, errors.New("bash not found on PATH (use --bash PATH): cannot load the script")
 	}
 	self, _ := os.Executable()
-	sup, err := supervisor.New(supervisor.Config{Bash: bash, Script: f.script, Self: self, Log: zap.NewNop(), Warm: -1})
+	sup, err := supervisor.New(supervisor.Config{Bash: bash, Script: f.script, Self: self, Log: zap.NewNop(), Warm: -1, LoadDir: dir})
 	if err != nil {
 		return nil, err
 	}

@@ -86,6 +86,7 @@ func start(ctx context.Context, o options, p paths, scriptArgs []string, log *za
 		Bash: p.bash, Script: p.script, ScriptArgs: scriptArgs, Self: self,
 		OutputCap: zeroMeansNone(o.outputCap), Grace: time.Duration(zeroMeansNone(int64(o.grace))),
 		ServerPID: o.serverPID, Log: log.Named("supervisor"), Limits: o.limits.parsed, Warm: warmSetting(o), WarmIdle: o.warmIdle,
+		ScriptStderr: scriptStderr(log),
 	})
 	if err != nil {
 		return nil, err
@@ -101,6 +102,10 @@ func start(ctx context.Context, o options, p paths, scriptArgs []string, log *za
 	}
 	// Only now are the declarations known: the script may name them.
 	files := declare(o, p, sup.Current(), log)
+	if !o.oneshot { // the shim's process_request: the serving daemon has said it
+		warnMissingFunctions(log.Named("catalog"), files.tools, p.script, sup.Current())
+		warnElsewhere(log.Named("catalog"), p.script, files)
+	}
 	catLog := log.Named("catalog")
 	if o.oneshot {
 		// The shim's process_request: its stderr is its caller's (in a
@@ -118,6 +123,7 @@ func start(ctx context.Context, o options, p paths, scriptArgs []string, log *za
 		Catalog: src, Runner: sup, Snapshot: sup.Current, Metrics: d.met,
 		MaxConcurrent: o.maxConcurrent, DefaultTimeout: o.timeout, Sequential: o.sequential,
 		Log: log.Named("mcp"), StateKey: stateKey,
+		TaskStoreMax: o.taskStoreMax, TaskStoreBytes: o.taskStoreBytes,
 	})
 	if !o.noWatch && !o.oneshot {
 		ctx, cancel := context.WithCancel(context.Background())
@@ -133,7 +139,7 @@ func start(ctx context.Context, o options, p paths, scriptArgs []string, log *za
 }
 
 // listen starts the transport: Streamable HTTP, or stdin/stdout.
-func (d *daemon) listen(o options) error {
+func (d *daemon) listen(o options, std streams) error {
 	if o.http {
 		var err error
 		if d.httpSrv, err = startHTTP(o, d.srv, d.log); err != nil {
@@ -142,12 +148,12 @@ func (d *daemon) listen(o options) error {
 		go func() { d.served <- d.httpSrv.wait() }()
 		return nil
 	}
-	if isTerminal(os.Stdin) {
+	if f, ok := std.in.(*os.File); ok && isTerminal(f) {
 		// A person at a terminal, not a client: say what this is.
-		fmt.Fprintf(os.Stderr, "mcp-bashd: serving %s as MCP on stdin/stdout (JSON-RPC, one message per line; Ctrl-D ends).\n"+
+		fmt.Fprintf(std.err, "mcp-bashd: serving %s as MCP on stdin/stdout (JSON-RPC, one message per line; Ctrl-D ends).\n"+
 			"  To try its tools by hand: mcp-bashd tools %s, mcp-bashd call %s TOOL key=value\n", d.name, d.name, d.name)
 	}
-	conn := stdio.New(os.Stdin, os.Stdout, stdio.Options{MaxLine: o.maxLine, ModernEnabled: d.srv.ModernEnabled, SkipBlank: d.srv.SDK2026Dialect, Busy: d.srv.CallsRunning, Log: d.log.Named("stdio")})
+	conn := stdio.New(std.in, std.out, stdio.Options{MaxLine: o.maxLine, ModernEnabled: d.srv.ModernEnabled, SkipBlank: d.srv.SDK2026Dialect, Busy: d.srv.CallsRunning, Log: d.log.Named("stdio")})
 	d.outDead = conn.OutputDead()
 	d.stdio = conn
 	go func() { d.served <- d.srv.Serve(conn) }()

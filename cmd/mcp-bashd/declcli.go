@@ -2,8 +2,6 @@ package main
 
 import (
 	"fmt"
-	"io"
-	"os"
 	"strings"
 	"text/tabwriter"
 
@@ -12,7 +10,8 @@ import (
 
 // declarationsTable prints, after the tools, the resources and prompts
 // resources.json and prompts.json declare (nothing when neither exists).
-func declarationsTable(f *cliFiles, stdout io.Writer) int {
+func declarationsTable(f *cliFiles, std streams) int {
+	stdout := std.out
 	rf, pf := catalog.LoadResources(f.resources), catalog.LoadPrompts(f.prompts)
 	status := 0
 	for _, e := range []struct {
@@ -20,7 +19,7 @@ func declarationsTable(f *cliFiles, stdout io.Writer) int {
 		err  error
 	}{{rf.Path, rf.Err}, {pf.Path, pf.Err}} {
 		if e.err != nil {
-			fmt.Fprintf(os.Stderr, "mcp-bashd tools: %s: %v\n", e.path, e.err)
+			fmt.Fprintf(std.err, "mcp-bashd tools: %s: %v\n", e.path, e.err)
 			status = 1
 		}
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 
@@ -137,7 +138,7 @@ func declare(o options, p paths, sn *supervisor.Snapshot, log *zap.Logger) declF
 	files := pickFiles(fileFlags{o.tools, o.config, o.resources, o.prompts}, p.script, p.toolsDir, sn, o.snapshotFD >= 0)
 	for _, l := range files.logs {
 		if err := addLogFile(log, l); err != nil {
-			log.Warn("log file the server script names cannot be opened", zap.String("path", l), zap.Error(err))
+			say(log, zap.WarnLevel, fmt.Sprintf("log file %s the server script names cannot be opened; serving without it: %v", l, err), zap.String("path", l))
 		}
 	}
 	return files

@@ -5,9 +5,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"runtime/debug"
+	"strconv"
 	"strings"
+	"time"
 
 	"go.uber.org/zap"
 )
@@ -16,17 +19,19 @@ import (
 // arguments come back in order as positional, those after "--" as rest.
 // (The flag package alone stops at the first non-flag, so `mcp-bashd
 // server.sh --http` would pass --http to the script and serve stdio.)
-// usage is printed on stdout for --help and on stderr after a usage error
-// (stdout may be a protocol stream).
-func parseArgs(fs *flag.FlagSet, args []string, usage func(io.Writer)) (positional, rest []string, err error) {
+// usage is printed on stdout for --help; a usage error is one line on
+// stderr (stdout may be a protocol stream).
+func parseArgs(fs *flag.FlagSet, args []string, usage func(io.Writer), std streams) (positional, rest []string, err error) {
 	fs.Usage = func() {}
-	fs.SetOutput(os.Stderr)
+	fs.SetOutput(io.Discard)
 	for {
 		if err := fs.Parse(args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
-				usage(os.Stdout)
+				usage(std.out)
 			} else {
-				usage(os.Stderr)
+				// One line and where to look, not the whole usage: the
+				// mistake stays on the screen.
+				fmt.Fprintf(std.err, "%s: %v (see %s --help)\n", fs.Name(), err, fs.Name())
 			}
 			return nil, nil, err
 		}
@@ -52,7 +57,12 @@ func usageOf(w io.Writer, fs *flag.FlagSet, text, tail string) {
 			return
 		}
 		name, usage := flag.UnquoteUsage(f)
-		line := "  -" + f.Name
+		if _, ok := f.Value.(*durationValue); ok && name == "value" {
+			name = "duration"
+		}
+		// Two dashes, as the README and the examples write them (the
+		// flag package takes either).
+		line := "  --" + f.Name
 		if name != "" {
 			line += " " + name
 		}
@@ -72,12 +82,12 @@ func usageOf(w io.Writer, fs *flag.FlagSet, text, tail string) {
 // parseFailed turns a flag error into an exit status: 0 for --help (the
 // usage went to stdout), 2 for a usage error (the flag package said why on
 // stderr; a hint follows for a flag meant for the script).
-func parseFailed(err error, cmd string) int {
+func parseFailed(err error, cmd string, std streams) int {
 	if errors.Is(err, flag.ErrHelp) {
 		return 0
 	}
 	if strings.HasPrefix(err.Error(), "flag provided but not defined") && cmd == "" {
-		fmt.Fprintln(os.Stderr, "mcp-bashd: arguments for the server script go after --, e.g. mcp-bashd server.sh -- --verbose")
+		fmt.Fprintln(std.err, "mcp-bashd: arguments for the server script go after --, e.g. mcp-bashd server.sh -- --verbose")
 	}
 	return 2
 }
@@ -183,3 +193,34 @@ func settingsField(o options) zap.Field {
 	return zap.Dict("settings", zap.Int("max_concurrency", o.maxConcurrent), zap.Duration("timeout", o.timeout),
 		zap.Duration("grace", o.grace), zap.Duration("drain", o.drain), zap.Bool("sequential", o.sequential))
 }
+
+// durationValue is a duration flag that also takes plain seconds ("2",
+// "0.5"), as tools.json's x-mcp-bashd.timeout does: --timeout 2 and
+// MCP_BASHD_TIMEOUT=2 mean two seconds.
+type durationValue time.Duration
+
+func durationVar(fs *flag.FlagSet, p *time.Duration, name string, def time.Duration, usage string) {
+	*p = def
+	fs.Var((*durationValue)(p), name, usage)
+}
+
+func (d *durationValue) Set(s string) error {
+	if secs, err := strconv.ParseFloat(s, 64); err == nil {
+		if secs < 0 || math.IsInf(secs, 0) || math.IsNaN(secs) || secs > math.MaxInt64/float64(time.Second) {
+			return errors.New("not a duration")
+		}
+		*d = durationValue(time.Duration(secs * float64(time.Second)))
+		return nil
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return errors.New("not a duration: give seconds (2, 0.5) or a Go duration (1m30s, 500ms)")
+	}
+	*d = durationValue(v)
+	return nil
+}
+
+func (d *durationValue) String() string { return time.Duration(*d).String() }
+
+// Get makes the value a flag.Getter, as the flag package's own are.
+func (d *durationValue) Get() any { return time.Duration(*d) }

@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	stdlog "log"
 	"net"
 	"net/http"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -57,7 +59,8 @@ func startHTTP(o options, srv *mcp.Server, log *zap.Logger) (*httpServer, error)
 		Sessionless: o.httpConn, Log: log.Named("http"),
 	})
 	hs := &httpServer{
-		srv:  &http.Server{Handler: accessLog(handler, log.Named("http")), ReadHeaderTimeout: 10 * time.Second},
+		srv: &http.Server{Handler: accessLog(handler, log.Named("http")), ReadHeaderTimeout: 10 * time.Second,
+			ErrorLog: serverErrorLog(log.Named("http"))},
 		mcp:  handler,
 		errc: make(chan error, 1),
 	}
@@ -73,8 +76,8 @@ func startHTTP(o options, srv *mcp.Server, log *zap.Logger) (*httpServer, error)
 		hs.srv.SetKeepAlivesEnabled(false)
 		log.Info("serving one http connection on stdin/stdout", zap.String("local", ln.Addr().String()), zap.Bool("loopback", loopback))
 	} else {
-		log.Info("serving http", zap.String("url", scheme+"://"+ln.Addr().String()+o.httpPath))
-		fmt.Fprintf(os.Stderr, "mcp-bashd: serving %s://%s%s\n", scheme, ln.Addr().String(), o.httpPath)
+		url := scheme + "://" + shownAddr(o.httpBind, ln.Addr()) + o.httpPath
+		say(log, zap.InfoLevel, "serving "+url, zap.String("url", url))
 	}
 	go func() {
 		var err error
@@ -114,15 +117,38 @@ func httpListener(o options, hasToken bool, log *zap.Logger) (net.Listener, bool
 		return streamhttp.ListenOnce(c), loopback, nil
 	}
 	addr := net.JoinHostPort(o.httpBind, o.httpPort)
-	if !loopback && !hasToken {
-		fmt.Fprintf(os.Stderr, "mcp-bashd: WARNING: serving on %s without --auth-token-file: anyone who can reach it can run your tools\n", addr)
-		log.Warn("non-loopback bind without a token", zap.String("addr", addr))
-	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, false, fmt.Errorf("listen on %s: %w", addr, err)
 	}
+	if !loopback && !hasToken {
+		// Once listening: the port is the one clients reach (--http-port 0).
+		shown := shownAddr(o.httpBind, ln.Addr())
+		say(log, zap.WarnLevel, fmt.Sprintf("serving on %s without --auth-token-file: anyone who can reach it can run your tools", shown), zap.String("addr", shown))
+	}
 	return ln, loopback, nil
+}
+
+// shownAddr is the address a server listens on as the user named it: the
+// bind address given (0.0.0.0 stays 0.0.0.0, where the socket says [::])
+// with the port the socket got (--http-port 0 picks one).
+func shownAddr(bind string, a net.Addr) string {
+	if t, ok := a.(*net.TCPAddr); ok && bind != "" {
+		return net.JoinHostPort(strings.Trim(bind, "[]"), strconv.Itoa(t.Port))
+	}
+	return a.String()
+}
+
+// serverErrorLog routes net/http's own messages ("http: TLS handshake
+// error from …", a panic in a handler) into the daemon's log, at warn, so
+// they get its level, its format and its files instead of raw lines on
+// stderr.
+func serverErrorLog(log *zap.Logger) *stdlog.Logger {
+	l, err := zap.NewStdLogAt(log, zap.WarnLevel)
+	if err != nil {
+		return zap.NewStdLog(log)
+	}
+	return l
 }
 
 // wait blocks until the server stops; an HTTP server ends only by a signal.
@@ -146,10 +172,14 @@ func accessLog(next http.Handler, log *zap.Logger) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
+		r, method := streamhttp.WithMethodNote(r)
 		next.ServeHTTP(sw, r)
+		if *method == "" {
+			*method = r.Header.Get("Mcp-Method")
+		}
 		log.Info("request", zap.String("method", r.Method), zap.String("path", r.URL.Path),
 			zap.Int("status", sw.status), zap.Duration("duration", time.Since(start)),
-			zap.String("remote", r.RemoteAddr), zap.String("mcp_method", r.Header.Get("Mcp-Method")))
+			zap.String("remote", r.RemoteAddr), zap.String("mcp_method", *method))
 	})
 }
 
@@ -182,7 +212,7 @@ func startMetrics(addr string, met *metrics.Metrics, srv *mcp.Server, sup *super
 		{Name: "mcp_bashd_group_kills_total", Help: "Process groups SIGKILLed after ignoring SIGTERM for the grace.", Value: st.Killed.Load},
 		{Name: "mcp_bashd_orphans_reaped_total", Help: "Processes reaped that no call started directly (lifeline sentinels, detached or orphaned tool processes).", Value: sup.OrphansReaped},
 	})
-	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ErrorLog: serverErrorLog(log.Named("metrics"))}
 	go hs.Serve(ln)
 	log.Info("serving metrics", zap.String("addr", ln.Addr().String()))
 	return func() {

@@ -15,8 +15,12 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"slices"
+	"strings"
 	"syscall"
 	"time"
+
+	"go.uber.org/zap"
 
 	// A sandboxed call's exec helper: started as this binary, it becomes
 	// the call's bash in this package's init, before main and before the
@@ -24,6 +28,9 @@ import (
 	_ "github.com/mcp-bashd/mcp-bashd/sandbox/exechelper"
 	"github.com/mcp-bashd/mcp-bashd/scripts"
 	"github.com/mcp-bashd/mcp-bashd/supervisor"
+
+	"github.com/mcp-bashd/mcp-bashd/internal/fds"
+	"github.com/mcp-bashd/mcp-bashd/rpc/mcp"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -39,6 +46,7 @@ Usage:
   mcp-bashd check SERVER.sh               lint a server without serving it
   mcp-bashd shim                          print the drop-in mcpserver_core.sh
   mcp-bashd new DIR                       start a new server in DIR
+  mcp-bashd completion bash|zsh|fish      print the shell completion script
   mcp-bashd version                       print the version
   mcp-bashd help [COMMAND]                this text, or a command's
 Each subcommand takes --help. Flags may stand anywhere before a "--";
@@ -64,8 +72,9 @@ Environment (flags win):
   (SERVER.sh may set these three itself, as for bash-mcp-sdk: the value its top level leaves,
   a relative one meaning a file in the directory it was in, wins over the environment.)
   MCP_EXTRA_LOG_FILE    a second log file
-  MCP_LOG_STDERR        stderr gets warnings and errors; 1: every level; 0: nothing
-  MCP_LOG_FORMAT=json   JSON lines on stderr too
+  MCP_LOG_LEVEL         least level logged anywhere: debug, info, warn, error (--log-level)
+  MCP_LOG_STDERR        stderr alone: unset warn; 0/no nothing; 1/yes the log level; or a level
+  MCP_LOG_FORMAT        console or json, for every line (--log-format)
   TMPDIR                where per-call directories are made (default: /tmp)
 
 Settings from the environment (for a server the host starts as ./server.sh):
@@ -84,6 +93,8 @@ type options struct {
 	tools, config, bash string
 	resources, prompts  string
 	maxConcurrent       int
+	taskStoreMax        int
+	taskStoreBytes      int64
 	warm                int
 	warmIdle            time.Duration
 	maxLine             int
@@ -106,29 +117,40 @@ type options struct {
 	metricsAddr         string
 	tlsCert, tlsKey     string
 	limits              *limitFlags
+	logs                *logFlags
 }
 
 func main() {
-	os.Exit(run(os.Args[1:]))
+	// Before anything is started: nothing inherited reaches a tool.
+	fds.CloseOnExecInherited()
+	os.Exit(run(os.Args[1:], streams{os.Stdin, os.Stdout, os.Stderr}))
 }
 
-func run(args []string) int {
+// streams are a command's standard input, output and error: the process's
+// in main, a test's buffers in the package's tests.
+type streams struct {
+	in       io.Reader
+	out, err io.Writer
+}
+
+// run is the whole command: it returns the exit status.
+func run(args []string, std streams) int {
 	if len(args) > 0 {
-		if code, ok := subcommand(args[0], args[1:]); ok {
+		if code, ok := subcommand(args[0], args[1:], std); ok {
 			return code
 		}
 	}
 	var o options
 	fs := daemonFlags(&o)
-	positional, rest, err := parseArgs(fs, args, func(w io.Writer) { usageOf(w, fs, usage, examples) })
+	positional, rest, err := parseArgs(fs, args, func(w io.Writer) { usageOf(w, fs, usage, examples) }, std)
 	if err != nil {
-		return parseFailed(err, "")
+		return parseFailed(err, "", std)
 	}
 	// The shim's one-shot process_request is an API call, not a server:
 	// the serving settings of the environment are not its own.
 	if !o.oneshot {
 		if err := envFlags(fs); err != nil {
-			fmt.Fprintln(os.Stderr, "mcp-bashd:", err)
+			fmt.Fprintln(std.err, "mcp-bashd:", err)
 			return 2
 		}
 	}
@@ -144,57 +166,60 @@ func run(args []string) int {
 		o.drain = 5 * time.Second
 	}
 	if _, err := o.limits.spec(); err != nil {
-		fmt.Fprintln(os.Stderr, "mcp-bashd:", err)
+		fmt.Fprintln(std.err, "mcp-bashd:", err)
 		return 2
 	}
+	if err := o.logs.check(); err != nil {
+		fmt.Fprintln(std.err, "mcp-bashd:", err)
+		return 2
+	}
+	o.logs.quiet = o.oneshot
 	if len(positional) < 1 && o.toolsDir == "" {
-		fmt.Fprintln(os.Stderr, "mcp-bashd: missing SERVER.sh (see mcp-bashd --help)")
+		fmt.Fprintln(std.err, "mcp-bashd: missing SERVER.sh (see mcp-bashd --help)")
 		return 2
 	}
 	script := ""
 	if len(positional) > 0 {
 		script, positional = positional[0], positional[1:]
+		if o.shellPID == 0 {
+			script = scriptOf(script) // a server's directory, as tools, call and check take it
+		}
 	}
-	return serve(o, script, append(positional, rest...))
+	return serve(o, script, append(positional, rest...), std)
 }
 
 // subcommand runs the command named first, if it is one.
-func subcommand(name string, args []string) (int, bool) {
+func subcommand(name string, args []string, std streams) (int, bool) {
 	help := len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "-help")
 	switch name {
 	case "help", "-h", "--help", "-help":
-		if len(args) > 0 && args[0] != "help" {
-			if code, ok := subcommand(args[0], []string{"--help"}); ok {
-				return code, true
-			}
-		}
-		var o options
-		usageOf(os.Stdout, daemonFlags(&o), usage, examples)
-		return 0, true
+		return helpCommand(name, args, std), true
 	case "shim":
 		if help {
-			fmt.Fprint(os.Stdout, "Usage: mcp-bashd shim\n\nPrints the drop-in mcpserver_core.sh: source it in place of bash-mcp-sdk's file.\n\nExample:\n  mcp-bashd shim > mcpserver_core.sh\n")
+			fmt.Fprint(std.out, "Usage: mcp-bashd shim\n\nPrints the drop-in mcpserver_core.sh: source it in place of bash-mcp-sdk's file.\n\nExample:\n  mcp-bashd shim > mcpserver_core.sh\n")
 			return 0, true
 		}
-		fmt.Print(scripts.Shim)
+		fmt.Fprint(std.out, scripts.Shim)
 		return 0, true
 	case "version", "--version":
 		if help {
-			fmt.Fprint(os.Stdout, "Usage: mcp-bashd version\n\nPrints the version (and the commit it was built from, when known).\n\nExample:\n  mcp-bashd version\n")
+			fmt.Fprint(std.out, "Usage: mcp-bashd version\n\nPrints the version (and the commit it was built from, when known).\n\nExample:\n  mcp-bashd version\n")
 			return 0, true
 		}
-		fmt.Println("mcp-bashd", buildVersion())
+		fmt.Fprintln(std.out, "mcp-bashd", buildVersion())
 		return 0, true
 	case "json":
-		return jsonCommand(args, os.Stdin, os.Stdout, os.Stderr), true
+		return jsonCommand(args, std.in, std.out, std.err), true
 	case "tools":
-		return toolsCommand(args, os.Stdout), true
+		return toolsCommand(args, std), true
 	case "call":
-		return callCommand(args, os.Stdout), true
+		return callCommand(args, std), true
 	case "check":
-		return checkCommand(args, os.Stdout), true
+		return checkCommand(args, std), true
 	case "new":
-		return newCommand(args, os.Stdout), true
+		return newCommand(args, std), true
+	case "completion":
+		return completionCommand(args, std), true
 	}
 	return 0, false
 }
@@ -208,13 +233,15 @@ func daemonFlags(o *options) *flag.FlagSet {
 	fs.StringVar(&o.prompts, "prompts", "", "prompts list `file` (overrides MCP_PROMPTS_FILE)")
 	fs.StringVar(&o.bash, "bash", "", "`path` of the bash that runs tools (default: bash on PATH)")
 	fs.IntVar(&o.maxConcurrent, "max-concurrency", 16, "tool calls running at once")
+	fs.IntVar(&o.taskStoreMax, "task-store-max", mcp.DefaultTaskStoreMax, "tasks held at once, running or finished (finished ones are dropped oldest first)")
+	fs.Int64Var(&o.taskStoreBytes, "task-store-bytes", mcp.DefaultTaskStoreBytes, "bytes of finished tasks' results held at once")
 	fs.IntVar(&o.warm, "warm", supervisor.DefaultWarm, "keep up to `N` call processes started ahead of their calls, as many as calls run\n(bash function tools without limits; none kept once --warm-idle passes without a call; 0: every call starts its own)")
-	fs.DurationVar(&o.warmIdle, "warm-idle", supervisor.DefaultWarmIdle, "how long warm call processes are kept after the last call")
+	durationVar(fs, &o.warmIdle, "warm-idle", supervisor.DefaultWarmIdle, "how long warm call processes are kept after the last call")
 	fs.IntVar(&o.maxLine, "max-line", 16<<20, "longest request line in `bytes`")
 	fs.Int64Var(&o.outputCap, "output-cap", 16<<20, "tool output kept in a result, in `bytes` (the rest is cut with a marker)")
-	fs.DurationVar(&o.grace, "grace", 2*time.Second, "time between SIGTERM and SIGKILL when a call is stopped")
-	fs.DurationVar(&o.timeout, "timeout", 0, "default per-call timeout (0: none; tools.json x-mcp-bashd.timeout overrides)")
-	fs.DurationVar(&o.drain, "drain", 0, "on SIGINT/SIGTERM/SIGHUP, time in-flight calls get to finish before they are cancelled")
+	durationVar(fs, &o.grace, "grace", 2*time.Second, "time between SIGTERM and SIGKILL when a call is stopped")
+	durationVar(fs, &o.timeout, "timeout", 0, "default per-call timeout (0: none; tools.json x-mcp-bashd.timeout overrides)")
+	durationVar(fs, &o.drain, "drain", 0, "on SIGINT/SIGTERM/SIGHUP, time in-flight calls get to finish before they are cancelled")
 	fs.BoolVar(&o.sequential, "sequential", false, "answer one request at a time, in the order they arrive, as bash-mcp-sdk did\n(a cancellation of the running call still cancels it; over HTTP, one request at a time server-wide)")
 	fs.StringVar(&o.toolsDir, "tools-dir", "", "also serve every executable in `DIR` that answers `EXE list` (one tool JSON per line); calls run `EXE NAME ARGS_JSON`")
 	fs.BoolVar(&o.oneshot, "oneshot", false, "internal: serve stdin once for the shim's process_request (no reload, the caller's EXIT trap not run)")
@@ -230,6 +257,7 @@ func daemonFlags(o *options) *flag.FlagSet {
 	fs.StringVar(&o.tlsCert, "tls-cert", "", "serve HTTPS with this certificate `file` (with --tls-key)")
 	fs.StringVar(&o.tlsKey, "tls-key", "", "the TLS private key `file`")
 	o.limits = addLimitFlags(fs)
+	o.logs = addLogFlags(fs)
 	fs.IntVar(&o.snapshotFD, "snapshot-fd", -1, "internal: read the server snapshot from this descriptor (used by the shim's run_mcp_server)")
 	fs.IntVar(&o.serverPID, "server-pid", 0, "internal: the server's pid, which calls see as MCP_BASHD_SERVER_PID (the drop-in script's $$; default: this process)")
 	fs.BoolVar(&o.shellExitTrap, "shell-exit-trap", false, "internal: the drop-in server's shell runs the script's EXIT handler itself once we have exited (as the SDK ran it, in the script's shell)")
@@ -238,23 +266,23 @@ func daemonFlags(o *options) *flag.FlagSet {
 }
 
 // serve is the daemon's life as a flat list of steps.
-func serve(o options, script string, scriptArgs []string) int {
-	log, closeLog, err := newLogger()
+func serve(o options, script string, scriptArgs []string, std streams) int {
+	log, closeLog, err := newLoggerWith(o.logs)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "mcp-bashd:", err)
+		fmt.Fprintln(std.err, "mcp-bashd:", err)
 		return 1
 	}
 	defer closeLog()
 	if o.shellPID > 0 {
 		// Before anything runs that the shell's death should end.
 		if err := dieWithShell(o.shellPID); err != nil {
-			fmt.Fprintln(os.Stderr, "mcp-bashd:", err)
+			say(log, zap.ErrorLevel, err.Error())
 			return 1
 		}
 	}
 	paths, err := resolvePaths(o, script)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "mcp-bashd:", err)
+		say(log, zap.ErrorLevel, err.Error())
 		return 1
 	}
 	// Signals first: a SIGTERM during start-up must still tear down.
@@ -269,7 +297,7 @@ func serve(o options, script string, scriptArgs []string) int {
 		return dieBy(sig.(syscall.Signal))
 	}
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "mcp-bashd:", err)
+		say(log, zap.ErrorLevel, err.Error())
 		return 1
 	}
 	defer d.sup.Close()
@@ -277,13 +305,13 @@ func serve(o options, script string, scriptArgs []string) int {
 	if o.metricsAddr != "" {
 		stopMetrics, err := startMetrics(o.metricsAddr, d.met, d.srv, d.sup, log)
 		if err != nil {
-			fmt.Fprintln(os.Stderr, "mcp-bashd:", err)
+			say(log, zap.ErrorLevel, err.Error())
 			return 1
 		}
 		defer stopMetrics()
 	}
-	if err := d.listen(o); err != nil {
-		fmt.Fprintln(os.Stderr, "mcp-bashd:", err)
+	if err := d.listen(o, std); err != nil {
+		say(log, zap.ErrorLevel, err.Error())
 		return 1
 	}
 	if sig = d.wait(o, sigc); sig == nil {
@@ -397,4 +425,28 @@ func pick(vals ...string) string {
 		}
 	}
 	return ""
+}
+
+// commands are the subcommands `help COMMAND` knows.
+var commands = []string{"tools", "call", "check", "new", "shim", "version", "completion"}
+
+// helpCommand is `help [COMMAND]` (also --help, -h): the general usage, or
+// COMMAND's. A flag after it (help --help, --help -h) asks for the general
+// usage again; anything else is a usage error, not the general text.
+func helpCommand(name string, args []string, std streams) int {
+	if len(args) == 0 || strings.HasPrefix(args[0], "-") || args[0] == "help" {
+		var o options
+		usageOf(std.out, daemonFlags(&o), usage, examples)
+		return 0
+	}
+	if len(args) > 1 {
+		fmt.Fprintf(std.err, "mcp-bashd %s: one COMMAND at most, not %q\n", name, strings.Join(args, " "))
+		return 2
+	}
+	if slices.Contains(commands, args[0]) {
+		code, _ := subcommand(args[0], []string{"--help"}, std)
+		return code
+	}
+	fmt.Fprintf(std.err, "mcp-bashd %s: no command %q (commands: %s; see mcp-bashd --help)\n", name, args[0], strings.Join(commands, ", "))
+	return 2
 }

@@ -17,8 +17,10 @@ const newUsage = `Usage: mcp-bashd new [--plain] DIR
 Starts a new server in DIR (made if missing; it must be empty): server.sh
 with one tool, tools.json declaring it, config.json, the drop-in shim
 (mcpserver_core.sh, so ./server.sh runs on its own), a host manifest
-snippet (mcp.json) and test.sh, which calls the tool through
-mcp-bashd call. mcp-bashd check DIR passes on it as it is.
+snippet (mcp.json: paste it into the host's MCP servers) and test.sh,
+which calls the tool through mcp-bashd call. mcp-bashd check DIR passes on
+it as it is. server.sh names its files by its own directory, so a host may
+start it from any; its own flags are mcp-bashd's (./server.sh --http).
 
 With --plain, server.sh holds only tool functions (no shim): serve it as
 mcp-bashd DIR/server.sh.
@@ -32,7 +34,8 @@ Flags:
 // The files of a new server. %[1]s is the server's name.
 const newServerShim = `#!/usr/bin/env bash
 # %[1]s: an MCP server whose tools are bash functions. Run it as
-# ./server.sh (it speaks MCP on stdin/stdout) or as mcp-bashd server.sh.
+# ./server.sh (MCP on stdin/stdout), ./server.sh --http (Streamable HTTP;
+# every flag of mcp-bashd --help works here), or mcp-bashd server.sh.
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -42,16 +45,12 @@ export MCP_TOOLS_LIST_FILE="${HERE}/tools.json" MCP_CONFIG_FILE="${HERE}/config.
 # shellcheck disable=SC1091 # the drop-in shim: mcp-bashd shim > mcpserver_core.sh
 source "${HERE}/mcpserver_core.sh"
 
-# tool_<name> ARGS_JSON prints the result; a non-zero status makes it an
-# error result. tools.json declares each tool and its arguments, which are
-# checked against the inputSchema before the function runs.
-tool_hello() {
-    local re='"name"[[:space:]]*:[[:space:]]*"([^"]*)"'
-    local name=World
-    [[ $1 =~ $re ]] && name=${BASH_REMATCH[1]}
-    printf 'Hello, %%s!\n' "$name"
-}
-
+` + newToolHello + `
+# This script's own flags are mcp-bashd's (--http, --http-port 3005, ...);
+# one it does not know stops it with an error.
+if [ "$#" -gt 0 ]; then
+    export MCP_BASHD_FLAGS="${MCP_BASHD_FLAGS:+$MCP_BASHD_FLAGS }$*"
+fi
 run_mcp_server
 `
 
@@ -60,13 +59,21 @@ const newServerPlain = `#!/usr/bin/env bash
 #   mcp-bashd server.sh
 # tools.json beside this file declares each tool and its arguments.
 
-# tool_<name> ARGS_JSON prints the result; a non-zero status makes it an
-# error result.
+` + newToolHello
+
+// newToolHello reads its argument exactly (quotes, backslashes, newlines)
+// without jq: the regex takes the JSON string, escapes and all, and
+// printf %%b undoes the escapes once \" and \/ are plain.
+const newToolHello = `# tool_<name> ARGS_JSON prints the result; a non-zero status makes it an
+# error result. tools.json declares each tool and its arguments, which are
+# checked against the inputSchema before the function runs.
 tool_hello() {
-    local re='"name"[[:space:]]*:[[:space:]]*"([^"]*)"'
-    local name=World
-    [[ $1 =~ $re ]] && name=${BASH_REMATCH[1]}
-    printf 'Hello, %%s!\n' "$name"
+    local re='"name"[[:space:]]*:[[:space:]]*"(([^"\\]|\\.)*)"' name
+    [[ $1 =~ $re ]] || { echo "no name given" >&2; return 1; }
+    name=${BASH_REMATCH[1]}
+    name=${name//\\\"/\"}
+    name=${name//\\\//\/}
+    printf 'Hello, %%b!\n' "$name"
 }
 `
 
@@ -78,7 +85,7 @@ const newTools = `{
       "inputSchema": {
         "type": "object",
         "properties": {
-          "name": {"type": "string", "description": "who to greet", "pattern": "^[A-Za-z ]{1,40}$"}
+          "name": {"type": "string", "description": "who to greet", "minLength": 1, "maxLength": 200}
         },
         "required": ["name"],
         "additionalProperties": false
@@ -88,26 +95,29 @@ const newTools = `{
 }
 `
 
+// newTest runs from / on purpose: a host starts the server from a
+// directory of its own, and so does this test.
 const newTest = `#!/usr/bin/env bash
 # Calls each tool the way a client would (validation, its own process
 # group, the before-tool hook) and checks the answer.
 set -euo pipefail
-cd "$(dirname "$0")"
-mcp-bashd check server.sh
-got=$(mcp-bashd call server.sh hello name=Ada)
-[ "$got" = "Hello, Ada!" ] || { echo "hello: got '$got'" >&2; exit 1; }
+HERE="$(cd "$(dirname "$0")" && pwd)"
+cd /
+mcp-bashd check "$HERE/server.sh"
+got=$(mcp-bashd call "$HERE/server.sh" hello name='Ada "the Countess"')
+[ "$got" = 'Hello, Ada "the Countess"!' ] || { echo "hello: got '$got'" >&2; exit 1; }
 echo ok
 `
 
-func newCommand(args []string, stdout io.Writer) int {
-	fs := flag.NewFlagSet("mcp-bashd new", flag.ContinueOnError)
-	plain := fs.Bool("plain", false, "server.sh holds only tool functions (no shim)")
-	positional, _, err := parseArgs(fs, args, func(w io.Writer) { usageOf(w, fs, newUsage, "") })
+func newCommand(args []string, std streams) int {
+	stdout := std.out
+	fs, plain := newFlagSet()
+	positional, _, err := parseArgs(fs, args, func(w io.Writer) { usageOf(w, fs, newUsage, "") }, std)
 	if err != nil {
-		return parseFailed(err, "new")
+		return parseFailed(err, "new", std)
 	}
 	if len(positional) != 1 {
-		fmt.Fprintln(os.Stderr, "mcp-bashd new: give one DIR (see mcp-bashd new --help)")
+		fmt.Fprintln(std.err, "mcp-bashd new: give one DIR (see mcp-bashd new --help)")
 		return 2
 	}
 	dir, err := filepath.Abs(positional[0])
@@ -115,7 +125,7 @@ func newCommand(args []string, stdout io.Writer) int {
 		err = emptyOrMissing(dir)
 	}
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "mcp-bashd new:", err)
+		fmt.Fprintln(std.err, "mcp-bashd new:", err)
 		return 1
 	}
 	files, err := newFiles(filepath.Base(dir), dir, *plain)
@@ -123,7 +133,7 @@ func newCommand(args []string, stdout io.Writer) int {
 		err = writeFiles(dir, files)
 	}
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "mcp-bashd new:", err)
+		fmt.Fprintln(std.err, "mcp-bashd new:", err)
 		return 1
 	}
 	fmt.Fprintf(stdout, "created %s: server.sh, tools.json, config.json, mcp.json, test.sh", dir)
@@ -131,6 +141,8 @@ func newCommand(args []string, stdout io.Writer) int {
 		fmt.Fprint(stdout, ", mcpserver_core.sh")
 	}
 	fmt.Fprintf(stdout, "\ntry it: %s/test.sh\n", dir)
+	fmt.Fprintf(stdout, "call it: mcp-bashd call %s hello name=Ada\n", dir)
+	fmt.Fprintf(stdout, "host it: paste %s/mcp.json into your MCP host's servers (docs/hosts.md)\n", dir)
 	return 0
 }
 
@@ -157,7 +169,7 @@ type newFile struct {
 func newFiles(name, dir string, plain bool) ([]newFile, error) {
 	config, err := json.MarshalIndent(map[string]any{
 		"serverInfo":   map[string]string{"name": name, "version": "0.1.0"},
-		"capabilities": map[string]any{"tools": map[string]any{}},
+		"capabilities": map[string]any{"tools": map[string]any{}, "logging": map[string]any{}}, // logging: mcp_log reaches clients at info without logging/setLevel
 		"instructions": "Tools of " + name + ", written in bash.",
 	}, "", "  ")
 	if err != nil {
@@ -167,6 +179,15 @@ func newFiles(name, dir string, plain bool) ([]newFile, error) {
 	entry := map[string]any{"command": "mcp-bashd", "args": []string{server}}
 	if !plain {
 		entry = map[string]any{"command": server}
+	}
+	if self := hostUnseen(); self != "" {
+		// A host gives its servers a bare PATH: name this binary, which
+		// is elsewhere (a go install into ~/go/bin, say).
+		if plain {
+			entry["command"] = self
+		} else {
+			entry["env"] = map[string]string{"MCP_BASHD": self}
+		}
 	}
 	manifest, err := json.MarshalIndent(map[string]any{"mcpServers": map[string]any{name: entry}}, "", "  ")
 	if err != nil {
@@ -207,4 +228,34 @@ func scriptOf(path string) string {
 		return filepath.Join(path, "server.sh")
 	}
 	return strings.TrimSuffix(path, "/")
+}
+
+func newFlagSet() (*flag.FlagSet, *bool) {
+	fs := flag.NewFlagSet("mcp-bashd new", flag.ContinueOnError)
+	return fs, fs.Bool("plain", false, "server.sh holds only tool functions (no shim)")
+}
+
+// hostPath is the PATH a host's servers can count on.
+var hostPath = []string{"/usr/local/bin", "/usr/bin", "/bin"}
+
+// hostUnseen is this binary's path when a host's bare PATH would not find
+// it as mcp-bashd ("" when it would, or when it cannot be told).
+func hostUnseen() string {
+	self, err := os.Executable()
+	if err == nil {
+		self, err = filepath.EvalSymlinks(self)
+	}
+	if err != nil {
+		return ""
+	}
+	st, err := os.Stat(self)
+	if err != nil {
+		return ""
+	}
+	for _, d := range hostPath {
+		if other, err := os.Stat(filepath.Join(d, "mcp-bashd")); err == nil && os.SameFile(st, other) {
+			return ""
+		}
+	}
+	return self
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # A server written exactly as bash-mcp-sdk's "Writing a server" section
 # shows, with the SDK's mcpserver_core.sh replaced by mcp-bashd's shim.
-# It needs no jq: arguments are read with a bash regex.
+# It needs no jq: tools read their arguments with mcp_arg.
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -19,16 +19,11 @@ trap 'rm -f "$GREETER_STATE_FILE"' EXIT
 # shellcheck disable=SC1091 # the shim (a symlink to scripts/mcpserver_core.sh)
 source "${HERE}/mcpserver_core.sh"
 
-# json_string KEY JSON — the string value of a top-level key (no escapes).
-json_string() {
-    local re="\"$1\"[[:space:]]*:[[:space:]]*\"([^\"]*)\""
-    [[ $2 =~ $re ]] && printf '%s' "${BASH_REMATCH[1]}"
-}
-
+# mcp_arg NAME prints the argument NAME as the client sent it, decoded
+# (quotes, backslashes, newlines and all); $1 is the whole arguments JSON.
 tool_greet() {
-    local args="$1"
     local name
-    name=$(json_string name "$args")
+    name=$(mcp_arg name)
     printf 'Hello, %s\n' "$name"
 }
 

@@ -22,6 +22,8 @@ mkdir -p "$NOTES_DIR"
 
 # notes_arg NAME JSON — the string member NAME of a flat JSON object, with
 # its escapes undone (\uXXXX is kept as written). Returns 1 when absent.
+# (Tools read theirs with mcp_arg, exact for every string; resource and
+# prompt functions get their arguments as JSON positional ones.)
 notes_arg() {
     local re="\"$1\"[[:space:]]*:[[:space:]]*\"((\\\\.|[^\"\\\\])*)\"" s out='' c
     [[ $2 =~ $re ]] || return 1
@@ -59,8 +61,8 @@ notes_logo() {
 
 tool_add_note() {
     local title text
-    title=$(notes_arg title "$1") || return 1
-    text=$(notes_arg text "$1")
+    title=$(mcp_arg title) || return 1
+    mcp_arg -v text text
     printf '%s\n' "$text" >"$NOTES_DIR/$title.md"
     mcp_resource_updated "notes://note/$title"
     mcp_resource_updated notes://index
@@ -69,7 +71,7 @@ tool_add_note() {
 
 tool_delete_note() {
     local title
-    title=$(notes_arg title "$1") || return 1
+    title=$(mcp_arg title) || return 1
     if ! rm -- "$NOTES_DIR/$title.md" 2>/dev/null; then
         printf 'There is no note %s.\n' "$title"
         return 1

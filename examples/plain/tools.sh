@@ -10,10 +10,11 @@ tool_sysinfo() {
     printf 'bash %s on %s\n' "$BASH_VERSION" "$(uname -sr)"
 }
 
+# mcp_arg NAME: the argument NAME, decoded, without jq (status 1 when the
+# client sent none).
 tool_slow() {
-    local re='"seconds"[[:space:]]*:[[:space:]]*([0-9]+)'
-    local s=1
-    [[ $1 =~ $re ]] && s=${BASH_REMATCH[1]}
+    local s
+    s=$(mcp_arg seconds) || s=1
     sleep "$s"
     echo "slept ${s}s"
 }

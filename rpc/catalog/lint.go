@@ -88,7 +88,9 @@ func Lint(in LintInput) ([]Problem, int) {
 			report(toolsFile, t.Line, "tool %q: %s.%v", t.Name, SettingsKey, t.SandboxErr)
 		}
 		for _, i := range t.Ignored {
-			ps = append(ps, Problem{File: toolsFile, Line: t.Line, Msg: fmt.Sprintf("tool %q: inputSchema %s", t.Name, i), Warning: true})
+			// A type name that is no type is a typo, not a schema from
+			// another dialect: an error, with the name meant.
+			ps = append(ps, Problem{File: toolsFile, Line: t.Line, Msg: fmt.Sprintf("tool %q: inputSchema %s", t.Name, i), Warning: i.UnknownType == ""})
 		}
 		if t.Description == "" && t.ValidName {
 			report(toolsFile, t.Line, "tool %q has no description (clients show it to people and models to choose the tool)", t.Name)

@@ -118,10 +118,24 @@ func (c *session) startInFlight(req *transport.Request, run inFlightRun) {
 		}
 		if r, ok := run(tk, req); ok {
 			tk.answered(req.Out, r)
+		} else if r, ok := c.srv.endedByShutdown(tk.ctx, req); ok {
+			tk.answered(req.Out, r)
 		} else {
 			req.Out.Finish() // cancelled: no response
 		}
 	}()
+}
+
+// endedByShutdown answers a request that shutdown ended (the drain ran
+// out before it finished): it was accepted, so it gets exactly one answer,
+// the error saying why — only a client's own cancellation means none —
+// and the log names it at WARN.
+func (s *Server) endedByShutdown(ctx context.Context, req *transport.Request) (transport.Response, bool) {
+	if !errors.Is(context.Cause(ctx), supervisor.ErrShutdown) {
+		return transport.Response{}, false
+	}
+	s.log.Warn("Server is shutting down: a request still running was ended", zap.String("call_id", string(req.Msg.ID)), zap.String("method", req.Msg.Method))
+	return transport.Response{ID: req.Msg.ID, Err: errClosing()}, true
 }
 
 // Call runs one tool from Go, as a legacy-era tools/call (mcp-bashd
@@ -129,6 +143,14 @@ func (c *session) startInFlight(req *transport.Request, run inFlightRun) {
 // record as notifications. A nil Result and nil error mean the call was
 // cancelled.
 func (s *Server) Call(ctx context.Context, name string, args json.RawMessage, out transport.Stream) (*Result, *wire.Error) {
+	return s.CallAsking(ctx, name, args, out, nil)
+}
+
+// CallAsking is Call with the tool's questions (mcp_elicit, mcp_ask…)
+// answered by ask — the command line's person at the terminal — instead
+// of refused for want of a client (ask nil: Call).
+func (s *Server) CallAsking(ctx context.Context, name string, args json.RawMessage, out transport.Stream,
+	ask func(context.Context, []supervisor.AskItem) ([]json.RawMessage, error)) (*Result, *wire.Error) {
 	params := object(field{"name", wire.Quote(name)}, field{"arguments", args})
 	msg := &wire.Message{ID: json.RawMessage("1"), HasID: true, Method: "tools/call", Params: params}
 	p, perr := parseCallParams(params)
@@ -141,7 +163,7 @@ func (s *Server) Call(ctx context.Context, name string, args json.RawMessage, ou
 		req.Session = transport.NewSession()
 		req.Session.SetLevel(0)
 	}
-	res, err := s.runCall(ctx, toolCall{req: req, p: p, tk: &ticket{s: s}})
+	res, err := s.runCall(ctx, toolCall{req: req, p: p, tk: &ticket{s: s}, ask: ask})
 	if cancelled(err) {
 		return nil, nil
 	}

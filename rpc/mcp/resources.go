@@ -174,23 +174,46 @@ func membersOf(obj json.RawMessage) []byte {
 	return obj[1 : len(obj)-1]
 }
 
+// The bounds of a session's subscriptions: what one client can make the
+// daemon keep for the session's life (docs/operations.md).
+const (
+	MaxSubscribeURI     = 4096 // bytes of one subscribed URI
+	MaxSubscriptionsPer = 256  // URIs one session may be subscribed to
+)
+
 // subscribe and unsubscribe answer resources/subscribe and
 // resources/unsubscribe (the session eras): the session keeps the URIs
 // its client subscribed to, and mcp_resource_updated URI notifies it
-// (listen.go).
+// (listen.go). A URI need not name a declared resource (the schema leaves
+// its meaning to the server: a prefix such as notes://dir/ subscribes to
+// what is under it, and a tool may announce URIs it never declared), so
+// what bounds the memory is the URI's length and the number per session.
 func (c *session) subscribe(r *request, uri string)   { c.subscription(r, uri, true) }
 func (c *session) unsubscribe(r *request, uri string) { c.subscription(r, uri, false) }
 
 func (c *session) subscription(r *request, uri string, on bool) {
+	if on && len(uri) > MaxSubscribeURI {
+		r.fail(wire.Errorf(wire.CodeInvalidParams, fmt.Sprintf("Invalid params: uri longer than %d bytes", MaxSubscribeURI)))
+		return
+	}
+	full := false
 	c.update(func(st *connState) {
 		if st.subs == nil {
 			st.subs = map[string]bool{}
 		}
-		if on {
-			st.subs[uri] = true
-		} else {
+		switch {
+		case !on:
 			delete(st.subs, uri)
+		case !st.subs[uri] && len(st.subs) >= MaxSubscriptionsPer:
+			full = true
+		default:
+			st.subs[uri] = true
 		}
 	})
+	if full {
+		r.fail(wire.Errorf(wire.CodeInvalidParams,
+			fmt.Sprintf("Invalid params: this session is already subscribed to %d URIs, the most it may be; unsubscribe from one first", MaxSubscriptionsPer)))
+		return
+	}
 	r.reply(json.RawMessage(`{}`))
 }

@@ -181,7 +181,8 @@ func TestSequentialAcrossConnections(t *testing.T) {
 	close(b.lines)
 }
 
-// Once Stop begins, what waits in the queue is answered as shutting down.
+// Once Stop begins, what waits in the queue is answered as shutting down,
+// and so is the call Stop ended.
 func TestSequentialStop(t *testing.T) {
 	srv, r := newSeqServer(t)
 	c := newSeqConn()
@@ -190,8 +191,10 @@ func TestSequentialStop(t *testing.T) {
 	within(t, "the call to start", r.started)
 	c.sendRead(t, seqPing2)
 	go srv.Stop(0)
-	if got := within(t, "the cancelled call", c.answers); got != "finished 1" {
-		t.Fatalf("first: %s", got)
+	// Shutdown ended the running call: it was accepted, so it is answered
+	// (issue 23), with the same error.
+	if got, want := within(t, "the ended call", c.answers), `{"jsonrpc":"2.0","id":1,"error":{"code":-32004,"message":"Server is shutting down"}}`; got != want {
+		t.Fatalf("first: %s, want %s", got, want)
 	}
 	got := within(t, "the queued ping", c.answers)
 	if want := `{"jsonrpc":"2.0","id":2,"error":{"code":-32004,"message":"Server is shutting down"}}`; got != want {

@@ -40,7 +40,11 @@ type Options struct {
 	// StateKey is the secret that signs 2026 requestState (StateKeyEnv);
 	// empty: a random key of this daemon's own.
 	StateKey string
-	Log      *zap.Logger
+	// TaskStoreMax and TaskStoreBytes bound the tasks held (taskbound.go);
+	// 0: DefaultTaskStoreMax, DefaultTaskStoreBytes.
+	TaskStoreMax   int
+	TaskStoreBytes int64
+	Log            *zap.Logger
 }
 
 // Server answers MCP requests on any number of connections.
@@ -93,7 +97,7 @@ func New(opt Options) *Server {
 		conns:   map[*session]bool{},
 		stopped: make(chan struct{}),
 		states:  newStateSigner(opt.StateKey),
-		tasks:   taskStore{log: opt.Log},
+		tasks:   taskStore{log: opt.Log, max: opt.TaskStoreMax, maxB: opt.TaskStoreBytes},
 	}
 	s.flight.st.slots, s.flight.st.maxPending = opt.MaxConcurrent, opt.MaxPending
 	return s

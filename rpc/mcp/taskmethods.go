@@ -38,11 +38,22 @@ func decodeTask(r *request) (taskParams, *wire.Error) {
 // shape and, in 2025-11-25, of its session; nil after answering -32602.
 func (c *session) task(r *request, p taskParams) *task {
 	tk := c.srv.tasks.get(p.id)
-	if tk == nil || tk.modern != r.modern() || tk.session != r.Session {
+	if tk == nil || tk.modern != r.modern() || !sameTaskOwner(tk.session, r.Session) {
 		r.fail(wire.InvalidParams("unknown task " + p.id))
 		return nil
 	}
 	return tk
+}
+
+// sameTaskOwner reports whether a request of session b may reach a task
+// of session a: its own session's, or — for a client that keeps no
+// session (each of its HTTP requests stands alone) — any task created
+// without one, by its id alone. The 2025-11-25 spec binds a task to the
+// requestor's context; without a session the 128-bit random id is that
+// context (as the reference SDK does for stateless servers), and
+// tasks/list, which has no id to go by, never shows such a task.
+func sameTaskOwner(a, b *transport.Session) bool {
+	return a == b || (a.Standalone() && b.Standalone())
 }
 
 // taskReply answers a tasks/* request with a Task's fields.

@@ -122,6 +122,11 @@ type taskStore struct {
 	log *zap.Logger
 	mu  sync.Mutex
 	m   map[string]*task
+	// The bounds (taskbound.go): 0 is the default.
+	max     int
+	maxB    int64
+	bytes   int64 // held by finished tasks' results
+	evicted int64
 }
 
 // task is one task; its mutable fields change under taskStore.mu.
@@ -144,6 +149,8 @@ type task struct {
 	result  json.RawMessage // a CallToolResult (completed)
 	err     *wire.Error     // failed
 	inputs  []*taskInput    // what the tool waits for (input_required)
+	size    int64           // bytes of result and error, once ended
+	ended   time.Time       // zero while running
 }
 
 // taskInput is one request a task's tool waits to have answered.
@@ -153,13 +160,19 @@ type taskInput struct {
 	answer  chan json.RawMessage
 }
 
-func (st *taskStore) add(tk *task) {
+// add holds tk, making room by the store's rule; false: it is full of
+// running tasks.
+func (st *taskStore) add(tk *task) bool {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	if st.m == nil {
 		st.m = map[string]*task{}
 	}
+	if !st.room() {
+		return false
+	}
 	st.m[tk.id] = tk
+	return true
 }
 
 func (st *taskStore) get(id string) *task {
@@ -171,7 +184,7 @@ func (st *taskStore) get(id string) *task {
 func (st *taskStore) drop(id string) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	delete(st.m, id)
+	st.removeLocked(id)
 }
 
 // taskRequested decides whether a tools/call runs as a task: see the top of
@@ -245,7 +258,10 @@ func (s *Server) startTask(tc toolCall, cfg *catalog.Config, t *catalog.Tool, sn
 	now := time.Now().UTC()
 	tk := &task{id: newTaskID(), tool: t.Name, modern: tc.req.Era == transport.Modern, session: tc.req.Session, created: now, ttl: ttl,
 		cancel: own.stop, done: make(chan struct{}), status: taskWorking, updated: now}
-	s.tasks.add(tk)
+	if !s.tasks.add(tk) {
+		own.end()
+		return nil, errTaskStoreFull(s.tasks.maxCount())
+	}
 	s.log.Info("task created", zap.String("task", tk.id), zap.String("tool", t.Name), zap.Duration("ttl", ttl))
 	run := toolCall{req: tc.req, p: tc.p, caps: tc.caps, conn: tc.conn, tk: own, events: s.tasks.events(tk), ask: s.taskAsk(tk, tc)}
 	go func() {
@@ -310,6 +326,11 @@ func (st *taskStore) finish(tk *task, res *Result, oc supervisor.Outcome, cfg *c
 	}
 	tk.inputs = nil
 	tk.updated = now
+	if !st.keep(tk) {
+		tk.status, tk.err = taskFailed, tooLargeToKeep(tk.tool, len(tk.result), st.maxBytes())
+		tk.result = nil
+		st.keep(tk)
+	}
 	keep := tk.created.Add(tk.ttl).Sub(now)
 	if keep <= 0 {
 		keep = tk.ttl
@@ -318,9 +339,10 @@ func (st *taskStore) finish(tk *task, res *Result, oc supervisor.Outcome, cfg *c
 	st.mu.Unlock()
 	close(tk.done)
 	st.log.Info("task ended", zap.String("task", tk.id), zap.String("tool", tk.tool), zap.String("status", status), zap.Duration("kept_for", keep))
+	id := tk.id // not tk: the timer must not keep an evicted task's result
 	time.AfterFunc(keep, func() {
-		st.drop(tk.id)
-		st.log.Info("task expired", zap.String("task", tk.id))
+		st.drop(id)
+		st.log.Info("task expired", zap.String("task", id))
 	})
 }
 

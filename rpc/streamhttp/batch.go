@@ -49,7 +49,7 @@ func (h *Handler) serveBatch(w http.ResponseWriter, r *http.Request, members [][
 	}
 	st := newStream(w, r, h.opt.IOTimeout, false)
 	defer st.handlerEnd()
-	session := transport.NewSession() // a client that keeps no session
+	session := transport.NewStandaloneSession() // a client that keeps no session
 	if sc != nil {
 		st.sessionID, session = sc.id, sc.session
 	}

@@ -31,9 +31,22 @@ type bodyError struct {
 func (h *Handler) readBody(w http.ResponseWriter, r *http.Request) (body []byte, release func(), berr *bodyError) {
 	release = func() {}
 	rc := http.NewResponseController(w)
-	// The connection's own read after the body (which notices a client
-	// that leaves while its call runs) must not inherit a deadline.
-	defer rc.SetReadDeadline(time.Time{})
+	defer func() {
+		// A body read to its end: the connection's own read after it (which
+		// notices a client that leaves while its call runs) must not inherit
+		// a deadline. A body not read to its end is answered with
+		// Connection: close, and what is left of it must not be read either:
+		// net/http drains up to 256 KiB of it once the handler returns, with
+		// whatever deadline is set — none would keep a stalled client's
+		// connection (and, with --http-connection, the process) forever. A
+		// deadline in the past fails that drain at once and the connection
+		// ends after the answer.
+		if berr != nil {
+			_ = rc.SetReadDeadline(time.Unix(1, 0))
+			return
+		}
+		_ = rc.SetReadDeadline(time.Time{})
+	}()
 	end := time.Now().Add(h.opt.BodyTimeout)
 	tb := &timedBody{r: r.Body, rc: rc, stall: h.opt.IOTimeout, end: end}
 	limit := h.opt.MaxBody

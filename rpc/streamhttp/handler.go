@@ -166,6 +166,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	release()
 	if gerr != nil && h.batchAllowed(r) {
 		if members, ok := wire.Batch(body); ok {
+			noteMethod(r, "batch")
 			h.serveBatch(w, r, members)
 			return
 		}
@@ -179,6 +180,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}
+	noteMethod(r, msg.Method)
 	if msg.IsResponse {
 		// "If the input is a JSON-RPC response or notification: If the
 		// server accepts the input, the server MUST return HTTP status
@@ -226,11 +228,22 @@ func (h *Handler) gate(w http.ResponseWriter, r *http.Request) (int, string) {
 	if o := r.Header.Get("Origin"); o != "" && !h.originAllowed(o) {
 		return http.StatusForbidden, "Origin not allowed: " + o // the 2026 SDK's text
 	}
+	if h.opt.Token != nil && strings.HasPrefix(r.URL.Path, "/.well-known/") {
+		// OAuth discovery (RFC 9728 protected-resource metadata, RFC 8414
+		// authorization-server metadata): this server has none, and a
+		// 401 here would tell a client it does and send it into an OAuth
+		// flow. A 404 says "no OAuth: send the bearer token you were
+		// given".
+		return http.StatusNotFound, "Not Found: this server does not use OAuth; send its token as Authorization: Bearer TOKEN"
+	}
 	if h.opt.Token != nil {
 		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 		if !ok || subtle.ConstantTimeCompare([]byte(strings.TrimSpace(got)), h.opt.Token) != 1 {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="mcp-bashd"`)
-			return http.StatusUnauthorized, "Unauthorized: a valid bearer token is required"
+			// 403 without a challenge, not 401: MCP clients take any 401
+			// as "this server uses OAuth" and start an authorization flow
+			// (the Inspector: "Interactive OAuth requires a TTY"), where
+			// the only fix is the token the operator handed out.
+			return http.StatusForbidden, "Unauthorized: a valid bearer token is required (send Authorization: Bearer TOKEN; this server does not use OAuth)"
 		}
 	}
 	return 0, ""
@@ -258,7 +271,7 @@ func (h *Handler) serveMessage(w http.ResponseWriter, r *http.Request, msg *wire
 			st.sessionID = sc.id
 			req.Session = sc.session
 		} else {
-			req.Session = transport.NewSession() // a client that keeps no session
+			req.Session = transport.NewStandaloneSession() // a client that keeps no session
 		}
 	}
 	if sc == nil || !sc.deliver(req, st, r.Context().Done()) {

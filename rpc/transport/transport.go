@@ -126,7 +126,19 @@ type Session struct {
 	version  string
 	logLevel int             // index into LogLevels; -1: not set
 	caps     json.RawMessage // the client's capabilities from initialize
+	// standalone: made for one request of a client that keeps no session
+	// (HTTP without Mcp-Session-Id); see Standalone.
+	standalone bool
 }
+
+// NewStandaloneSession is the session of one request of a client that
+// keeps none: all such requests share what belongs to no session (a
+// 2025-11-25 task created without a session is reachable by its id from
+// any of them, and listed by none).
+func NewStandaloneSession() *Session { return &Session{logLevel: -1, standalone: true} }
+
+// Standalone reports whether s was made for one sessionless request.
+func (s *Session) Standalone() bool { return s != nil && s.standalone }
 
 // SetClientCaps records initialize's params.capabilities.
 func (s *Session) SetClientCaps(caps json.RawMessage) {

@@ -16,8 +16,10 @@
 // is only enforced.
 //
 // What it does, in order: join the call's cgroups (its pid into each
-// cgroup.procs), set no_new_privs and enforce the ruleset on this thread
-// (the thread that execs), set the rlimits, close the ruleset descriptor,
+// cgroup.procs), enter a cgroup namespace rooted there when the plan says
+// so, set no_new_privs, enforce the ruleset on this thread (the thread
+// that execs), set the rlimits, close the ruleset descriptor, drop every
+// capability (and, for a root daemon, switch to the plan's uid and gid),
 // and execve bash with the same argv, environment less the plan,
 // descriptors (fd 3, the lifeline, included) and process group. On any
 // failure it says why on stderr (the call's output, so the result shows
@@ -47,6 +49,18 @@ type Plan struct {
 	// daemon made it with go-landlock); -1: none.
 	LandlockFD    int    `json:"landlock_fd"`
 	LandlockFlags uint32 `json:"landlock_flags,omitempty"`
+	// User is who the call runs as (a root daemon's calls: never root);
+	// nil: the daemon's own uid and gid.
+	User *IDs `json:"user,omitempty"`
+	// CgroupNS: after joining its cgroup, the call gets a cgroup namespace
+	// rooted there (the helper may: it is root or in a user namespace).
+	CgroupNS bool `json:"cgroupns,omitempty"`
+}
+
+// IDs are a uid and a gid.
+type IDs struct {
+	UID int `json:"uid"`
+	GID int `json:"gid"`
 }
 
 // Rlimit is one setrlimit(2).
@@ -76,6 +90,16 @@ func run(raw string) int {
 			return fail("join the call's cgroup", err)
 		}
 	}
+	if p.CgroupNS {
+		if err := unshareCgroup(); err != nil {
+			return fail("cgroup namespace", err)
+		}
+	}
+	// Always: no setuid or file-capability program the tool runs gains
+	// privileges (Landlock needs it too).
+	if err := noNewPrivs(); err != nil {
+		return fail("no_new_privs", err)
+	}
 	if p.LandlockFD >= 0 {
 		if err := restrict(p.LandlockFD, p.LandlockFlags); err != nil {
 			return fail("filesystem rules (Landlock)", err)
@@ -88,6 +112,11 @@ func run(raw string) int {
 		if err := syscall.Setrlimit(r.Resource, &syscall.Rlimit{Cur: r.Cur, Max: r.Max}); err != nil {
 			return fail("setrlimit "+strconv.Itoa(r.Resource), err)
 		}
+	}
+	// Last, since joining cgroups and setting limits may need them: no
+	// capability in any set, and a root daemon's call as p.User.
+	if err := dropPrivileges(p.User); err != nil {
+		return fail("drop privileges", err)
 	}
 	env := make([]string, 0, len(os.Environ()))
 	for _, kv := range os.Environ() {

@@ -54,6 +54,7 @@ func releaseFormula(version string, digests map[string]string) string {
 class McpBashd < Formula
   desc "%[2]s"
   homepage "%[3]s"
+  license "MIT"
   version "%[1]s"
 
   on_macos do

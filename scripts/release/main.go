@@ -7,21 +7,22 @@
 // (CGO_ENABLED=0, -trimpath, the version stamped into main.version) and
 // writes
 //
-//	mcp-bashd_VERSION_linux_ARCH.tar.gz   binary, shim, README.md
+//	mcp-bashd_VERSION_linux_ARCH.tar.gz   binary, shim, README.md, LICENSE
 //	mcp-bashd_VERSION_ARCH.deb            Debian, Ubuntu (dpkg -i)
 //	mcp-bashd_VERSION_APKARCH.apk         Alpine (apk add --allow-untrusted)
 //
 // and for darwin/arm64 and darwin/amd64 (cross-compiled the same way: no
 // cgo, so no Mac is needed to build it)
 //
-//	mcp-bashd_VERSION_darwin_ARCH.tar.gz  binary, shim, README.md
+//	mcp-bashd_VERSION_darwin_ARCH.tar.gz  binary, shim, README.md, LICENSE
 //	mcp-bashd.rb                          the Homebrew formula of these two
 //	                                      archives (URLs and digests)
 //	SHA256SUMS                            for all of them (sha256sum -c)
 //
 // The packages are made by nfpm, used as a library: they install
-// /usr/bin/mcp-bashd, the shim as /usr/share/mcp-bashd/mcpserver_core.sh and
-// the README, and depend on bash. Every file's time is the commit's
+// /usr/bin/mcp-bashd, the shim as /usr/share/mcp-bashd/mcpserver_core.sh, the
+// README and the LICENSE (MIT; the .deb also its copyright file, the .apk
+// its license field), and depend on bash. Every file's time is the commit's
 // (SOURCE_DATE_EPOCH overrides it), so two runs on one commit with one
 // toolchain give the same bytes.
 //
@@ -41,6 +42,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -60,11 +62,14 @@ var arches = []string{"amd64", "arm64"}
 var versionRE = regexp.MustCompile(`^[0-9]+\.[0-9]+\.[0-9]+(-(alpha|beta|pre|rc)[0-9]*)?$`)
 
 const (
-	name       = "mcp-bashd"
-	homepage   = "https://github.com/mcp-bashd/mcp-bashd"
-	maintainer = "mcp-bashd developers <" + homepage + ">"
-	summary    = "Serve MCP tools written as bash functions"
-	longDesc   = "mcp-bashd serves Model Context Protocol tools written as bash\n" +
+	name     = "mcp-bashd"
+	homepage = "https://github.com/mcp-bashd/mcp-bashd"
+	// The Maintainer field is a name and a mail address (Debian policy
+	// 5.6.2), not a web page; -maintainer sets the releaser's own.
+	defaultMaintainer = "mcp-bashd developers <mcp-bashd@users.noreply.github.com>"
+	license           = "MIT"
+	summary           = "Serve MCP tools written as bash functions"
+	longDesc          = "mcp-bashd serves Model Context Protocol tools written as bash\n" +
 		"functions (tool_NAME beside a tools.json) over stdio and Streamable\n" +
 		"HTTP: one bash process group per call, cancellation, reaping, a\n" +
 		"lifeline that kills calls when the daemon dies. Includes the drop-in\n" +
@@ -82,9 +87,14 @@ func run(args []string) error {
 	fs := flag.NewFlagSet("release", flag.ContinueOnError)
 	version := fs.String("version", "", "the version, X.Y.Z or X.Y.Z-rcN (default: HEAD's vX.Y.Z tag)")
 	out := fs.String("out", "dist", "the directory the release is written to")
+	maint := fs.String("maintainer", defaultMaintainer, "the packages' Maintainer, `NAME <ADDRESS>`")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	if !maintainerRE.MatchString(*maint) {
+		return fmt.Errorf("-maintainer %q: want NAME <ADDRESS>, a mail address", *maint)
+	}
+	maintainer = *maint
 	root, err := moduleRoot()
 	if err != nil {
 		return err
@@ -106,6 +116,9 @@ func run(args []string) error {
 	}
 	defer os.RemoveAll(work)
 
+	if err := debianCopyright(root, work); err != nil {
+		return err
+	}
 	var made []string
 	for _, arch := range arches {
 		bin := filepath.Join(work, arch, name)
@@ -119,7 +132,7 @@ func run(args []string) error {
 		}
 		made = append(made, archive)
 		for _, format := range []string{"deb", "apk"} {
-			pkg, err := writePackage(*out, format, v, arch, payload, mtime)
+			pkg, err := writePackage(*out, format, v, arch, payload, mtime, work)
 			if err != nil {
 				return err
 			}
@@ -199,6 +212,7 @@ func payloadOf(root, bin string) []entry {
 		{src: bin, dst: "/usr/bin/" + name, mode: 0o755},
 		{src: filepath.Join(root, "scripts/mcpserver_core.sh"), dst: "/usr/share/mcp-bashd/mcpserver_core.sh", mode: 0o644},
 		{src: filepath.Join(root, "README.md"), dst: "/usr/share/doc/mcp-bashd/README.md", mode: 0o644},
+		{src: filepath.Join(root, "LICENSE"), dst: "/usr/share/doc/mcp-bashd/LICENSE", mode: 0o644},
 	}
 }
 
@@ -257,13 +271,17 @@ func writeArchive(out, version, goos, arch string, payload []entry, mtime time.T
 }
 
 // writePackage writes the .deb or .apk for arch with nfpm.
-func writePackage(out, format, version, arch string, payload []entry, mtime time.Time) (string, error) {
+func writePackage(out, format, version, arch string, payload []entry, mtime time.Time, work string) (string, error) {
 	var packager nfpm.Packager
 	switch format {
 	case "deb":
 		packager = deb.Default
 	case "apk":
 		packager = apk.Default
+	}
+	if format == "deb" {
+		// Debian's place for the license: the machine-readable copyright file.
+		payload = append(slices.Clone(payload), entry{src: filepath.Join(work, "copyright"), dst: "/usr/share/doc/mcp-bashd/copyright", mode: 0o644})
 	}
 	var contents files.Contents
 	for _, e := range payload {
@@ -274,7 +292,7 @@ func writePackage(out, format, version, arch string, payload []entry, mtime time
 	}
 	info := nfpm.WithDefaults(&nfpm.Info{
 		Name: name, Arch: arch, Platform: "linux", Version: version,
-		Maintainer: maintainer, Homepage: homepage, Section: "net", Priority: "optional",
+		Maintainer: maintainer, Homepage: homepage, Section: "net", Priority: "optional", License: license,
 		Description: summary + "\n" + longDesc, MTime: mtime,
 		Overridables: nfpm.Overridables{Depends: []string{"bash"}, Contents: contents},
 	})
@@ -313,4 +331,35 @@ func writeSums(out string, made []string) error {
 		fmt.Fprintf(&b, "%x  %s\n", h.Sum(nil), f)
 	}
 	return os.WriteFile(filepath.Join(out, "SHA256SUMS"), []byte(b.String()), 0o644)
+}
+
+var maintainerRE = regexp.MustCompile(`^[^<>@]+ <[^<>@\s]+@[^<>@\s]+\.[^<>@\s]+>$`)
+
+// maintainer is the packages' Maintainer (-maintainer).
+var maintainer = defaultMaintainer
+
+// debianCopyright writes the .deb's copyright file (DEP-5): the LICENSE's
+// MIT text as Debian names it, Expat, into work.
+func debianCopyright(root, work string) error {
+	text, err := os.ReadFile(filepath.Join(root, "LICENSE"))
+	if err != nil {
+		return err
+	}
+	var b strings.Builder
+	b.WriteString("Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/\n")
+	b.WriteString("Upstream-Name: " + name + "\nSource: " + homepage + "\n\nFiles: *\n")
+	for _, line := range strings.Split(string(text), "\n") {
+		if c, ok := strings.CutPrefix(line, "Copyright (c) "); ok {
+			b.WriteString("Copyright: " + c + "\n")
+			break
+		}
+	}
+	b.WriteString("License: Expat\n")
+	for _, line := range strings.Split(strings.TrimSpace(string(text)), "\n") {
+		if line = strings.TrimRight(line, " "); line == "" {
+			line = "."
+		}
+		b.WriteString(" " + line + "\n")
+	}
+	return os.WriteFile(filepath.Join(work, "copyright"), []byte(b.String()), 0o644)
 }

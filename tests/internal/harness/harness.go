@@ -35,6 +35,9 @@ func Main(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(dir)
+	// A root daemon's sandboxed calls run as nobody and reach the binary
+	// through $MCP_BASHD, as they would in /usr/local/bin.
+	os.Chmod(dir, 0o755)
 	Binary = filepath.Join(dir, "mcp-bashd")
 	if err := useTestBash(dir); err != nil {
 		fmt.Fprintln(os.Stderr, err)
