@@ -1,7 +1,6 @@
 package tests
 
 import (
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -54,13 +53,10 @@ func TestCallAsksThePersonAtTheTerminal(t *testing.T) {
 	})
 	master, slave := cliOpenPTY(t)
 	defer master.Close()
-	cmd := exec.Command(harness.Binary, "call", filepath.Join(dir, "server.sh"), "ask")
-	stdout, stderr := &harness.Output{}, &harness.Output{}
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = slave, stdout, stderr
-	cmd.Env = append(os.Environ(), "TMPDIR="+t.TempDir())
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	stdout := &harness.Output{}
+	p, _ := harness.RunCmd(t, harness.Options{Args: []string{"call", filepath.Join(dir, "server.sh"), "ask"}, TempDir: true},
+		func(cmd *exec.Cmd) { cmd.Stdin, cmd.Stdout = slave, stdout })
+	stderr := p.Stderr
 	slave.Close()
 	proctest.WaitUntil(t, harness.Deadline(t), "the question on stderr", func() (bool, string) {
 		return strings.Contains(stderr.String(), "Your name?\n(Ctrl-D to cancel)\nname (as on the badge): "), stderr.String()
@@ -68,7 +64,7 @@ func TestCallAsksThePersonAtTheTerminal(t *testing.T) {
 	if _, err := master.Write([]byte("Ada \"the Countess\"\n")); err != nil {
 		t.Fatal(err)
 	}
-	if err := cmd.Wait(); err != nil {
+	if err := p.Wait(t, "mcp-bashd call, answered at its terminal"); err != nil {
 		t.Fatalf("call: %v\nstderr:\n%s", err, stderr.String())
 	}
 	if got, want := stdout.String(), `{"action":"accept","content":{"name":"Ada \"the Countess\""}}`+"\n"; got != want {

@@ -190,7 +190,8 @@ echo "after run_mcp_server" >>"$RF_DIR/events"
 // Item 3: with the daemon beside the shell, SIGTERM, SIGINT and SIGHUP
 // sent to the shell's pid alone (what hosts do) or to its whole group
 // still stop the server as before: the call is cancelled (its hook runs
-// with ""), the EXIT handler runs once, nothing of the call is left, and
+// with "") and answered once with -32004 "Server is shutting down", the
+// EXIT handler runs once, nothing of the call is left, and
 // the shell dies by the signal — statements after run_mcp_server do not
 // run. The daemon is in the shell's group even when the script turned job
 // control on.
@@ -232,8 +233,10 @@ func TestSignalsReachTheDaemon(t *testing.T) {
 			if code, sig := d2Ended(t, r); sig != c.sig {
 				t.Fatalf("the shell ended with status %d signal %v, want death by %v", code, sig, c.sig)
 			}
-			if len(lines) != 0 {
-				t.Errorf("the cancelled call was answered: %q", lines)
+			// Every accepted request gets exactly one answer (issue 23): the
+			// call shutdown ended says so, and nothing else is written.
+			if want := `{"jsonrpc":"2.0","id":"s","error":{"code":-32004,"message":"Server is shutting down"}}`; len(lines) != 1 || strings.TrimSpace(string(lines[0])) != want {
+				t.Errorf("stdout after the signal: %q, want the one line %s", lines, want)
 			}
 			if got, want := d2Events(r), "cancel hook []\nEXIT handler\n"; got != want {
 				t.Errorf("events:\n%s\nwant:\n%s", got, want)

@@ -11,7 +11,6 @@ package tests
 import (
 	"bufio"
 	"fmt"
-	"github.com/mcp-bashd/mcp-bashd/tests/internal/harness"
 	"io"
 	"net"
 	"net/http"
@@ -20,6 +19,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/mcp-bashd/mcp-bashd/tests/internal/harness"
 
 	"github.com/mcp-bashd/mcp-bashd/tests/internal/proctest"
 )
@@ -54,26 +55,17 @@ func TestHTTPStalledBodyClosesConnection(t *testing.T) {
 	t.Run("one connection", func(t *testing.T) {
 		dir := harness.WriteFiles(t, map[string]string{"server.sh": "tool_x() { :; }\n", "tools.json": harness.ToolsJSON("x")})
 		child, conn := dr2SocketPair(t)
-		cmd := exec.Command(harness.Binary, "--http-connection", filepath.Join(dir, "server.sh"))
-		cmd.Env = append(os.Environ(), "TMPDIR="+t.TempDir())
-		cmd.Stdin, cmd.Stdout = child, child
-		var stderr strings.Builder
-		cmd.Stderr = &stderr
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
+		p, _ := harness.RunCmd(t, harness.Options{Dir: dir, Flags: []string{"--http-connection"}, TempDir: true},
+			func(cmd *exec.Cmd) { cmd.Stdin, cmd.Stdout = child, child })
+		stderr := p.Stderr
 		child.Close()
-		done := make(chan error, 1)
-		go func() { done <- cmd.Wait() }()
-		t.Cleanup(func() { cmd.Process.Kill(); <-done })
 		if _, err := io.WriteString(conn, stalledPost("127.0.0.1:3000")); err != nil {
 			t.Fatal(err)
 		}
 		read408ThenEOF(t, conn)
 		proctest.WaitUntil(t, harness.Deadline(t), "the one-connection process to exit", func() (bool, string) {
 			select {
-			case err := <-done:
-				done <- err
+			case <-p.Done:
 				return true, ""
 			default:
 				return false, stderr.String()

@@ -211,11 +211,13 @@ func TestHTTPLegacySessionLifecycle(t *testing.T) {
 	}
 }
 
+// A missing or wrong token is 403 without a challenge: a 401 would send
+// an MCP client into an OAuth flow this server does not have.
 func TestHTTPBearerToken(t *testing.T) {
 	f := newHTTPFixture(t, streamhttp.Options{Token: []byte("s3cret")})
 	for _, h := range []map[string]string{nil, {"Authorization": "Bearer wrong"}, {"Authorization": "s3cret"}} {
-		if resp, _ := f.do(httpReq{body: legacyInit, headers: h}); resp.StatusCode != 401 || resp.Header.Get("WWW-Authenticate") == "" {
-			t.Fatalf("headers %v: %d", h, resp.StatusCode)
+		if resp, _ := f.do(httpReq{body: legacyInit, headers: h}); resp.StatusCode != 403 || resp.Header.Get("WWW-Authenticate") != "" {
+			t.Fatalf("headers %v: %d (WWW-Authenticate %q)", h, resp.StatusCode, resp.Header.Get("WWW-Authenticate"))
 		}
 	}
 	if resp, _ := f.do(httpReq{body: legacyInit, headers: map[string]string{"Authorization": "Bearer s3cret"}}); resp.StatusCode != 200 {

@@ -174,7 +174,7 @@ func (c *session) dispatch(req *transport.Request) {
 	}
 	if m.offer != always {
 		r.cat = c.srv.src.Declarations()
-		if e := c.srv.offered(r, m); e != nil {
+		if e := c.offered(r, m); e != nil {
 			r.fail(e)
 			return
 		}
@@ -192,7 +192,7 @@ func (c *session) dispatch(req *transport.Request) {
 // offered checks a row's offer against the declarations: -32601 when the
 // server does not offer the method, the file's -32603 when its
 // declaration file is unusable.
-func (s *Server) offered(r *request, m method) *wire.Error {
+func (c *session) offered(r *request, m method) *wire.Error {
 	cat, method := r.cat, r.Msg.Method
 	kind := ""
 	switch m.offer {
@@ -212,7 +212,7 @@ func (s *Server) offered(r *request, m method) *wire.Error {
 		return wire.MethodNotFound(method)
 	}
 	if e := declarationError(cat, kind, r.Era); e != nil {
-		return s.fileError(e, r.Era)
+		return c.srv.fileError(e, r.Era)
 	}
 	return nil
 }
