@@ -110,8 +110,8 @@ func TestResultShaping(t *testing.T) {
 tool_inner_blank() { printf 'a\n\n\nb\n\n'; }
 tool_fail() { echo "bad thing" >&2; printf '\n'; return 3; }
 tool_fail_silent() { return 1; }
-tool_killed() { kill -9 "$BASHPID"; }
-tool_termed() { kill -TERM "$BASHPID"; }
+tool_killed() { kill -9 "${BASHPID:-$(exec sh -c 'echo "$PPID"')}"; }
+tool_termed() { kill -TERM "${BASHPID:-$(exec sh -c 'echo "$PPID"')}"; }
 tool_trap() { trap 'printf "trap output\n"' EXIT; printf 'body output\n'; }
 tool_exit_trap_fail() { trap 'echo cleanup' EXIT; echo body; exit 5; }
 tool_empty() { :; }

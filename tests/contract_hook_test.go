@@ -236,14 +236,14 @@ func TestHookKilledBySignal(t *testing.T) {
 	s := harness.Start(t, ctServer(t, ctOpt{
 		script: `mcp_before_tool_call() {
   case $1 in
-  x) printf 'about to be killed\n'; kill -9 "$BASHPID" ;;
-  y) kill -TERM "$BASHPID" ;;
+  x) printf 'about to be killed\n'; kill -9 "${BASHPID:-$(exec sh -c 'echo "$PPID"')}" ;;
+  y) kill -TERM "${BASHPID:-$(exec sh -c 'echo "$PPID"')}" ;;
   esac
   return 0
 }
 tool_x() { : > "$MARKS/tool.ran"; }
 tool_y() { : > "$MARKS/tool.ran"; }
-tool_z() { kill -9 "$BASHPID"; }`,
+tool_z() { kill -9 "${BASHPID:-$(exec sh -c 'echo "$PPID"')}"; }`,
 		tools: harness.ToolsJSON("x", "y", "z"),
 	}))
 	s.RoundTrip(harness.InitLine)
@@ -254,7 +254,7 @@ tool_z() { kill -9 "$BASHPID"; }`,
 	}
 	ctWantText(t, s.Call(3, "z", `{}`), true, "Error executing z: ")
 
-	s2 := harness.Start(t, ctServer(t, ctOpt{script: `tool_z() { kill -9 "$BASHPID"; }`, tools: harness.ToolsJSON("z")}))
+	s2 := harness.Start(t, ctServer(t, ctOpt{script: `tool_z() { kill -9 "${BASHPID:-$(exec sh -c 'echo "$PPID"')}"; }`, tools: harness.ToolsJSON("z")}))
 	s2.RoundTrip(harness.InitLine)
 	ctWantText(t, s2.Call(1, "z", `{}`), true, "Error executing z: ")
 }

@@ -217,7 +217,7 @@ func TestOtherMethods(t *testing.T) {
 // line, as the SDK's subshells did. Manifest and drop-in forms.
 func TestProcessesShowScriptAndArguments(t *testing.T) {
 	const tool = `tool_ps_probe_tool() {
-  printf '%s\n' "$BASHPID" > "$MARKS/tool.pid.tmp"
+  printf '%s\n' "${BASHPID:-$(exec sh -c 'echo "$PPID"')}" > "$MARKS/tool.pid.tmp"
   ( while [ ! -e "$MARKS/gate" ]; do sleep 0.01; done ) &
   local sub=$!
   printf '%s\n' "$sub" > "$MARKS/sub.pid"

@@ -37,7 +37,7 @@ tool_block() {
     local tag=${BASH_REMATCH[1]}
     if [ -e "$CFG_DIR/busy" ]; then : >"$CFG_DIR/overlap.$tag"; fi
     : >"$CFG_DIR/busy"
-    printf '%s' "$BASHPID" >"$CFG_DIR/started.$tag.tmp" && mv "$CFG_DIR/started.$tag.tmp" "$CFG_DIR/started.$tag"
+    printf '%s' "${BASHPID:-$(exec sh -c 'echo "$PPID"')}" >"$CFG_DIR/started.$tag.tmp" && mv "$CFG_DIR/started.$tag.tmp" "$CFG_DIR/started.$tag"
     read -r _ <"$CFG_GATE"
     rm -f "$CFG_DIR/busy"
     printf 'released %s' "$tag"

@@ -54,11 +54,11 @@ tool_ok() { echo "fine"; echo "diag on stderr" >&2; }
 tool_refuse() { echo "Must be at least 13"; return 1; }
 tool_noisy() { echo "partial"; echo "why it failed" >&2; return 3; }
 tool_erronly() { echo "only stderr" >&2; return 2; }
-tool_killed() { kill -9 $BASHPID; }
+tool_killed() { kill -9 "${BASHPID:-$(exec sh -c 'echo "$PPID"')}"; }
 tool_outerr() { echo "out line"; echo "err line" >&2; printf 'tail\n\n\n'; }
 tool_fail() { echo "bad thing"; return 3; }
 tool_failsilent() { return 4; }
-tool_bkilled() { echo "before"; kill -KILL "$BASHPID"; }
+tool_bkilled() { echo "before"; kill -KILL "${BASHPID:-$(exec sh -c 'echo "$PPID"')}"; }
 tool_args() { printf '%s' "$1"; }
 tool_v_int() { printf 'args=%s' "$1"; }
 `

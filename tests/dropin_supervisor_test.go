@@ -251,14 +251,14 @@ func rfProcOK(pid int) (proctest.Proc, bool) {
 const d2sGraceTool = `
 tool_tidy() {
   ( trap 'echo term >> "$RF_DIR/child.log"; rf_gate cleanup.go; echo cleaned >> "$RF_DIR/child.log"; exit 0' TERM
-    echo "$BASHPID" > "$RF_DIR/child.pid"
+    echo "${BASHPID:-$(exec sh -c 'echo "$PPID"')}" > "$RF_DIR/child.pid"
     while :; do sleep 0.05; done ) &
   rf_gate child.pid
   rf_note shell.pid
   wait
 }
 tool_stubborn() {
-  ( trap '' TERM; echo "$BASHPID" > "$RF_DIR/child.pid"; while :; do sleep 0.05; done ) &
+  ( trap '' TERM; echo "${BASHPID:-$(exec sh -c 'echo "$PPID"')}" > "$RF_DIR/child.pid"; while :; do sleep 0.05; done ) &
   rf_gate child.pid
   rf_note shell.pid
   wait
@@ -408,7 +408,7 @@ mcp_before_tool_call() {
   case $1 in
   refuse) echo "not today"; return 3 ;;
   hookexit) exit 4 ;;
-  hookkill) kill -KILL "$BASHPID" ;;
+  hookkill) kill -KILL "${BASHPID:-$(exec sh -c 'echo "$PPID"')}" ;;
   esac
   return 0
 }
@@ -510,7 +510,7 @@ func TestLogSentencesOutsideContract(t *testing.T) {
 	d := harness.Start(t, rfServer(`
 tool_fail() { echo "bad input"; return 3; }
 tool_silent() { return 4; }
-tool_killed() { kill -KILL "$BASHPID"; }
+tool_killed() { kill -KILL "${BASHPID:-$(exec sh -c 'echo "$PPID"')}"; }
 tool_slow() { rf_note slow.started; rf_gate slow.go; echo done; }
 `, []string{"fail", "silent", "killed", "slow"}, nil, "MCP_LOG_FILE="+logFile))
 	d.Send(rfCall("1", "fail", `{}`))

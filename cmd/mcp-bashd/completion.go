@@ -14,7 +14,7 @@ command's flags, file names elsewhere. The flags are the binary's own, so
 the script is always in step with the version that printed it.
 
 Examples:
-  source <(mcp-bashd completion bash)          # in ~/.bashrc
+  eval "$(mcp-bashd completion bash)"          # in ~/.bashrc (bash 3.2 cannot source <(...))
   source <(mcp-bashd completion zsh)           # in ~/.zshrc
   mcp-bashd completion fish > ~/.config/fish/completions/mcp-bashd.fish
 `

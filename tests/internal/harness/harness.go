@@ -59,18 +59,28 @@ func Main(m *testing.M) int {
 // useTestBash: with MCP_BASHD_TEST_BASH naming a bash (bash 3.2 in
 // scripts/test.sh's bash 3.2 step), that bash comes first on PATH for the
 // whole run, so it is the bash that runs the servers' scripts (#!/usr/bin/env
-// bash) and the daemon's default bash for tools.
+// bash) and the daemon's default bash for tools. A copy, in a directory
+// everyone may enter: a root daemon's sandboxed calls run as nobody.
 func useTestBash(dir string) error {
 	b := os.Getenv("MCP_BASHD_TEST_BASH")
 	if b == "" {
 		return nil
 	}
+	body, err := os.ReadFile(b)
+	if err != nil {
+		return err
+	}
 	bin := filepath.Join(dir, "testbash")
 	if err := os.MkdirAll(bin, 0o755); err != nil {
 		return err
 	}
-	if err := os.Symlink(b, filepath.Join(bin, "bash")); err != nil {
+	if err := os.WriteFile(filepath.Join(bin, "bash"), body, 0o755); err != nil {
 		return err
+	}
+	for _, d := range []string{dir, bin} {
+		if err := os.Chmod(d, 0o755); err != nil {
+			return err
+		}
 	}
 	return os.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
 }
