@@ -13,7 +13,7 @@
 
 # Read by `mcp-bashd check` to spot a stale vendored copy.
 # shellcheck disable=SC2034
-MCP_BASHD_SHIM_VERSION=2
+MCP_BASHD_SHIM_VERSION=3
 
 # Bash 3.2 (macOS's /bin/bash) or later: another shell (dash as sh, zsh)
 # or an older bash is told so here, in words any POSIX shell parses,
