@@ -24,6 +24,9 @@ func (c *session) listDeclared(r *request, list json.RawMessage, key string, p l
 		r.fail(e)
 		return
 	}
+	if r.withoutIcons() {
+		list = dropListIcons(list, key)
+	}
 	if r.modern() {
 		list = modernResult(list, r.cat.Config.ServerInfo(), cacheFields(r.cat.DiscoverCache()))
 	}

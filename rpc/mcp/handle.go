@@ -94,7 +94,7 @@ func (c *session) ping(r *request, _ struct{}) { r.reply(json.RawMessage(`{}`)) 
 // (an executable was added or removed), the answer comes from its own
 // goroutine: the reader goes on, and a ping behind it is not held up.
 func (c *session) toolsList(r *request, p listParams) {
-	s, req := c.srv, r.Request
+	s, req, noIcons := c.srv, r.Request, r.withoutIcons()
 	var wrap func(*catalog.Catalog, json.RawMessage) json.RawMessage
 	if r.modern() {
 		wrap = func(cat *catalog.Catalog, list json.RawMessage) json.RawMessage {
@@ -108,6 +108,9 @@ func (c *session) toolsList(r *request, p listParams) {
 		var perr *wire.Error
 		if err == nil {
 			list, perr = s.page(list, "tools", p)
+		}
+		if noIcons && perr == nil {
+			list = dropListIcons(list, "tools")
 		}
 		if err != nil {
 			r.Err = s.fileError(err, req.Era)
