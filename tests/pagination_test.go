@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -233,5 +234,31 @@ func TestPaginationOffByDefault(t *testing.T) {
 	res, err := c.cs.ListTools(ctx, nil)
 	if err != nil || len(res.Tools) != 1000 || res.NextCursor != "" {
 		t.Errorf("tools/list without --page-size: %d tools, nextCursor %q, err %v", len(res.Tools), res.NextCursor, err)
+	}
+}
+
+// `mcp-bashd tools --url` follows nextCursor: a paged server's table and
+// --json hold every tool.
+func TestPaginationToolsURLEveryPage(t *testing.T) {
+	script := pgServer(t, 250, 0, 0, 0)
+	d := harness.StartHTTP(t, harness.Options{Script: script, Flags: []string{"--page-size", fmt.Sprint(pgPageSize)}, Marked: harness.Mark(t, "pg")})
+	for _, asJSON := range []bool{false, true} {
+		args := []string{"tools", "--url", d.URL}
+		if asJSON {
+			args = append(args, "--json")
+		}
+		out, err := exec.Command(harness.Binary, args...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("%v: %v\n%s", args, err, out)
+		}
+		for i := 0; i < 250; i++ {
+			if n := strings.Count(string(out), fmt.Sprintf("tool_%04d", i)); n != 1 {
+				t.Errorf("%v: tool_%04d appears %d times, want once", args, i, n)
+				break
+			}
+		}
+		if strings.Contains(string(out), "nextCursor") {
+			t.Errorf("%v: the joined list still carries a nextCursor", args)
+		}
 	}
 }
