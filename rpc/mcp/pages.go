@@ -30,7 +30,8 @@ type listParams struct {
 }
 
 // decodeList reads a list method's params; absent or null params are no
-// cursor. A cursor that is not a string is -32602.
+// cursor. A cursor that is not a string is -32602, and so are params that
+// are not an object (the spec's PaginatedRequestParams).
 func decodeList(r *request) (listParams, *wire.Error) {
 	var p listParams
 	raw := bytes.TrimSpace(r.Msg.Params)
@@ -39,6 +40,12 @@ func decodeList(r *request) (listParams, *wire.Error) {
 	}
 	if err := json.Unmarshal(raw, &p); err != nil {
 		return p, wire.InvalidParams("cursor must be a string")
+	}
+	// An empty cursor: before 2026-07-28 the spec leaves it unsaid, and a
+	// client sending "" means the start. 2026-07-28 makes "" a cursor like
+	// any other, and this server never issues it: -32602 (cursorOffset).
+	if p.Cursor != nil && *p.Cursor == "" && !r.modern() {
+		p.Cursor = nil
 	}
 	return p, nil
 }

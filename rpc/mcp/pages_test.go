@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/mcp-bashd/mcp-bashd/rpc/transport"
+	"github.com/mcp-bashd/mcp-bashd/rpc/wire"
 )
 
 // Paging a list walks every entry once; a cursor from another list, or
@@ -61,5 +64,31 @@ func TestPageOffKeepsTheList(t *testing.T) {
 	list := json.RawMessage(`{"tools":[{"name":"a"}] }`)
 	if out, e := s.page(list, "tools", listParams{}); e != nil || string(out) != string(list) {
 		t.Errorf("page off: %s %v", out, e)
+	}
+}
+
+// An empty cursor is the start before 2026-07-28 and a cursor never
+// issued (-32602, once paged) in 2026-07-28; a cursor that is not a
+// string is -32602.
+func TestDecodeListEmptyCursorByEra(t *testing.T) {
+	req := func(era transport.Era, params string) *request {
+		return &request{Request: &transport.Request{Era: era, Msg: &wire.Message{Params: json.RawMessage(params)}}}
+	}
+	if p, e := decodeList(req(transport.Legacy, `{"cursor":""}`)); e != nil || p.Cursor != nil {
+		t.Errorf("legacy empty cursor: %v %v, want the start", p.Cursor, e)
+	}
+	p, e := decodeList(req(transport.Modern, `{"cursor":""}`))
+	if e != nil || p.Cursor == nil {
+		t.Fatalf("2026 empty cursor: %v %v, want kept", p.Cursor, e)
+	}
+	s := &Server{opt: Options{PageSize: 2}}
+	if _, e := s.page(json.RawMessage(`{"tools":[1,2,3]}`), "tools", p); e == nil || e.Code != -32602 {
+		t.Errorf("2026 empty cursor on a paged list: %v, want -32602", e)
+	}
+	if _, e := decodeList(req(transport.Legacy, `{"cursor":7}`)); e == nil || e.Code != -32602 {
+		t.Errorf("numeric cursor: %v, want -32602", e)
+	}
+	if p, e := decodeList(req(transport.Legacy, ``)); e != nil || p.Cursor != nil {
+		t.Errorf("no params: %v %v", p.Cursor, e)
 	}
 }
