@@ -313,6 +313,7 @@ func checkCommand(args []string, std streams) int {
 	problems, n := catalog.Lint(in)
 	decl, counts := catalog.LintDeclarations(catalog.DeclInput{ResourcesFile: f.resources, PromptsFile: f.prompts, Script: f.script, Functions: in.Functions})
 	problems = append(problems, decl...)
+	problems = append(problems, catalog.LintIcons(f.config, f.tools, f.resources, f.prompts)...)
 	problems = append(problems, limitRefusals(f.tools)...)
 	if sn != nil {
 		problems = append(problems, cwdWarnings(f, sn)...)

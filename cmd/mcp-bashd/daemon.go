@@ -123,7 +123,7 @@ func start(ctx context.Context, o options, p paths, scriptArgs []string, log *za
 		Catalog: src, Runner: sup, Snapshot: sup.Current, Metrics: d.met,
 		MaxConcurrent: o.maxConcurrent, DefaultTimeout: o.timeout, Sequential: o.sequential,
 		Log: log.Named("mcp"), StateKey: stateKey,
-		TaskStoreMax: o.taskStoreMax, TaskStoreBytes: o.taskStoreBytes,
+		TaskStoreMax: o.taskStoreMax, TaskStoreBytes: o.taskStoreBytes, PageSize: o.pageSize,
 	})
 	if !o.noWatch && !o.oneshot {
 		ctx, cancel := context.WithCancel(context.Background())

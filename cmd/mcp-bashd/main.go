@@ -95,6 +95,7 @@ type options struct {
 	maxConcurrent       int
 	taskStoreMax        int
 	taskStoreBytes      int64
+	pageSize            int
 	warm                int
 	warmIdle            time.Duration
 	maxLine             int
@@ -235,6 +236,7 @@ func daemonFlags(o *options) *flag.FlagSet {
 	fs.IntVar(&o.maxConcurrent, "max-concurrency", 16, "tool calls running at once")
 	fs.IntVar(&o.taskStoreMax, "task-store-max", mcp.DefaultTaskStoreMax, "tasks held at once, running or finished (finished ones are dropped oldest first)")
 	fs.Int64Var(&o.taskStoreBytes, "task-store-bytes", mcp.DefaultTaskStoreBytes, "bytes of finished tasks' results held at once")
+	fs.IntVar(&o.pageSize, "page-size", 0, "entries per page of tools/list, resources/list, resources/templates/list and prompts/list\n(0: every list in one page; N: pages of N with nextCursor)")
 	fs.IntVar(&o.warm, "warm", supervisor.DefaultWarm, "keep up to `N` call processes started ahead of their calls, as many as calls run\n(bash function tools without limits; none kept once --warm-idle passes without a call; 0: every call starts its own)")
 	durationVar(fs, &o.warmIdle, "warm-idle", supervisor.DefaultWarmIdle, "how long warm call processes are kept after the last call")
 	fs.IntVar(&o.maxLine, "max-line", 16<<20, "longest request line in `bytes`")

@@ -294,7 +294,7 @@ func remoteTools(rf remoteFlags, asJSON bool, std streams) int {
 	if err == nil && rerr == nil {
 		defer c.end()
 		var res json.RawMessage
-		if res, rerr, err = c.post(ctx, "tools/list", "{}", nil); err == nil && rerr == nil {
+		if res, rerr, err = allTools(ctx, c); err == nil && rerr == nil {
 			if asJSON {
 				var out bytes.Buffer
 				json.Indent(&out, res, "", "  ")
@@ -328,4 +328,37 @@ func listTable(list json.RawMessage, std streams) int {
 	}
 	fmt.Fprintln(std.err, "mcp-bashd tools: the server's tools/list:", err)
 	return 1
+}
+
+// allTools is the server's whole tools/list: every page, following
+// nextCursor (a server run with --page-size answers in pages), as one
+// {"tools":[...]} result.
+func allTools(ctx context.Context, c *httpClient) (json.RawMessage, *wire.Error, error) {
+	var all []json.RawMessage
+	params := "{}"
+	for pages := 0; ; pages++ {
+		res, rerr, err := c.post(ctx, "tools/list", params, nil)
+		if err != nil || rerr != nil {
+			return nil, rerr, err
+		}
+		var page struct {
+			Tools      []json.RawMessage `json:"tools"`
+			NextCursor string            `json:"nextCursor"`
+		}
+		if err := json.Unmarshal(res, &page); err != nil {
+			return nil, nil, fmt.Errorf("tools/list result: %w", err)
+		}
+		if pages == 0 && page.NextCursor == "" {
+			return res, nil, nil // one page: shown exactly as the server sent it
+		}
+		all = append(all, page.Tools...)
+		if page.NextCursor == "" {
+			break
+		}
+		if pages >= 100000 {
+			return nil, nil, errors.New("tools/list: the server's pages do not end")
+		}
+		params = string(wire.Object(wire.Member{Key: "cursor", Val: wire.Quote(page.NextCursor)}))
+	}
+	return wire.Object(wire.Member{Key: "tools", Val: wire.Marshal(all)}), nil, nil
 }

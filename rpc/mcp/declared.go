@@ -17,18 +17,31 @@ import (
 // in the session eras (2026-07-28 removed them for subscriptions/listen).
 
 // listDeclared answers a list method with the declared list (r.cat's).
-func (r *request) listDeclared(list json.RawMessage) {
+// cut to the page p names (pages.go) from the list's key.
+func (c *session) listDeclared(r *request, list json.RawMessage, key string, p listParams) {
+	list, e := c.srv.page(list, key, p)
+	if e != nil {
+		r.fail(e)
+		return
+	}
+	if r.withoutIcons() {
+		list = dropListIcons(list, key)
+	}
 	if r.modern() {
 		list = modernResult(list, r.cat.Config.ServerInfo(), cacheFields(r.cat.DiscoverCache()))
 	}
 	r.reply(list)
 }
 
-func (c *session) listResources(r *request, _ struct{}) { r.listDeclared(r.cat.Resources.List) }
-func (c *session) listTemplates(r *request, _ struct{}) {
-	r.listDeclared(r.cat.Resources.TemplateList)
+func (c *session) listResources(r *request, p listParams) {
+	c.listDeclared(r, r.cat.Resources.List, "resources", p)
 }
-func (c *session) listPrompts(r *request, _ struct{}) { r.listDeclared(r.cat.Prompts.List) }
+func (c *session) listTemplates(r *request, p listParams) {
+	c.listDeclared(r, r.cat.Resources.TemplateList, "resourceTemplates", p)
+}
+func (c *session) listPrompts(r *request, p listParams) {
+	c.listDeclared(r, r.cat.Prompts.List, "prompts", p)
+}
 
 // offersSubscriptions says whether a listen stream could carry anything:
 // a list that may change or resources to subscribe to. A server with none

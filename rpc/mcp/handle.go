@@ -93,8 +93,8 @@ func (c *session) ping(r *request, _ struct{}) { r.reply(json.RawMessage(`{}`)) 
 // fields, from the catalog the list came from) when set. When the tools directory must be listed again first
 // (an executable was added or removed), the answer comes from its own
 // goroutine: the reader goes on, and a ping behind it is not held up.
-func (c *session) toolsList(r *request, _ struct{}) {
-	s, req := c.srv, r.Request
+func (c *session) toolsList(r *request, p listParams) {
+	s, req, noIcons := c.srv, r.Request, r.withoutIcons()
 	var wrap func(*catalog.Catalog, json.RawMessage) json.RawMessage
 	if r.modern() {
 		wrap = func(cat *catalog.Catalog, list json.RawMessage) json.RawMessage {
@@ -105,8 +105,17 @@ func (c *session) toolsList(r *request, _ struct{}) {
 		cat := s.src.Fresh(s.base)
 		list, err := cat.ToolsList()
 		r := transport.Response{ID: req.Msg.ID}
+		var perr *wire.Error
+		if err == nil {
+			list, perr = s.page(list, "tools", p)
+		}
+		if noIcons && perr == nil {
+			list = dropListIcons(list, "tools")
+		}
 		if err != nil {
 			r.Err = s.fileError(err, req.Era)
+		} else if perr != nil {
+			r.Err = perr
 		} else if wrap != nil {
 			r.Result = wrap(cat, list)
 		} else {

@@ -63,7 +63,7 @@ func object(fields ...field) json.RawMessage {
 func initializeResult(cfg *catalog.Config, version string, caps json.RawMessage) json.RawMessage {
 	return object(
 		field{"protocolVersion", wire.Quote(version)},
-		field{"serverInfo", asWritten(cfg.Field("serverInfo"), cfg.ServerInfo())},
+		field{"serverInfo", serverInfoIn(version, asWritten(cfg.Field("serverInfo"), cfg.ServerInfo()))},
 		field{"capabilities", caps},
 		field{"instructions", cfg.Instructions()},
 	)
@@ -128,4 +128,13 @@ func modernMembers(has map[string]bool, info json.RawMessage, extra []field) jso
 		add = append(add, field{"_meta", object(field{transport.MetaInfo, info})})
 	}
 	return object(add...)
+}
+
+// serverInfoIn is serverInfo as a client of version gets it: without
+// icons before the revision that has them (icons.go).
+func serverInfoIn(version string, info json.RawMessage) json.RawMessage {
+	if version < iconsVersion {
+		return dropIcons(info)
+	}
+	return info
 }

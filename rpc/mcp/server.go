@@ -44,7 +44,10 @@ type Options struct {
 	// 0: DefaultTaskStoreMax, DefaultTaskStoreBytes.
 	TaskStoreMax   int
 	TaskStoreBytes int64
-	Log            *zap.Logger
+	// PageSize is the entries per page of the list methods (pages.go);
+	// 0: every list in one page.
+	PageSize int
+	Log      *zap.Logger
 }
 
 // Server answers MCP requests on any number of connections.
