@@ -170,8 +170,9 @@ tool_slow() { rf_note slow.pid; sleep 1000; }
 	if err := syscall.Kill(daemon, syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
-	if lines := d.Drain(t); len(lines) != 0 {
-		t.Fatalf("stdout after SIGTERM: %q", lines)
+	// The call shutdown ended is answered once, saying so (issue 23).
+	if lines, want := d.Drain(t), `{"jsonrpc":"2.0","id":"slow","error":{"code":-32004,"message":"Server is shutting down"}}`; len(lines) != 1 || strings.TrimSpace(string(lines[0])) != want {
+		t.Fatalf("stdout after SIGTERM: %q, want the one line %s", lines, want)
 	}
 	d.WaitExit(t)
 	if code := cmd.ProcessState.ExitCode(); code != 143 {
