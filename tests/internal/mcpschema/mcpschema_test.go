@@ -254,7 +254,7 @@ func TestDerivedTables(t *testing.T) {
 }
 
 // TestSchemaCopies proves the embedded files are the official bytes; the
-// hashes match /work/shared/spec/REVISIONS.md (which lists them shortened
+// hashes match ../shared/spec/REVISIONS.md (which lists them shortened
 // as first8…last4).
 func TestSchemaCopies(t *testing.T) {
 	t.Parallel()
