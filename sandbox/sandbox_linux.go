@@ -201,30 +201,11 @@ func (m *Manager) Prepare(tool *Spec, p Paths) (*Call, error) {
 // the kernel reports when it bites. Otherwise RLIMIT_DATA (per process)
 // and RLIMIT_NPROC (per user, and not enforced for root).
 func (c *Call) rlimits() []exechelper.Rlimit {
-	s := c.spec
-	var out []exechelper.Rlimit
-	add := func(res int, cur, max int64) {
-		out = append(out, exechelper.Rlimit{Resource: res, Cur: uint64(cur), Max: uint64(max)})
+	mem := -1
+	if !c.g.has("memory") {
+		mem = unix.RLIMIT_DATA
 	}
-	if s.CPU > 0 {
-		secs := int64(s.CPU.Seconds())
-		// SIGXCPU at the soft limit; SIGKILL a second later for a process
-		// that ignores it.
-		add(unix.RLIMIT_CPU, secs, secs+1)
-	}
-	if s.FileSize > 0 {
-		add(unix.RLIMIT_FSIZE, s.FileSize, s.FileSize)
-	}
-	if s.OpenFiles > 0 {
-		add(unix.RLIMIT_NOFILE, s.OpenFiles, s.OpenFiles)
-	}
-	if s.Memory > 0 && !c.g.has("memory") {
-		add(unix.RLIMIT_DATA, s.Memory, s.Memory)
-	}
-	if s.Processes > 0 && !c.g.has("pids") && !c.m.root {
-		add(unix.RLIMIT_NPROC, s.Processes, s.Processes)
-	}
-	return out
+	return rlimits(c.spec, mem, !c.g.has("pids") && !c.m.root)
 }
 
 // The Landlock rights "read" and "write" stand for. Read includes

@@ -121,28 +121,7 @@ func refusal(lines []Line) error {
 
 // rlimits are the per-process limits the helper sets.
 func (c *Call) rlimits() []exechelper.Rlimit {
-	s := c.spec
-	var out []exechelper.Rlimit
-	add := func(res int, cur, max int64) {
-		out = append(out, exechelper.Rlimit{Resource: res, Cur: uint64(cur), Max: uint64(max)})
-	}
-	if s.CPU > 0 {
-		secs := int64(s.CPU.Seconds())
-		add(unix.RLIMIT_CPU, secs, secs+1) // SIGXCPU, then SIGKILL a second later
-	}
-	if s.FileSize > 0 {
-		add(unix.RLIMIT_FSIZE, s.FileSize, s.FileSize)
-	}
-	if s.OpenFiles > 0 {
-		add(unix.RLIMIT_NOFILE, s.OpenFiles, s.OpenFiles)
-	}
-	if s.Memory > 0 && memoryRlimit >= 0 {
-		add(memoryRlimit, s.Memory, s.Memory)
-	}
-	if s.Processes > 0 && !c.m.root {
-		add(unix.RLIMIT_NPROC, s.Processes, s.Processes)
-	}
-	return out
+	return rlimits(c.spec, memoryRlimit, !c.m.root)
 }
 
 // Apply changes a spawn into the helper's: this binary, with the plan in
