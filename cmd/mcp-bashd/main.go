@@ -219,6 +219,10 @@ func subcommand(name string, args []string, std streams) (int, bool) {
 		return checkCommand(args, std), true
 	case "new":
 		return newCommand(args, std), true
+	case "config":
+		return configCommand(args, std), true
+	case "doctor":
+		return doctorCommand(args, std), true
 	case "completion":
 		return completionCommand(args, std), true
 	}
@@ -430,7 +434,7 @@ func pick(vals ...string) string {
 }
 
 // commands are the subcommands `help COMMAND` knows.
-var commands = []string{"tools", "call", "check", "new", "shim", "version", "completion"}
+var commands = []string{"tools", "call", "check", "new", "config", "doctor", "shim", "version", "completion"}
 
 // helpCommand is `help [COMMAND]` (also --help, -h): the general usage, or
 // COMMAND's. A flag after it (help --help, --help -h) asks for the general
