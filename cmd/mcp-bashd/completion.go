@@ -51,7 +51,7 @@ func commandFlags() map[string][]string {
 	var o options
 	var cf callFlags
 	var tf toolsFlags
-	newFS, _ := newFlagSet()
+	newFS, _, _ := newFlagSet()
 	sets := map[string]*flag.FlagSet{
 		"":      daemonFlags(&o),
 		"tools": cliFlagSet("tools", &cliFiles{}, tf.define),

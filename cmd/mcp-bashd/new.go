@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/mcp-bashd/mcp-bashd/internal/hostconfig"
 	"github.com/mcp-bashd/mcp-bashd/scripts"
 )
 
@@ -108,7 +109,7 @@ echo ok
 
 func newCommand(args []string, std streams) int {
 	stdout := std.out
-	fs, plain := newFlagSet()
+	fs, plain, client := newFlagSet()
 	positional, _, err := parseArgs(fs, args, func(w io.Writer) { usageOf(w, fs, newUsage, "") }, std)
 	if err != nil {
 		return parseFailed(err, "new", std)
@@ -116,6 +117,12 @@ func newCommand(args []string, std streams) int {
 	if len(positional) != 1 {
 		fmt.Fprintln(std.err, "mcp-bashd new: give one DIR (see mcp-bashd new --help)")
 		return 2
+	}
+	if *client != "" {
+		if _, err := hostconfig.Render(*client, hostconfig.Server{}); err != nil {
+			fmt.Fprintln(std.err, "mcp-bashd new: --client:", err)
+			return 2
+		}
 	}
 	dir, err := filepath.Abs(positional[0])
 	if err == nil {
@@ -140,6 +147,10 @@ func newCommand(args []string, std streams) int {
 	fmt.Fprintf(stdout, "\ntry it: %s/test.sh\n", dir)
 	fmt.Fprintf(stdout, "call it: mcp-bashd call %s hello name=Ada\n", dir)
 	fmt.Fprintf(stdout, "host it: paste %s/mcp.json into your MCP host's servers (docs/hosts.md)\n", dir)
+	if *client != "" {
+		fmt.Fprintf(stdout, "for %s:\n", *client)
+		return configCommand([]string{"--client", *client, dir}, std)
+	}
 	return 0
 }
 
@@ -227,9 +238,10 @@ func scriptOf(path string) string {
 	return strings.TrimSuffix(path, "/")
 }
 
-func newFlagSet() (*flag.FlagSet, *bool) {
+func newFlagSet() (*flag.FlagSet, *bool, *string) {
 	fs := flag.NewFlagSet("mcp-bashd new", flag.ContinueOnError)
-	return fs, fs.Bool("plain", false, "server.sh holds only tool functions (no shim)")
+	return fs, fs.Bool("plain", false, "server.sh holds only tool functions (no shim)"),
+		fs.String("client", "", "also print the config of the MCP host `NAME` (as mcp-bashd config --client NAME DIR)")
 }
 
 // hostPath is the PATH a host's servers can count on.
