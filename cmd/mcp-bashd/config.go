@@ -56,6 +56,10 @@ func configCommand(args []string, std streams) int {
 		fmt.Fprintln(std.err, "mcp-bashd config: missing --client NAME (see mcp-bashd config --list)")
 		return 2
 	}
+	if _, err := hostconfig.Render(client, hostconfig.Server{}); err != nil {
+		fmt.Fprintln(std.err, "mcp-bashd config: --client:", err)
+		return 2 // a usage error, as an unknown flag is
+	}
 	s, err := hostServer(f, url, tokenFile, name)
 	if err == nil {
 		var out string
