@@ -108,11 +108,17 @@ func hcParse(t *testing.T, client, out string) (string, []string, []string) {
 		env, words = append(env, words[1]), words[2:]
 	}
 	if client == "claude-code" {
-		if len(words) < 3 || words[0] != "srv" || words[1] != "--" {
-			t.Fatalf("claude-code printed %q, want NAME -- COMMAND after the env", out)
+		if len(words) < 1 || words[0] != "srv" {
+			t.Fatalf("claude-code printed %q, want NAME after the env", out)
 		}
-		words = words[2:]
+		words = words[1:]
 	}
+	// Both CLIs take "--" before the server's command, whose flags
+	// (--bash) are not theirs.
+	if len(words) < 2 || words[0] != "--" {
+		t.Fatalf("%s printed %q, want -- COMMAND after the env", client, out)
+	}
+	words = words[1:]
 	return words[0], words[1:], env
 }
 

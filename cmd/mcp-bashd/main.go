@@ -46,6 +46,8 @@ Usage:
   mcp-bashd check SERVER.sh               lint a server without serving it
   mcp-bashd shim                          print the drop-in mcpserver_core.sh
   mcp-bashd new DIR                       start a new server in DIR
+  mcp-bashd config --client NAME SERVER   print a host's config for SERVER (--list: the hosts)
+  mcp-bashd doctor [SERVER]               say what a host would run, and what is wrong (OK/WARN/FAIL)
   mcp-bashd completion bash|zsh|fish      print the shell completion script
   mcp-bashd version                       print the version
   mcp-bashd help [COMMAND]                this text, or a command's

@@ -155,7 +155,8 @@ func inspector(s Server) (string, error) {
 	for _, k := range sortedKeys(s.Env) {
 		w = append(w, "-e", k+"="+s.Env[k])
 	}
-	w = append(append(w, s.Binary), s.Args()...)
+	// "--": the server's own flags (--bash) are not the Inspector's.
+	w = append(append(w, "--", s.Binary), s.Args()...)
 	return Quote(w) + "\n", nil
 }
 
