@@ -14,6 +14,7 @@ import (
 	"github.com/mcp-bashd/mcp-bashd/rpc/catalog"
 	"github.com/mcp-bashd/mcp-bashd/rpc/mcp"
 	"github.com/mcp-bashd/mcp-bashd/rpc/metrics"
+	"github.com/mcp-bashd/mcp-bashd/rpc/state"
 	"github.com/mcp-bashd/mcp-bashd/rpc/stdio"
 	"github.com/mcp-bashd/mcp-bashd/supervisor"
 )
@@ -30,6 +31,7 @@ type daemon struct {
 	served    chan error
 	outDead   <-chan struct{}
 	stdio     *stdio.Conn // nil with --http
+	store     state.Store // --state's, or this process's own
 }
 
 // startOrSignal is start, cancelled by a signal that arrives first (a slow
@@ -81,6 +83,17 @@ func limitMemory(o options) {
 func start(ctx context.Context, o options, p paths, scriptArgs []string, log *zap.Logger) (*daemon, error) {
 	limitMemory(o)
 	stateKey := takeStateKey()
+	store, err := state.Open(o.stateURL, o.statePasswordFile)
+	if err != nil {
+		return nil, err
+	}
+	if stateKey == "" && store.Shared() {
+		// One key per deployment: a retry may reach another replica.
+		if stateKey, err = state.DeploymentKey(ctx, store); err != nil {
+			store.Close()
+			return nil, fmt.Errorf("--state %s: the requestState key: %w", o.stateURL, err)
+		}
+	}
 	self, _ := os.Executable()
 	sup, err := supervisor.New(supervisor.Config{
 		Bash: p.bash, Script: p.script, ScriptArgs: scriptArgs, Self: self,
@@ -89,9 +102,10 @@ func start(ctx context.Context, o options, p paths, scriptArgs []string, log *za
 		ScriptStderr: scriptStderr(log),
 	})
 	if err != nil {
+		store.Close()
 		return nil, err
 	}
-	d := &daemon{name: p.given, log: log, sup: sup, met: metrics.New(), stopWatch: func() {}, served: make(chan error, 1)}
+	d := &daemon{name: p.given, log: log, sup: sup, met: metrics.New(), stopWatch: func() {}, served: make(chan error, 1), store: store}
 	// The script's stamp is taken before it loads, so an edit made while
 	// the daemon starts is a change.
 	scriptStamp := catalog.StampOf(p.script)
