@@ -144,9 +144,10 @@ func start(ctx context.Context, o options, p paths, scriptArgs []string, log *za
 		d.stopWatch = cancel
 		go watcher.Run(ctx, d.srv, sup)
 	}
-	// mcp_resource_updated, from any process, to the subscribed clients.
+	// mcp_resource_updated, from any process, to the subscribed clients (of
+	// every replica, with --state).
 	fwd, stopFwd := context.WithCancel(context.Background())
-	go d.srv.ForwardResourceUpdates(fwd, sup.ResourceUpdates())
+	go d.srv.FanOutResourceUpdates(fwd, sup.ResourceUpdates(), store)
 	stopWatch := d.stopWatch
 	d.stopWatch = func() { stopWatch(); stopFwd() }
 	return d, nil
