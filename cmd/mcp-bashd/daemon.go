@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"os"
 	"runtime/debug"
@@ -86,6 +88,10 @@ func start(ctx context.Context, o options, p paths, scriptArgs []string, log *za
 	store, err := state.Open(o.stateURL, o.statePasswordFile)
 	if err != nil {
 		return nil, err
+	}
+	if store.Shared() {
+		// The URL holds no password (that is --state-password-file's).
+		log.Info("sharing state", zap.String("store", o.stateURL), zap.String("replica", replicaName(o.replicaID)))
 	}
 	if stateKey == "" && store.Shared() {
 		// One key per deployment: a retry may reach another replica.
@@ -271,6 +277,16 @@ func zeroMeansNone(v int64) int64 {
 func isTerminal(f *os.File) bool {
 	_, err := unix.IoctlGetTermios(int(f.Fd()), ioctlGetTermios)
 	return err == nil
+}
+
+// replicaName is --replica-id, or a random name when it is not given.
+func replicaName(id string) string {
+	if id != "" {
+		return id
+	}
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
 }
 
 // takeStateKey reads the secret that signs 2026 requestState and removes
