@@ -16,7 +16,15 @@ type Redis struct {
 	c *redis.Client
 }
 
+// quiet drops go-redis's own log lines (a stdlib logger on stderr, not
+// ours): a store that is down is reported by /healthz and by the errors
+// of what needed it, in the daemon's log format.
+type quiet struct{}
+
+func (quiet) Printf(context.Context, string, ...any) {}
+
 func newRedis(rawURL, password string) (*Redis, error) {
+	redis.SetLogger(quiet{})
 	opt, err := redis.ParseURL(rawURL)
 	if err != nil {
 		return nil, fmt.Errorf("--state: %v", err)
