@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"os"
 	"runtime/debug"
@@ -14,6 +16,7 @@ import (
 	"github.com/mcp-bashd/mcp-bashd/rpc/catalog"
 	"github.com/mcp-bashd/mcp-bashd/rpc/mcp"
 	"github.com/mcp-bashd/mcp-bashd/rpc/metrics"
+	"github.com/mcp-bashd/mcp-bashd/rpc/state"
 	"github.com/mcp-bashd/mcp-bashd/rpc/stdio"
 	"github.com/mcp-bashd/mcp-bashd/supervisor"
 )
@@ -30,6 +33,7 @@ type daemon struct {
 	served    chan error
 	outDead   <-chan struct{}
 	stdio     *stdio.Conn // nil with --http
+	store     state.Store // --state's, or this process's own
 }
 
 // startOrSignal is start, cancelled by a signal that arrives first (a slow
@@ -81,6 +85,21 @@ func limitMemory(o options) {
 func start(ctx context.Context, o options, p paths, scriptArgs []string, log *zap.Logger) (*daemon, error) {
 	limitMemory(o)
 	stateKey := takeStateKey()
+	store, err := state.Open(o.stateURL, o.statePasswordFile)
+	if err != nil {
+		return nil, err
+	}
+	if store.Shared() {
+		// The URL holds no password (that is --state-password-file's).
+		log.Info("sharing state", zap.String("store", o.stateURL), zap.String("replica", replicaName(o.replicaID)))
+	}
+	if stateKey == "" && store.Shared() {
+		// One key per deployment: a retry may reach another replica.
+		if stateKey, err = state.DeploymentKey(ctx, store); err != nil {
+			store.Close()
+			return nil, fmt.Errorf("--state %s: the requestState key: %w", o.stateURL, err)
+		}
+	}
 	self, _ := os.Executable()
 	sup, err := supervisor.New(supervisor.Config{
 		Bash: p.bash, Script: p.script, ScriptArgs: scriptArgs, Self: self,
@@ -89,9 +108,10 @@ func start(ctx context.Context, o options, p paths, scriptArgs []string, log *za
 		ScriptStderr: scriptStderr(log),
 	})
 	if err != nil {
+		store.Close()
 		return nil, err
 	}
-	d := &daemon{name: p.given, log: log, sup: sup, met: metrics.New(), stopWatch: func() {}, served: make(chan error, 1)}
+	d := &daemon{name: p.given, log: log, sup: sup, met: metrics.New(), stopWatch: func() {}, served: make(chan error, 1), store: store}
 	// The script's stamp is taken before it loads, so an edit made while
 	// the daemon starts is a change.
 	scriptStamp := catalog.StampOf(p.script)
@@ -130,9 +150,10 @@ func start(ctx context.Context, o options, p paths, scriptArgs []string, log *za
 		d.stopWatch = cancel
 		go watcher.Run(ctx, d.srv, sup)
 	}
-	// mcp_resource_updated, from any process, to the subscribed clients.
+	// mcp_resource_updated, from any process, to the subscribed clients (of
+	// every replica, with --state).
 	fwd, stopFwd := context.WithCancel(context.Background())
-	go d.srv.ForwardResourceUpdates(fwd, sup.ResourceUpdates())
+	go d.srv.FanOutResourceUpdates(fwd, sup.ResourceUpdates(), store)
 	stopWatch := d.stopWatch
 	d.stopWatch = func() { stopWatch(); stopFwd() }
 	return d, nil
@@ -256,6 +277,16 @@ func zeroMeansNone(v int64) int64 {
 func isTerminal(f *os.File) bool {
 	_, err := unix.IoctlGetTermios(int(f.Fd()), ioctlGetTermios)
 	return err == nil
+}
+
+// replicaName is --replica-id, or a random name when it is not given.
+func replicaName(id string) string {
+	if id != "" {
+		return id
+	}
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
 }
 
 // takeStateKey reads the secret that signs 2026 requestState and removes

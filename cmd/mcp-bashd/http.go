@@ -16,6 +16,7 @@ import (
 
 	"github.com/mcp-bashd/mcp-bashd/rpc/mcp"
 	"github.com/mcp-bashd/mcp-bashd/rpc/metrics"
+	"github.com/mcp-bashd/mcp-bashd/rpc/state"
 	"github.com/mcp-bashd/mcp-bashd/rpc/streamhttp"
 	"github.com/mcp-bashd/mcp-bashd/supervisor"
 )
@@ -200,7 +201,7 @@ func (s *statusWriter) Unwrap() http.ResponseWriter { return s.ResponseWriter }
 
 // startMetrics serves /metrics and /healthz on their own address, so they
 // can stay unexposed while the MCP endpoint is public (or the reverse).
-func startMetrics(addr string, met *metrics.Metrics, srv *mcp.Server, sup *supervisor.Supervisor, log *zap.Logger) (func(), error) {
+func startMetrics(addr string, met *metrics.Metrics, srv *mcp.Server, sup *supervisor.Supervisor, store state.Store, log *zap.Logger) (func(), error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("metrics: listen on %s: %w", addr, err)
@@ -211,7 +212,7 @@ func startMetrics(addr string, met *metrics.Metrics, srv *mcp.Server, sup *super
 		{Name: "mcp_bashd_timeouts_total", Help: "Calls stopped by their timeout.", Value: st.TimedOut.Load},
 		{Name: "mcp_bashd_group_kills_total", Help: "Process groups SIGKILLed after ignoring SIGTERM for the grace.", Value: st.Killed.Load},
 		{Name: "mcp_bashd_orphans_reaped_total", Help: "Processes reaped that no call started directly (lifeline sentinels, detached or orphaned tool processes).", Value: sup.OrphansReaped},
-	})
+	}, store.Ping)
 	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ErrorLog: serverErrorLog(log.Named("metrics"))}
 	go hs.Serve(ln)
 	log.Info("serving metrics", zap.String("addr", ln.Addr().String()))

@@ -118,6 +118,9 @@ type options struct {
 	httpPath, origins   string
 	tokenFile           string
 	metricsAddr         string
+	stateURL            string // --state: the store replicas share (issue 26); "" in-memory
+	statePasswordFile   string
+	replicaID           string
 	tlsCert, tlsKey     string
 	limits              *limitFlags
 	logs                *logFlags
@@ -261,6 +264,9 @@ func daemonFlags(o *options) *flag.FlagSet {
 	fs.StringVar(&o.httpPath, "http-path", envOr("MCP_HTTP_PATH", "/mcp"), "HTTP endpoint `path` (MCP_HTTP_PATH)")
 	fs.StringVar(&o.origins, "allowed-origins", os.Getenv("MCP_ALLOWED_ORIGINS"), "comma-separated Origins accepted besides loopback ones (MCP_ALLOWED_ORIGINS)")
 	fs.StringVar(&o.metricsAddr, "metrics-addr", os.Getenv("MCP_METRICS_ADDR"), "serve /metrics (Prometheus text) and /healthz on this `address`, e.g. 127.0.0.1:9090 (MCP_METRICS_ADDR)")
+	fs.StringVar(&o.stateURL, "state", "", "share tasks, notifications and the requestState key with the other replicas through Redis at `URL`\n(redis://HOST:PORT/DB, rediss:// for TLS; default: in this process only)")
+	fs.StringVar(&o.statePasswordFile, "state-password-file", "", "the --state store's password, read from `file`")
+	fs.StringVar(&o.replicaID, "replica-id", "", "this replica's `name` in the --state store (default: random)")
 	fs.StringVar(&o.tokenFile, "auth-token-file", "", "require `file`'s content as a bearer token on HTTP")
 	fs.StringVar(&o.tlsCert, "tls-cert", "", "serve HTTPS with this certificate `file` (with --tls-key)")
 	fs.StringVar(&o.tlsKey, "tls-key", "", "the TLS private key `file`")
@@ -309,9 +315,10 @@ func serve(o options, script string, scriptArgs []string, std streams) int {
 		return 1
 	}
 	defer d.sup.Close()
+	defer d.store.Close()
 	defer d.stopWatch()
 	if o.metricsAddr != "" {
-		stopMetrics, err := startMetrics(o.metricsAddr, d.met, d.srv, d.sup, log)
+		stopMetrics, err := startMetrics(o.metricsAddr, d.met, d.srv, d.sup, d.store, log)
 		if err != nil {
 			say(log, zap.ErrorLevel, err.Error())
 			return 1

@@ -8,6 +8,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/mcp-bashd/mcp-bashd/rpc/state"
 	"github.com/mcp-bashd/mcp-bashd/rpc/transport"
 	"github.com/mcp-bashd/mcp-bashd/rpc/wire"
 )
@@ -318,6 +319,40 @@ func (s *Server) ForwardResourceUpdates(ctx context.Context, updates <-chan stri
 				return
 			}
 			s.ResourceUpdated(uri)
+		}
+	}
+}
+
+// resourceUpdatesChannel carries resources/updated between the replicas
+// sharing a --state store.
+const resourceUpdatesChannel = "mcp-bashd:resources/updated"
+
+// FanOutResourceUpdates is ForwardResourceUpdates for a deployment: with a
+// shared store each update goes through its pub/sub, so every replica's
+// subscribers hear it (this one's included, once, from the channel). An
+// update the store cannot take is still delivered here: the local
+// subscribers lose nothing while Redis is down. With an unshared store it
+// is ForwardResourceUpdates.
+func (s *Server) FanOutResourceUpdates(ctx context.Context, updates <-chan string, store state.Store) {
+	if store == nil || !store.Shared() {
+		s.ForwardResourceUpdates(ctx, updates)
+		return
+	}
+	subscribed := store.Subscribe(ctx, resourceUpdatesChannel, func(msg []byte) { s.ResourceUpdated(string(msg)) }) == nil
+	if !subscribed {
+		s.log.Warn("state store: not subscribed to resource updates; this replica's own are delivered here only")
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case uri, ok := <-updates:
+			if !ok {
+				return
+			}
+			if !subscribed || store.Publish(ctx, resourceUpdatesChannel, []byte(uri)) != nil {
+				s.ResourceUpdated(uri)
+			}
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"context"
 	"io"
 	"net/http"
 	"strings"
@@ -71,7 +72,11 @@ type Counter struct {
 // exposes m, the extra counters, and the process and Go runtime
 // collectors, from a registry of its own (so two daemons in one test
 // process, or two handlers, never share series).
-func Handler(m *Metrics, stopping func() bool, extra []Counter) http.Handler {
+//
+// Each of checks (the --state store's ping) must pass for /healthz to say
+// ok; a failing one answers 503 naming it, so a load balancer takes the
+// replica out while its shared store is unreachable.
+func Handler(m *Metrics, stopping func() bool, extra []Counter, checks ...func(context.Context) error) http.Handler {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(m.calls, m.duration, m.inFlight,
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
@@ -87,6 +92,15 @@ func Handler(m *Metrics, stopping func() bool, extra []Counter) http.Handler {
 		if stopping() {
 			http.Error(w, "stopping", http.StatusServiceUnavailable)
 			return
+		}
+		for _, check := range checks {
+			ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+			err := check(ctx)
+			cancel()
+			if err != nil {
+				http.Error(w, err.Error(), http.StatusServiceUnavailable)
+				return
+			}
 		}
 		io.WriteString(w, "ok\n")
 	})

@@ -1,6 +1,8 @@
 package metrics
 
 import (
+	"context"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -135,4 +137,33 @@ func TestHandlersHaveTheirOwnRegistry(t *testing.T) {
 	Handler(m, func() bool { return false }, nil)
 	Handler(m, func() bool { return false }, nil)
 	Handler(New(), func() bool { return false }, nil)
+}
+
+// A failing check (the --state store's ping) makes /healthz 503 with its
+// error; once it passes again, ok.
+func TestHealthzCheck(t *testing.T) {
+	var down atomic.Bool
+	check := func(context.Context) error {
+		if down.Load() {
+			return errors.New("state store unavailable: connection refused")
+		}
+		return nil
+	}
+	h := Handler(New(), func() bool { return false }, nil, check)
+	get := func() (int, string) {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest("GET", "/healthz", nil))
+		return rec.Code, rec.Body.String()
+	}
+	if code, body := get(); code != 200 || body != "ok\n" {
+		t.Errorf("/healthz: %d %q", code, body)
+	}
+	down.Store(true)
+	if code, body := get(); code != http.StatusServiceUnavailable || !strings.Contains(body, "state store unavailable") {
+		t.Errorf("/healthz with the store down: %d %q", code, body)
+	}
+	down.Store(false)
+	if code, _ := get(); code != 200 {
+		t.Errorf("/healthz once the store is back: %d", code)
+	}
 }

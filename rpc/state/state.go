@@ -1,0 +1,107 @@
+// Package state is the store replicas of one deployment share (issue 26):
+// keys with a TTL (tasks, presence, the MRTR request-state key) and
+// pub/sub channels (task updates and cancels for the owner, resource
+// notifications for every replica's listeners). Memory is the default, a
+// single replica's store with nothing started; Redis is the shared one,
+// chosen with --state redis://HOST:PORT/DB (rediss:// for TLS).
+package state
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+)
+
+// ErrUnavailable wraps every error of a store that cannot be reached, so a
+// caller can answer a clear JSON-RPC error and keep serving.
+var ErrUnavailable = errors.New("state store unavailable")
+
+// Store is what replicas share. A missing key is (nil, false, nil) from
+// Get. A ttl of 0 or less keeps the key until it is deleted; everything
+// but the deployment key carries a TTL, so nothing of a replica that died
+// stays in a shared store.
+type Store interface {
+	// Set stores value under key for ttl.
+	Set(ctx context.Context, key string, value []byte, ttl time.Duration) error
+	// SetNX stores value under key for ttl unless key exists, and returns
+	// the value that stands afterwards (value itself when it was set).
+	SetNX(ctx context.Context, key string, value []byte, ttl time.Duration) ([]byte, error)
+	// Get returns key's value.
+	Get(ctx context.Context, key string) ([]byte, bool, error)
+	// Del removes key.
+	Del(ctx context.Context, key string) error
+	// Keys returns the keys that start with prefix.
+	Keys(ctx context.Context, prefix string) ([]string, error)
+	// Publish sends msg to every subscriber of channel, on every replica.
+	Publish(ctx context.Context, channel string, msg []byte) error
+	// Subscribe delivers channel's messages to fn until ctx ends; it
+	// returns once the subscription is in place.
+	Subscribe(ctx context.Context, channel string, fn func(msg []byte)) error
+	// Ping reports whether the store can be reached (for /healthz).
+	Ping(ctx context.Context) error
+	// Shared reports whether other replicas see this store.
+	Shared() bool
+	// Close releases the store.
+	Close() error
+}
+
+// Open returns the store url names: "" is a new Memory store; redis:// or
+// rediss:// a Redis one, its password read from passwordFile when given
+// (trailing newline dropped). It does not wait for Redis to answer: a
+// store that is down at start is one that comes back later.
+func Open(rawURL, passwordFile string) (Store, error) {
+	if rawURL == "" {
+		if passwordFile != "" {
+			return nil, errors.New("--state-password-file needs --state")
+		}
+		return NewMemory(), nil
+	}
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return nil, fmt.Errorf("--state: %v", err)
+	}
+	if u.Scheme != "redis" && u.Scheme != "rediss" {
+		return nil, fmt.Errorf("--state %q: want redis://HOST:PORT/DB or rediss://HOST:PORT/DB", rawURL)
+	}
+	var password string
+	if passwordFile != "" {
+		b, err := os.ReadFile(passwordFile)
+		if err != nil {
+			return nil, fmt.Errorf("--state-password-file: %v", err)
+		}
+		password = strings.TrimRight(string(b), "\r\n")
+		if password == "" {
+			return nil, fmt.Errorf("--state-password-file %s: empty", passwordFile)
+		}
+	}
+	return newRedis(rawURL, password)
+}
+
+// deploymentKeyName holds the secret that signs MRTR requestState for the
+// whole deployment.
+const deploymentKeyName = "mcp-bashd:mrtr-key"
+
+// DeploymentKey returns the deployment's requestState secret: the first
+// replica to ask draws it (SET NX), every later one reads it, so a retry
+// signed by one replica is accepted by any. It never expires: a replica
+// keeps the key it read for its whole life, and a new key would split
+// the deployment.
+func DeploymentKey(ctx context.Context, s Store) (string, error) {
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		return "", err
+	}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	v, err := s.SetNX(ctx, deploymentKeyName, []byte(hex.EncodeToString(b)), 0)
+	if err != nil {
+		return "", err
+	}
+	return string(v), nil
+}
