@@ -46,6 +46,7 @@ Usage:
   mcp-bashd check SERVER.sh               lint a server without serving it
   mcp-bashd shim                          print the drop-in mcpserver_core.sh
   mcp-bashd new DIR                       start a new server in DIR
+  mcp-bashd bundle [DIR]                  pack DIR into NAME-VERSION.mcpb (docs/bundle.md)
   mcp-bashd completion bash|zsh|fish      print the shell completion script
   mcp-bashd version                       print the version
   mcp-bashd help [COMMAND]                this text, or a command's
@@ -221,6 +222,8 @@ func subcommand(name string, args []string, std streams) (int, bool) {
 		return newCommand(args, std), true
 	case "completion":
 		return completionCommand(args, std), true
+	case "bundle":
+		return bundleCommand(args, std), true
 	}
 	return 0, false
 }
@@ -430,7 +433,7 @@ func pick(vals ...string) string {
 }
 
 // commands are the subcommands `help COMMAND` knows.
-var commands = []string{"tools", "call", "check", "new", "shim", "version", "completion"}
+var commands = []string{"tools", "call", "check", "new", "bundle", "shim", "version", "completion"}
 
 // helpCommand is `help [COMMAND]` (also --help, -h): the general usage, or
 // COMMAND's. A flag after it (help --help, --help -h) asks for the general
