@@ -48,6 +48,7 @@ Usage:
   mcp-bashd new DIR                       start a new server in DIR
   mcp-bashd config --client NAME SERVER   print a host's config for SERVER (--list: the hosts)
   mcp-bashd doctor [SERVER]               say what a host would run, and what is wrong (OK/WARN/FAIL)
+  mcp-bashd bundle [DIR]                  pack DIR into NAME-VERSION.mcpb (docs/bundle.md)
   mcp-bashd completion bash|zsh|fish      print the shell completion script
   mcp-bashd version                       print the version
   mcp-bashd help [COMMAND]                this text, or a command's
@@ -230,6 +231,8 @@ func subcommand(name string, args []string, std streams) (int, bool) {
 		return doctorCommand(args, std), true
 	case "completion":
 		return completionCommand(args, std), true
+	case "bundle":
+		return bundleCommand(args, std), true
 	}
 	return 0, false
 }
@@ -443,7 +446,7 @@ func pick(vals ...string) string {
 }
 
 // commands are the subcommands `help COMMAND` knows.
-var commands = []string{"tools", "call", "check", "new", "config", "doctor", "shim", "version", "completion"}
+var commands = []string{"tools", "call", "check", "new", "config", "doctor", "bundle", "shim", "version", "completion"}
 
 // helpCommand is `help [COMMAND]` (also --help, -h): the general usage, or
 // COMMAND's. A flag after it (help --help, --help -h) asks for the general

@@ -1,0 +1,72 @@
+package bundle
+
+import (
+	"archive/zip"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+func TestBundleAndRegistryJSON(t *testing.T) {
+	dir, bins := t.TempDir(), t.TempDir()
+	w := func(p, s string) {
+		if err := os.WriteFile(p, []byte(s), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w(filepath.Join(dir, "server.sh"), "tool_hi() { echo \"$KEY\"; }\n")
+	w(filepath.Join(dir, "tools.json"), `{"tools":[{"name":"hi","description":"says hi","inputSchema":{"type":"object"}}]}`)
+	w(filepath.Join(dir, "config.json"), `{"serverInfo":{"name":"hi","version":"1.2.3"},"x-mcp-bashd":{"registry_name":"io.github.x/hi","user_config":{"key":{"type":"string","sensitive":true,"env":"KEY"}}}}`)
+	for _, p := range Platforms {
+		w(filepath.Join(bins, "mcp-bashd-"+p[0]+"-"+p[1]), "bin")
+	}
+	s, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), s.FileName())
+	if err := s.Write(out, bins); err != nil {
+		t.Fatal(err)
+	}
+	z, err := zip.OpenReader(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer z.Close()
+	names := map[string]bool{}
+	var man map[string]any
+	for _, f := range z.File {
+		names[f.Name] = true
+		if f.Name == "manifest.json" {
+			r, _ := f.Open()
+			if err := json.NewDecoder(r).Decode(&man); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for _, n := range []string{"bin/mcp-bashd", "bin/mcp-bashd-linux-arm64", "server/server.sh", "server/tools.json", "server/config.json"} {
+		if !names[n] {
+			t.Errorf("bundle lacks %s: %v", n, names)
+		}
+	}
+	env := man["server"].(map[string]any)["mcp_config"].(map[string]any)["env"].(map[string]any)
+	if man["manifest_version"] != "0.3" || env["KEY"] != "${user_config.key}" {
+		t.Errorf("manifest: %v", man)
+	}
+	b, err := s.RegistryJSON(out, "https://example.com/hi.mcpb")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var reg struct {
+		Packages []struct{ FileSha256 string }
+	}
+	json.Unmarshal(b, &reg)
+	raw, _ := os.ReadFile(out)
+	sum := sha256.Sum256(raw)
+	if len(reg.Packages) != 1 || reg.Packages[0].FileSha256 != hex.EncodeToString(sum[:]) {
+		t.Errorf("server.json: %s", b)
+	}
+}
