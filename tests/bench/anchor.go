@@ -23,9 +23,9 @@ import (
 // anchorOpts switches parts of the anchored run off, so a run fits in a
 // few minutes.
 type anchorOpts struct {
-	calls, cold, rounds   int
-	http, conn            bool
-	flags                 string
+	calls, cold, rounds int
+	http, conn          bool
+	flags               string
 }
 
 // buildAnchor is the anchor's binary: path itself, or, when path is a
