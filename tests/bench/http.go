@@ -55,7 +55,7 @@ func benchHTTP(bin, script, dir string, requests, calls int, stdioP50 float64, r
 		}
 	}
 	discover := `{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{` + meta + `}}`
-	call := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"x":1},` + meta + `}}`
+	call := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"x":1,"text":"hi"},` + meta + `}}`
 	parallel := func(n int, f func()) time.Duration {
 		t0 := time.Now()
 		var wg sync.WaitGroup

@@ -4,6 +4,7 @@
 //
 //	go run ./tests/bench [-n 20000] [-calls 500] [-http=false] [-cancel=false] [-flags "--warm 0"] [-tmpdir DIR]
 //	go run ./tests/bench -slow [-bin PATH]   slow and vanished clients only (of PATH: any build)
+//	go run ./tests/bench -anchor DIR|BIN [-rounds 2] [-cold 20] [-conn=false] [-http=false]   every target of issue 25 against gosdk-exec
 //	go run ./tests/bench -limits [-calls 500]   call latency with and without per-tool limits
 package main
 
@@ -34,6 +35,10 @@ func main() {
 	cancelToo := flag.Bool("cancel", true, "also measure cancellation and the lifeline")
 	daemonFlags := flag.String("flags", "", "daemon flags for the measured daemons, e.g. \"--warm 0\"")
 	callTmp := flag.String("tmpdir", "", "TMPDIR of the measured daemons, where call directories are made (default: a new directory in the system's temp dir)")
+	anchor := flag.String("anchor", "", "measure against this gosdk-exec (a binary, or a directory with its main.go to build) and print every target of issue 25")
+	rounds := flag.Int("rounds", 2, "with -anchor: alternating rounds of each server")
+	colds := flag.Int("cold", 20, "with -anchor: cold starts per round (0: skip cold start and --http-connection)")
+	conn := flag.Bool("conn", true, "with -anchor: measure --http-connection (a process per connection)")
 	flag.Parse()
 	dir, err := os.MkdirTemp("", "mcp-bashd-bench")
 	check(err)
@@ -49,6 +54,10 @@ func main() {
 	if *slow {
 		os.Setenv("TMPDIR", dir)
 		benchSlow(bin, dir)
+		return
+	}
+	if *anchor != "" {
+		benchAnchor(bin, buildAnchor(*anchor, dir), dir, anchorOpts{calls: *calls, cold: *colds, rounds: *rounds, http: *httpToo, conn: *conn, flags: *daemonFlags})
 		return
 	}
 	if *limits {
