@@ -5,6 +5,7 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 
@@ -21,8 +22,10 @@ func (sharedMemory) Shared() bool { return true }
 // replica B, once.
 func TestResourceUpdatesFanOut(t *testing.T) {
 	store := sharedMemory{state.NewMemory()}
-	a, _, _ := newResourcesFixture(t)
-	b, _, urlB := newResourcesFixture(t)
+	a, sup, _ := newResourcesFixture(t)
+	snap, err := sup.Load(context.Background())
+	must(t, err)
+	b, urlB := serveResources(t, os.Getenv("TMPDIR"), sup, snap)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	updatesA, updatesB := make(chan string, 1), make(chan string)

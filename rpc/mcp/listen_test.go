@@ -63,6 +63,16 @@ resource_a() { echo a; }
 	t.Cleanup(func() { sup.Close() })
 	snap, err := sup.Load(context.Background())
 	must(t, err)
+	srv, url := serveResources(t, dir, sup, snap)
+	return srv, sup, url
+}
+
+// serveResources is a second Server over the fixture's supervisor: two
+// replicas in one test process share one supervisor, because a
+// supervisor's reaper waits for any child of the process and would take
+// another supervisor's.
+func serveResources(t *testing.T, dir string, sup *supervisor.Supervisor, snap *supervisor.Snapshot) (*mcp.Server, string) {
+	t.Helper()
 	src := catalog.NewSource(catalog.Options{ToolsFile: filepath.Join(dir, "tools.json"), ConfigFile: filepath.Join(dir, "config.json"),
 		ResourcesFile: filepath.Join(dir, "resources.json")})
 	srv := mcp.New(mcp.Options{Catalog: src, Runner: sup, Snapshot: func() *supervisor.Snapshot { return snap }, Log: zaptest.NewLogger(t)})
@@ -77,7 +87,7 @@ resource_a() { echo a; }
 		h.Close()
 		ts.Close()
 	})
-	return srv, sup, ts.URL + "/mcp"
+	return srv, ts.URL + "/mcp"
 }
 
 func listenLoad(t *testing.T, srv *mcp.Server, post func(ctx context.Context, method, name, body string) (*http.Response, error)) {
