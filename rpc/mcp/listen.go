@@ -310,6 +310,12 @@ func covers(sub, uri string) bool {
 // mcp_resource_updated (supervisor.ResourceUpdates) to its subscribers,
 // until ctx ends or updates is closed.
 func (s *Server) ForwardResourceUpdates(ctx context.Context, updates <-chan string) {
+	drain(ctx, updates, s.ResourceUpdated)
+}
+
+// drain hands each URI of updates to deliver until ctx ends or updates is
+// closed.
+func drain(ctx context.Context, updates <-chan string, deliver func(uri string)) {
 	for {
 		select {
 		case <-ctx.Done():
@@ -318,7 +324,7 @@ func (s *Server) ForwardResourceUpdates(ctx context.Context, updates <-chan stri
 			if !ok {
 				return
 			}
-			s.ResourceUpdated(uri)
+			deliver(uri)
 		}
 	}
 }
@@ -342,17 +348,9 @@ func (s *Server) FanOutResourceUpdates(ctx context.Context, updates <-chan strin
 	if !subscribed {
 		s.log.Warn("state store: not subscribed to resource updates; this replica's own are delivered here only")
 	}
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case uri, ok := <-updates:
-			if !ok {
-				return
-			}
-			if !subscribed || store.Publish(ctx, resourceUpdatesChannel, []byte(uri)) != nil {
-				s.ResourceUpdated(uri)
-			}
+	drain(ctx, updates, func(uri string) {
+		if !subscribed || store.Publish(ctx, resourceUpdatesChannel, []byte(uri)) != nil {
+			s.ResourceUpdated(uri)
 		}
-	}
+	})
 }

@@ -98,22 +98,7 @@ type figures struct {
 // reaped children's: its delta over an interval is the tree's CPU in it
 // (a process that died was reaped into a live one's cutime).
 func treeCPU(root int) time.Duration {
-	kids := map[int][]int{}
-	ents, _ := os.ReadDir("/proc")
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		s := string(b)
-		f := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
-		ppid, _ := strconv.Atoi(f[1])
-		kids[ppid] = append(kids[ppid], pid)
-	}
+	kids := childrenByParent()
 	var sum time.Duration
 	var walk func(int)
 	walk = func(p int) {

@@ -227,9 +227,8 @@ func cpuOf(pid int) (self, children time.Duration) {
 	return tick(11) + tick(12), tick(13) + tick(14)
 }
 
-// treeRSS is the RSS and the PSS of pid and every descendant, in MiB,
-// and their number.
-func treeRSS(root int) (float64, float64, int) {
+// childrenByParent maps each live pid's parent to it, from /proc.
+func childrenByParent() map[int][]int {
 	kids := map[int][]int{}
 	ents, _ := os.ReadDir("/proc")
 	for _, e := range ents {
@@ -246,6 +245,13 @@ func treeRSS(root int) (float64, float64, int) {
 		ppid, _ := strconv.Atoi(f[1])
 		kids[ppid] = append(kids[ppid], pid)
 	}
+	return kids
+}
+
+// treeRSS is the RSS and the PSS of pid and every descendant, in MiB,
+// and their number.
+func treeRSS(root int) (float64, float64, int) {
+	kids := childrenByParent()
 	var kib, pss int64
 	n := 0
 	var walk func(int)
