@@ -46,7 +46,8 @@ func mcpbInstalled(t *testing.T) {
 }
 
 // bdServer writes a copy of examples/greeter that declares two user
-// settings and has a tool printing the variables they reach the tools as.
+// settings and has a tool printing the variables they reach the tools as
+// (with no description: the manifest must then carry none, not null).
 // mcpserver_core.sh is copied as a file: the example's symlink points
 // outside the directory and would not survive the bundle.
 func bdServer(t *testing.T) string {
@@ -80,7 +81,7 @@ func bdServer(t *testing.T) string {
 	if err := json.Unmarshal([]byte(read("examples/greeter/tools.json")), &tools); err != nil {
 		t.Fatal(err)
 	}
-	tools.Tools = append(tools.Tools, map[string]any{"name": "settings", "description": "Prints the user's settings.", "inputSchema": map[string]any{"type": "object", "properties": map[string]any{}}})
+	tools.Tools = append(tools.Tools, map[string]any{"name": "settings", "inputSchema": map[string]any{"type": "object", "properties": map[string]any{}}})
 	b, _ := json.Marshal(tools)
 	write("tools.json", string(b), 0o644)
 	write("config.json", `{

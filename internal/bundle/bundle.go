@@ -115,6 +115,19 @@ func Load(dir string) (*Server, error) {
 		default:
 			return nil, fmt.Errorf("bundle: config.json: x-mcp-bashd.user_config.%s.type %q is not string, number, boolean, directory or file", k, u.Type)
 		}
+		// The manifest schema allows a string, number, boolean or list of
+		// strings as a default; anything else fails mcpb validate.
+		switch d := u.Default.(type) {
+		case nil, string, float64, bool:
+		case []any:
+			for _, e := range d {
+				if _, ok := e.(string); !ok {
+					return nil, fmt.Errorf("bundle: config.json: x-mcp-bashd.user_config.%s.default: a list default holds strings only", k)
+				}
+			}
+		default:
+			return nil, fmt.Errorf("bundle: config.json: x-mcp-bashd.user_config.%s.default must be a string, number, boolean or list of strings", k)
+		}
 	}
 	var tools struct {
 		Tools []map[string]any `json:"tools"`
@@ -122,8 +135,11 @@ func Load(dir string) (*Server, error) {
 	if err := readJSON(filepath.Join(dir, "tools.json"), &tools, false); err != nil {
 		return nil, fmt.Errorf("bundle: %w", err)
 	}
-	for _, t := range tools.Tools {
-		s.Tools = append(s.Tools, map[string]any{"name": t["name"], "description": t["description"]})
+	for i, t := range tools.Tools {
+		if str(t["name"]) == "" {
+			return nil, fmt.Errorf("bundle: %s: tools[%d].name must be a non-empty string", filepath.Join(dir, "tools.json"), i)
+		}
+		s.Tools = append(s.Tools, described(map[string]any{"name": t["name"]}, t["description"]))
 	}
 	var prompts struct {
 		Prompts []map[string]any `json:"prompts"`
@@ -131,9 +147,12 @@ func Load(dir string) (*Server, error) {
 	if err := readJSON(filepath.Join(dir, "prompts.json"), &prompts, true); err != nil {
 		return nil, fmt.Errorf("bundle: %w", err)
 	}
-	for _, p := range prompts.Prompts {
+	for i, p := range prompts.Prompts {
+		if str(p["name"]) == "" {
+			return nil, fmt.Errorf("bundle: %s: prompts[%d].name must be a non-empty string", filepath.Join(dir, "prompts.json"), i)
+		}
 		// manifest 0.3 prompts carry a text; the server renders the real one.
-		s.Prompts = append(s.Prompts, map[string]any{"name": p["name"], "description": p["description"], "text": firstNonEmpty(str(p["description"]), str(p["name"]))})
+		s.Prompts = append(s.Prompts, described(map[string]any{"name": p["name"], "text": firstNonEmpty(str(p["description"]), str(p["name"]))}, p["description"]))
 	}
 	s.files = []string{s.Script}
 	for _, f := range append([]string{"tools.json", "config.json", "resources.json", "prompts.json", "mcpserver_core.sh"}, s.Decl.Files...) {
@@ -147,6 +166,16 @@ func Load(dir string) (*Server, error) {
 }
 
 func str(v any) string { s, _ := v.(string); return s }
+
+// described adds description when it is a non-empty string: the manifest
+// schema (mcpb validate) rejects a null or non-string description, which
+// a tool or prompt without one would otherwise get.
+func described(m map[string]any, d any) map[string]any {
+	if str(d) != "" {
+		m["description"] = d
+	}
+	return m
+}
 
 func contains(l []string, s string) bool {
 	for _, x := range l {

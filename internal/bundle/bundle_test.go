@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -68,5 +69,42 @@ func TestBundleAndRegistryJSON(t *testing.T) {
 	sum := sha256.Sum256(raw)
 	if len(reg.Packages) != 1 || reg.Packages[0].FileSha256 != hex.EncodeToString(sum[:]) {
 		t.Errorf("server.json: %s", b)
+	}
+}
+
+// A tool without a description gets none in the manifest (the schema
+// rejects null), and a user_config default the schema rejects is refused
+// naming the field.
+func TestManifestOmitsMissingDescriptionsAndRefusesBadDefaults(t *testing.T) {
+	dir := t.TempDir()
+	w := func(p, s string) {
+		if err := os.WriteFile(filepath.Join(dir, p), []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w("server.sh", "")
+	w("tools.json", `{"tools":[{"name":"bare","inputSchema":{"type":"object"}}]}`)
+	w("prompts.json", `{"prompts":[{"name":"p"}]}`)
+	w("config.json", `{"serverInfo":{"name":"x","version":"1"}}`)
+	s, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := s.Manifest()
+	tool, prompt := m["tools"].([]map[string]any)[0], m["prompts"].([]map[string]any)[0]
+	if _, ok := tool["description"]; ok {
+		t.Errorf("tool: %v, want no description", tool)
+	}
+	if _, ok := prompt["description"]; ok || prompt["text"] != "p" {
+		t.Errorf("prompt: %v, want no description and text p", prompt)
+	}
+	w("config.json", `{"serverInfo":{"name":"x","version":"1"},"x-mcp-bashd":{"user_config":{"k":{"type":"string","env":"K","default":{"a":1}}}}}`)
+	if _, err := Load(dir); err == nil || !strings.Contains(err.Error(), "x-mcp-bashd.user_config.k.default") {
+		t.Errorf("object default: %v, want an error naming x-mcp-bashd.user_config.k.default", err)
+	}
+	w("config.json", `{"serverInfo":{"name":"x","version":"1"}}`)
+	w("tools.json", `{"tools":[{"description":"no name"}]}`)
+	if _, err := Load(dir); err == nil || !strings.Contains(err.Error(), "tools[0].name") {
+		t.Errorf("nameless tool: %v, want an error naming tools[0].name", err)
 	}
 }
