@@ -282,11 +282,17 @@ func TestBundleValidatesAndRunsAsAHostRunsIt(t *testing.T) {
 		t.Errorf("greet: %v %+v", err, res)
 	}
 
-	// server.json beside the bundle names the registry, the bundle's
-	// SHA-256 and stdio (the documented required fields).
+	// server.json beside the bundle holds what the registry's schema
+	// (2025-09-29) requires: name (pattern), description (1..100),
+	// version; one package of only the schema's keys with registryType
+	// mcpb, the URL, a version, the bundle's SHA-256 and stdio. No schema
+	// validator is installable from the registries here, so the test
+	// checks those documented fields itself.
 	var reg struct {
-		Name, Version string
-		Packages      []struct {
+		Schema            string `json:"$schema"`
+		Name, Description string
+		Version           string
+		Packages          []struct {
 			RegistryType, Identifier, Version, FileSha256 string
 			Transport                                     struct{ Type string }
 		}
@@ -297,6 +303,23 @@ func TestBundleValidatesAndRunsAsAHostRunsIt(t *testing.T) {
 	}
 	if err := json.Unmarshal(rb, &reg); err != nil {
 		t.Fatal(err)
+	}
+	var raw struct{ Packages []map[string]json.RawMessage }
+	if err := json.Unmarshal(rb, &raw); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range raw.Packages {
+		for k := range p {
+			switch k {
+			case "registryType", "registryBaseUrl", "identifier", "version", "fileSha256", "runtimeHint", "transport", "runtimeArguments", "packageArguments", "environmentVariables":
+			default:
+				t.Errorf("server.json: package key %q is not in the schema (additionalProperties false)", k)
+			}
+		}
+	}
+	if !regexp.MustCompile(`^[a-zA-Z0-9.-]+/[a-zA-Z0-9._-]+$`).MatchString(reg.Name) || reg.Description == "" || len([]rune(reg.Description)) > 100 ||
+		reg.Schema != "https://static.modelcontextprotocol.io/schemas/2025-09-29/server.schema.json" {
+		t.Errorf("server.json: name %q, description %q, $schema %q", reg.Name, reg.Description, reg.Schema)
 	}
 	bb, err := os.ReadFile(file)
 	if err != nil {

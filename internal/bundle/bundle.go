@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 )
@@ -316,12 +317,18 @@ func (s *Server) Write(out, bins string) error {
 	return nil
 }
 
+// registryName is the registry schema's pattern for a server's name.
+var registryName = regexp.MustCompile(`^[a-zA-Z0-9.-]+/[a-zA-Z0-9._-]+$`)
+
 // RegistryJSON is server.json for the MCP Registry: the bundle at url,
 // with the SHA-256 of the file at path, over stdio.
 func (s *Server) RegistryJSON(path, url string) ([]byte, error) {
 	name := s.Decl.RegistryName
-	if !strings.Contains(name, "/") {
-		return nil, fmt.Errorf("bundle: config.json: x-mcp-bashd.registry_name %q must be reverse-DNS/name, e.g. io.github.you/%s", name, s.Name)
+	if !registryName.MatchString(name) || len(name) > 200 {
+		return nil, fmt.Errorf("bundle: config.json: x-mcp-bashd.registry_name %q must be reverse-DNS/name (one '/', letters, digits, '.', '-', '_'), e.g. io.github.you/%s", name, s.Name)
+	}
+	if s.Version == "latest" || len(s.Version) > 255 {
+		return nil, fmt.Errorf("bundle: config.json: serverInfo.version %q: the registry wants a specific version of at most 255 characters", s.Version)
 	}
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -329,8 +336,8 @@ func (s *Server) RegistryJSON(path, url string) ([]byte, error) {
 	}
 	sum := sha256.Sum256(b)
 	desc := s.Description
-	if len(desc) > 100 { // the registry schema's maxLength
-		desc = desc[:100]
+	if r := []rune(desc); len(r) > 100 { // the schema's maxLength counts characters, not bytes
+		desc = string(r[:100])
 	}
 	v := map[string]any{
 		"$schema":     "https://static.modelcontextprotocol.io/schemas/2025-09-29/server.schema.json",

@@ -108,3 +108,33 @@ func TestManifestOmitsMissingDescriptionsAndRefusesBadDefaults(t *testing.T) {
 		t.Errorf("nameless tool: %v, want an error naming tools[0].name", err)
 	}
 }
+
+// server.json holds to the registry schema's limits: a name of one '/'
+// and its character set, a description of at most 100 characters cut on
+// a character boundary, no "latest".
+func TestRegistryJSONLimits(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "b.mcpb")
+	if err := os.WriteFile(out, []byte("zip"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []string{"", "noslash", "a/b/c", "io.github.x/has space"} {
+		s := &Server{Name: "x", Version: "1", Decl: Decl{RegistryName: bad}}
+		if _, err := s.RegistryJSON(out, "https://example.com/b.mcpb"); err == nil || !strings.Contains(err.Error(), "registry_name") {
+			t.Errorf("registry_name %q: %v, want an error naming registry_name", bad, err)
+		}
+	}
+	s := &Server{Name: "x", Version: "latest", Decl: Decl{RegistryName: "io.github.x/x"}}
+	if _, err := s.RegistryJSON(out, "u"); err == nil || !strings.Contains(err.Error(), "serverInfo.version") {
+		t.Errorf("version latest: %v", err)
+	}
+	s = &Server{Name: "x", Version: "1", Description: strings.Repeat("é", 150), Decl: Decl{RegistryName: "io.github.x/x_y-z.1"}}
+	b, err := s.RegistryJSON(out, "u")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v struct{ Description string }
+	if err := json.Unmarshal(b, &v); err != nil || v.Description != strings.Repeat("é", 100) {
+		t.Errorf("description %q (%v), want 100 é", v.Description, err)
+	}
+}
