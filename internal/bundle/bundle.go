@@ -18,6 +18,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"time"
 )
 
 // Platforms are the binaries a bundle carries; win32 is not one, so the
@@ -268,7 +269,10 @@ func (s *Server) Write(out, bins string) error {
 	}
 	z := zip.NewWriter(f)
 	add := func(name string, mode os.FileMode, r io.Reader) error {
-		h := &zip.FileHeader{Name: name, Method: zip.Deflate}
+		// A fixed, valid DOS date: the zero time writes month 0
+		// (1980-00-00), which some unzip tools reject; fixed keeps the
+		// bundle reproducible.
+		h := &zip.FileHeader{Name: name, Method: zip.Deflate, Modified: time.Date(1980, 1, 1, 0, 0, 0, 0, time.UTC)}
 		h.SetMode(mode)
 		w, err := z.CreateHeader(h)
 		if err == nil {

@@ -41,6 +41,9 @@ func TestBundleAndRegistryJSON(t *testing.T) {
 	var man map[string]any
 	for _, f := range z.File {
 		names[f.Name] = true
+		if f.Modified.Year() != 1980 || f.Modified.Month() != 1 {
+			t.Errorf("%s: modified %v, want the fixed 1980-01-01", f.Name, f.Modified)
+		}
 		if f.Name == "manifest.json" {
 			r, _ := f.Open()
 			if err := json.NewDecoder(r).Decode(&man); err != nil {
