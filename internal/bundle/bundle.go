@@ -15,8 +15,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
+	"time"
 )
 
 // Platforms are the binaries a bundle carries; win32 is not one, so the
@@ -115,6 +117,19 @@ func Load(dir string) (*Server, error) {
 		default:
 			return nil, fmt.Errorf("bundle: config.json: x-mcp-bashd.user_config.%s.type %q is not string, number, boolean, directory or file", k, u.Type)
 		}
+		// The manifest schema allows a string, number, boolean or list of
+		// strings as a default; anything else fails mcpb validate.
+		switch d := u.Default.(type) {
+		case nil, string, float64, bool:
+		case []any:
+			for _, e := range d {
+				if _, ok := e.(string); !ok {
+					return nil, fmt.Errorf("bundle: config.json: x-mcp-bashd.user_config.%s.default: a list default holds strings only", k)
+				}
+			}
+		default:
+			return nil, fmt.Errorf("bundle: config.json: x-mcp-bashd.user_config.%s.default must be a string, number, boolean or list of strings", k)
+		}
 	}
 	var tools struct {
 		Tools []map[string]any `json:"tools"`
@@ -122,8 +137,11 @@ func Load(dir string) (*Server, error) {
 	if err := readJSON(filepath.Join(dir, "tools.json"), &tools, false); err != nil {
 		return nil, fmt.Errorf("bundle: %w", err)
 	}
-	for _, t := range tools.Tools {
-		s.Tools = append(s.Tools, map[string]any{"name": t["name"], "description": t["description"]})
+	for i, t := range tools.Tools {
+		if str(t["name"]) == "" {
+			return nil, fmt.Errorf("bundle: %s: tools[%d].name must be a non-empty string", filepath.Join(dir, "tools.json"), i)
+		}
+		s.Tools = append(s.Tools, described(map[string]any{"name": t["name"]}, t["description"]))
 	}
 	var prompts struct {
 		Prompts []map[string]any `json:"prompts"`
@@ -131,9 +149,12 @@ func Load(dir string) (*Server, error) {
 	if err := readJSON(filepath.Join(dir, "prompts.json"), &prompts, true); err != nil {
 		return nil, fmt.Errorf("bundle: %w", err)
 	}
-	for _, p := range prompts.Prompts {
+	for i, p := range prompts.Prompts {
+		if str(p["name"]) == "" {
+			return nil, fmt.Errorf("bundle: %s: prompts[%d].name must be a non-empty string", filepath.Join(dir, "prompts.json"), i)
+		}
 		// manifest 0.3 prompts carry a text; the server renders the real one.
-		s.Prompts = append(s.Prompts, map[string]any{"name": p["name"], "description": p["description"], "text": firstNonEmpty(str(p["description"]), str(p["name"]))})
+		s.Prompts = append(s.Prompts, described(map[string]any{"name": p["name"], "text": firstNonEmpty(str(p["description"]), str(p["name"]))}, p["description"]))
 	}
 	s.files = []string{s.Script}
 	for _, f := range append([]string{"tools.json", "config.json", "resources.json", "prompts.json", "mcpserver_core.sh"}, s.Decl.Files...) {
@@ -147,6 +168,16 @@ func Load(dir string) (*Server, error) {
 }
 
 func str(v any) string { s, _ := v.(string); return s }
+
+// described adds description when it is a non-empty string: the manifest
+// schema (mcpb validate) rejects a null or non-string description, which
+// a tool or prompt without one would otherwise get.
+func described(m map[string]any, d any) map[string]any {
+	if str(d) != "" {
+		m["description"] = d
+	}
+	return m
+}
 
 func contains(l []string, s string) bool {
 	for _, x := range l {
@@ -238,7 +269,10 @@ func (s *Server) Write(out, bins string) error {
 	}
 	z := zip.NewWriter(f)
 	add := func(name string, mode os.FileMode, r io.Reader) error {
-		h := &zip.FileHeader{Name: name, Method: zip.Deflate}
+		// A fixed, valid DOS date: the zero time writes month 0
+		// (1980-00-00), which some unzip tools reject; fixed keeps the
+		// bundle reproducible.
+		h := &zip.FileHeader{Name: name, Method: zip.Deflate, Modified: time.Date(1980, 1, 1, 0, 0, 0, 0, time.UTC)}
 		h.SetMode(mode)
 		w, err := z.CreateHeader(h)
 		if err == nil {
@@ -287,12 +321,18 @@ func (s *Server) Write(out, bins string) error {
 	return nil
 }
 
+// registryName is the registry schema's pattern for a server's name.
+var registryName = regexp.MustCompile(`^[a-zA-Z0-9.-]+/[a-zA-Z0-9._-]+$`)
+
 // RegistryJSON is server.json for the MCP Registry: the bundle at url,
 // with the SHA-256 of the file at path, over stdio.
 func (s *Server) RegistryJSON(path, url string) ([]byte, error) {
 	name := s.Decl.RegistryName
-	if !strings.Contains(name, "/") {
-		return nil, fmt.Errorf("bundle: config.json: x-mcp-bashd.registry_name %q must be reverse-DNS/name, e.g. io.github.you/%s", name, s.Name)
+	if !registryName.MatchString(name) || len(name) > 200 {
+		return nil, fmt.Errorf("bundle: config.json: x-mcp-bashd.registry_name %q must be reverse-DNS/name (one '/', letters, digits, '.', '-', '_'), e.g. io.github.you/%s", name, s.Name)
+	}
+	if s.Version == "latest" || len(s.Version) > 255 {
+		return nil, fmt.Errorf("bundle: config.json: serverInfo.version %q: the registry wants a specific version of at most 255 characters", s.Version)
 	}
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -300,8 +340,8 @@ func (s *Server) RegistryJSON(path, url string) ([]byte, error) {
 	}
 	sum := sha256.Sum256(b)
 	desc := s.Description
-	if len(desc) > 100 { // the registry schema's maxLength
-		desc = desc[:100]
+	if r := []rune(desc); len(r) > 100 { // the schema's maxLength counts characters, not bytes
+		desc = string(r[:100])
 	}
 	v := map[string]any{
 		"$schema":     "https://static.modelcontextprotocol.io/schemas/2025-09-29/server.schema.json",
