@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"fmt"
 	"os"
@@ -64,16 +63,7 @@ func anchorCall(id string) string {
 
 func (s server) start(dir string, extra ...string) *daemon {
 	a := s.argv(extra...)
-	c := exec.Command(a[0], a[1:]...)
-	c.Env = append(os.Environ(), "TMPDIR="+callTmpDir(dir))
-	in, err := c.StdinPipe()
-	check(err)
-	out, err := c.StdoutPipe()
-	check(err)
-	c.Stderr = os.Stderr
-	check(c.Start())
-	d := &daemon{cmd: c, stdin: in, out: bufio.NewReaderSize(out, 1<<20)}
-	return d
+	return startArgv(a[0], a[1:], dir)
 }
 
 func (d *daemon) handshake() {

@@ -336,7 +336,12 @@ func rssKiBOr0(pid int) int64 {
 }
 
 func startWith(bin, script, dir string, flags ...string) *daemon {
-	c := exec.Command(bin, append(flags, script)...)
+	return startArgv(bin, append(flags, script), dir)
+}
+
+// startArgv starts bin with args on pipes, its calls' TMPDIR under dir.
+func startArgv(bin string, args []string, dir string) *daemon {
+	c := exec.Command(bin, args...)
 	c.Env = append(os.Environ(), "TMPDIR="+callTmpDir(dir))
 	in, err := c.StdinPipe()
 	check(err)
