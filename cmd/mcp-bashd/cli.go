@@ -300,16 +300,7 @@ func checkCommand(args []string, std streams) int {
 		fmt.Fprintf(std.err, "mcp-bashd check: one SERVER.sh at a time, not also %q\n", strings.Join(rest, " "))
 		return 2
 	}
-	sn, err := loadScript(f)
-	if err == nil {
-		f.adopt(sn) // the files the script names, as the server reads them
-	}
-	in := catalog.LintInput{ToolsFile: f.tools, Script: f.script}
-	if err != nil {
-		in.LoadErr = err
-	} else {
-		in.Functions, in.LoadStdout = sn.Functions, sn.LoadStdout
-	}
+	sn, in := loadForLint(f)
 	problems, n := catalog.Lint(in)
 	decl, counts := catalog.LintDeclarations(catalog.DeclInput{ResourcesFile: f.resources, PromptsFile: f.prompts, Script: f.script, Functions: in.Functions})
 	problems = append(problems, decl...)
@@ -346,6 +337,23 @@ func plural(n int, word string) string {
 }
 
 // loadScript loads the script once, from our directory.
+// loadForLint loads f's script for check and doctor, adopting the files
+// it names as the server reads them; sn is nil when it did not load, and
+// in is what catalog.Lint needs of it either way.
+func loadForLint(f *cliFiles) (sn *supervisor.Snapshot, in catalog.LintInput) {
+	sn, err := loadScript(f)
+	if err == nil {
+		f.adopt(sn)
+	}
+	in = catalog.LintInput{ToolsFile: f.tools, Script: f.script}
+	if err != nil {
+		in.LoadErr = err
+	} else {
+		in.Functions, in.LoadStdout = sn.Functions, sn.LoadStdout
+	}
+	return sn, in
+}
+
 func loadScript(f *cliFiles) (*supervisor.Snapshot, error) { return loadScriptIn(f, "") }
 
 // loadScriptIn loads the script once, its top level started in dir ("":

@@ -131,16 +131,7 @@ func checkBash(r *doctor.Report, f *cliFiles) bool {
 
 // checkScript is check's findings, the cwd-dependent paths, and the log.
 func checkScript(r *doctor.Report, f *cliFiles) {
-	sn, err := loadScript(f)
-	if err == nil {
-		f.adopt(sn)
-	}
-	in := catalog.LintInput{ToolsFile: f.tools, Script: f.script}
-	if err != nil {
-		in.LoadErr = err
-	} else {
-		in.Functions, in.LoadStdout = sn.Functions, sn.LoadStdout
-	}
+	sn, in := loadForLint(f)
 	problems, n := catalog.Lint(in)
 	problems = append(problems, limitRefusals(f.tools)...)
 	failed := false
