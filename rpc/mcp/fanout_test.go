@@ -62,13 +62,5 @@ func TestResourceUpdatesFanOut(t *testing.T) {
 	lines := bufio.NewScanner(stream.Body)
 
 	updatesA <- "notes://x"
-	for lines.Scan() {
-		if data, ok := strings.CutPrefix(lines.Text(), "data: "); ok {
-			if want := `{"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"uri":"notes://x"}}`; data != want {
-				t.Errorf("replica B's stream: %s, want %s", data, want)
-			}
-			return
-		}
-	}
-	t.Fatalf("replica B's stream ended without A's update: %v", lines.Err())
+	wantUpdated(t, lines, "notes://x", "replica B's stream")
 }

@@ -207,13 +207,20 @@ func TestSessionGETStream(t *testing.T) {
 		t.Fatalf("subscribe: %s", body)
 	}
 	srv.ResourceUpdated("notes://x")
+	wantUpdated(t, lines, "notes://x", "the GET stream")
+}
+
+// wantUpdated reads SSE lines up to the first event, which must be
+// notifications/resources/updated for uri; where names the stream.
+func wantUpdated(t *testing.T, lines *bufio.Scanner, uri, where string) {
+	t.Helper()
 	for lines.Scan() {
 		if data, ok := strings.CutPrefix(lines.Text(), "data: "); ok {
-			if want := `{"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"uri":"notes://x"}}`; data != want {
-				t.Errorf("GET stream event %s, want %s", data, want)
+			if want := `{"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"uri":"` + uri + `"}}`; data != want {
+				t.Errorf("%s: event %s, want %s", where, data, want)
 			}
 			return
 		}
 	}
-	t.Fatalf("the GET stream ended without the notification: %v", lines.Err())
+	t.Fatalf("%s ended without the notification: %v", where, lines.Err())
 }
