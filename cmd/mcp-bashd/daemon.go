@@ -92,12 +92,12 @@ func start(ctx context.Context, o options, p paths, scriptArgs []string, log *za
 	if store.Shared() {
 		// The URL holds no password (that is --state-password-file's).
 		log.Info("sharing state", zap.String("store", o.stateURL), zap.String("replica", replicaName(o.replicaID)))
-	}
-	if stateKey == "" && store.Shared() {
 		// One key per deployment: a retry may reach another replica.
-		if stateKey, err = state.DeploymentKey(ctx, store); err != nil {
-			store.Close()
-			return nil, fmt.Errorf("--state %s: the requestState key: %w", o.stateURL, err)
+		if stateKey == "" {
+			if stateKey, err = state.DeploymentKey(ctx, store); err != nil {
+				store.Close()
+				return nil, fmt.Errorf("--state %s: the requestState key: %w", o.stateURL, err)
+			}
 		}
 	}
 	self, _ := os.Executable()
