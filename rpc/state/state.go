@@ -1,9 +1,11 @@
-// Package state is the store replicas of one deployment share (issue 26):
-// keys with a TTL (tasks, presence, the MRTR request-state key) and
-// pub/sub channels (task updates and cancels for the owner, resource
-// notifications for every replica's listeners). Memory is the default, a
-// single replica's store with nothing started; Redis is the shared one,
-// chosen with --state redis://HOST:PORT/DB (rediss:// for TLS).
+// Package state is the store replicas of one deployment share (issue 26).
+// Memory is the default, a single replica's store with nothing started;
+// Redis is the shared one, chosen with --state redis://HOST:PORT/DB
+// (rediss:// for TLS). Today the daemon uses SetNX (the MRTR request-state
+// key, DeploymentKey), Publish/Subscribe (resources/updated to every
+// replica's listeners) and Ping (/healthz); Set, Get, Del and Keys are
+// there for the tasks and presence that are not shared yet, and are
+// tested against a real Redis already.
 package state
 
 import (
