@@ -6,6 +6,7 @@ package bundle
 
 import (
 	"archive/zip"
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -16,6 +17,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -107,7 +109,7 @@ func Load(dir string) (*Server, error) {
 	if s.Version == "" {
 		return nil, fmt.Errorf("bundle: %s: serverInfo.version is required (a bundle is named NAME-VERSION)", filepath.Join(dir, "config.json"))
 	}
-	s.Description = firstNonEmpty(cfg.X.Description, cfg.ServerInfo.Description, cfg.Instructions, s.Name+" (bash tools served by mcp-bashd)")
+	s.Description = cmp.Or(cfg.X.Description, cfg.ServerInfo.Description, cfg.Instructions, s.Name+" (bash tools served by mcp-bashd)")
 	for k, u := range s.Decl.UserConfig {
 		if u.Env == "" {
 			return nil, fmt.Errorf("bundle: config.json: x-mcp-bashd.user_config.%s.env is required (the variable the tools read)", k)
@@ -154,13 +156,13 @@ func Load(dir string) (*Server, error) {
 			return nil, fmt.Errorf("bundle: %s: prompts[%d].name must be a non-empty string", filepath.Join(dir, "prompts.json"), i)
 		}
 		// manifest 0.3 prompts carry a text; the server renders the real one.
-		s.Prompts = append(s.Prompts, described(map[string]any{"name": p["name"], "text": firstNonEmpty(str(p["description"]), str(p["name"]))}, p["description"]))
+		s.Prompts = append(s.Prompts, described(map[string]any{"name": p["name"], "text": cmp.Or(str(p["description"]), str(p["name"]))}, p["description"]))
 	}
 	s.files = []string{s.Script}
 	for _, f := range append([]string{"tools.json", "config.json", "resources.json", "prompts.json", "mcpserver_core.sh"}, s.Decl.Files...) {
 		if _, err := os.Stat(filepath.Join(dir, f)); err == nil {
 			s.files = append(s.files, f)
-		} else if contains(s.Decl.Files, f) {
+		} else if slices.Contains(s.Decl.Files, f) {
 			return nil, fmt.Errorf("bundle: config.json: x-mcp-bashd.files names %s: %w", f, err)
 		}
 	}
@@ -179,24 +181,6 @@ func described(m map[string]any, d any) map[string]any {
 	return m
 }
 
-func contains(l []string, s string) bool {
-	for _, x := range l {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
-func firstNonEmpty(s ...string) string {
-	for _, x := range s {
-		if x != "" {
-			return x
-		}
-	}
-	return ""
-}
-
 // FileName is NAME-VERSION.mcpb.
 func (s *Server) FileName() string { return s.Name + "-" + s.Version + ".mcpb" }
 
@@ -212,7 +196,7 @@ func (s *Server) Manifest() map[string]any {
 	for _, k := range keys {
 		u := s.Decl.UserConfig[k]
 		env[u.Env] = "${user_config." + k + "}"
-		m := map[string]any{"type": u.Type, "title": firstNonEmpty(u.Title, k), "description": firstNonEmpty(u.Description, k)}
+		m := map[string]any{"type": u.Type, "title": cmp.Or(u.Title, k), "description": cmp.Or(u.Description, k)}
 		if u.Required {
 			m["required"] = true
 		}
@@ -233,7 +217,7 @@ func (s *Server) Manifest() map[string]any {
 		"name":             s.Name,
 		"version":          s.Version,
 		"description":      s.Description,
-		"author":           map[string]string{"name": firstNonEmpty(s.Decl.Author, s.Name)},
+		"author":           map[string]string{"name": cmp.Or(s.Decl.Author, s.Name)},
 		"server":           map[string]any{"type": "binary", "entry_point": "bin/mcp-bashd", "mcp_config": mc},
 		"tools":            s.Tools,
 		"compatibility":    map[string]any{"platforms": []string{"darwin", "linux"}},
