@@ -89,9 +89,10 @@ func start(ctx context.Context, o options, p paths, scriptArgs []string, log *za
 	if err != nil {
 		return nil, err
 	}
+	replica := replicaName(o.replicaID)
 	if store.Shared() {
 		// The URL holds no password (that is --state-password-file's).
-		log.Info("sharing state", zap.String("store", o.stateURL), zap.String("replica", replicaName(o.replicaID)))
+		log.Info("sharing state", zap.String("store", o.stateURL), zap.String("replica", replica))
 		// One key per deployment: a retry may reach another replica.
 		if stateKey == "" {
 			if stateKey, err = state.DeploymentKey(ctx, store); err != nil {
@@ -142,7 +143,7 @@ func start(ctx context.Context, o options, p paths, scriptArgs []string, log *za
 	d.srv = mcp.New(mcp.Options{
 		Catalog: src, Runner: sup, Snapshot: sup.Current, Metrics: d.met,
 		MaxConcurrent: o.maxConcurrent, DefaultTimeout: o.timeout, Sequential: o.sequential,
-		Log: log.Named("mcp"), StateKey: stateKey,
+		Log: log.Named("mcp"), StateKey: stateKey, Store: store, ReplicaID: replica,
 		TaskStoreMax: o.taskStoreMax, TaskStoreBytes: o.taskStoreBytes, PageSize: o.pageSize,
 	})
 	if !o.noWatch && !o.oneshot {

@@ -57,7 +57,7 @@ func startHTTP(o options, srv *mcp.Server, log *zap.Logger) (*httpServer, error)
 	handler := streamhttp.New(streamhttp.Options{
 		Path: o.httpPath, AllowedOrigins: origins, Loopback: loopback, Token: token, MaxBody: o.maxLine,
 		LegacyVersions: mcp.LegacyVersions(), ModernEnabled: srv.ModernEnabled, Stopping: srv.Stopping, Serve: srv.Serve,
-		Sessionless: o.httpConn, Log: log.Named("http"),
+		Sessionless: o.httpConn, Store: srv.Store(), ReplicaID: srv.ReplicaID(), Log: log.Named("http"),
 	})
 	hs := &httpServer{
 		srv: &http.Server{Handler: accessLog(handler, log.Named("http")), ReadHeaderTimeout: 10 * time.Second,

@@ -10,6 +10,7 @@ import (
 
 	"github.com/mcp-bashd/mcp-bashd/rpc/catalog"
 	"github.com/mcp-bashd/mcp-bashd/rpc/metrics"
+	"github.com/mcp-bashd/mcp-bashd/rpc/state"
 	"github.com/mcp-bashd/mcp-bashd/rpc/transport"
 	"github.com/mcp-bashd/mcp-bashd/rpc/wire"
 	"github.com/mcp-bashd/mcp-bashd/supervisor"
@@ -47,7 +48,12 @@ type Options struct {
 	// PageSize is the entries per page of the list methods (pages.go);
 	// 0: every list in one page.
 	PageSize int
-	Log      *zap.Logger
+	// Store is what the replicas of a deployment share (--state); nil or
+	// an unshared store: this process keeps everything itself.
+	Store state.Store
+	// ReplicaID names this replica in a shared Store.
+	ReplicaID string
+	Log       *zap.Logger
 }
 
 // Server answers MCP requests on any number of connections.
@@ -105,6 +111,12 @@ func New(opt Options) *Server {
 	s.flight.st.slots, s.flight.st.maxPending = opt.MaxConcurrent, opt.MaxPending
 	return s
 }
+
+// Store is the state store of Options (nil when none was given).
+func (s *Server) Store() state.Store { return s.opt.Store }
+
+// ReplicaID is this replica's name in a shared Store.
+func (s *Server) ReplicaID() string { return s.opt.ReplicaID }
 
 // ModernEnabled says whether the server speaks 2026-07-28 now; the
 // transports ask it to decide each request's era.

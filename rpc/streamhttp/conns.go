@@ -29,7 +29,7 @@ type sessionConn struct {
 }
 
 func newSessionConn(id string) *sessionConn {
-	return &sessionConn{id: id, session: transport.NewSession(), reqs: make(chan *transport.Request, 16), ended: make(chan struct{}), streams: map[*stream]bool{}}
+	return &sessionConn{id: id, session: transport.NewHTTPSession(id), reqs: make(chan *transport.Request, 16), ended: make(chan struct{}), streams: map[*stream]bool{}}
 }
 
 // deliver queues a request for the session's reader; false when the

@@ -50,6 +50,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/mcp-bashd/mcp-bashd/rpc/state"
 	"github.com/mcp-bashd/mcp-bashd/rpc/transport"
 	"github.com/mcp-bashd/mcp-bashd/rpc/wire"
 )
@@ -81,7 +82,12 @@ type Options struct {
 	// one-connection mode (StdioConn), where a client's next request
 	// reaches another process (the 2026 SDK ignored the header too).
 	Sessionless bool
-	Log         *zap.Logger
+	// Store is what the replicas of a deployment share (--state); nil or
+	// an unshared store: sessions live in this process only.
+	Store state.Store
+	// ReplicaID names this replica in a shared Store.
+	ReplicaID string
+	Log       *zap.Logger
 }
 
 // Handler is the MCP endpoint.

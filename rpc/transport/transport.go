@@ -123,6 +123,7 @@ func (r Response) Line() []byte {
 // there is one per process; on HTTP one per Mcp-Session-Id.
 type Session struct {
 	mu       sync.Mutex
+	id       string // the Mcp-Session-Id; "" on stdio and without one
 	version  string
 	logLevel int             // index into LogLevels; -1: not set
 	caps     json.RawMessage // the client's capabilities from initialize
@@ -157,6 +158,19 @@ func (s *Session) ClientCaps() json.RawMessage {
 
 // NewSession is a session before initialize.
 func NewSession() *Session { return &Session{logLevel: -1} }
+
+// NewHTTPSession is a session before initialize named id (its
+// Mcp-Session-Id).
+func NewHTTPSession(id string) *Session { return &Session{id: id, logLevel: -1} }
+
+// ID is the session's Mcp-Session-Id: "" on stdio and for a request
+// without one. It never changes.
+func (s *Session) ID() string {
+	if s == nil {
+		return ""
+	}
+	return s.id
+}
 
 // SetVersion records the negotiated version.
 func (s *Session) SetVersion(v string) {

@@ -22,6 +22,9 @@ type Cluster struct {
 	Replicas []*HTTPDaemon
 	URL      string // the balancer's endpoint (same path as a replica's)
 	redis    *exec.Cmd
+	redisBin string
+	redisDir string
+	redisEnd <-chan struct{}
 	o        Options
 }
 
@@ -106,7 +109,8 @@ func StartCluster(t *testing.T, n int, o Options) *Cluster {
 	redisBin, haproxyBin := need(t, "redis-server"), need(t, "haproxy")
 	c := &Cluster{o: o}
 	c.Redis = net.JoinHostPort("127.0.0.1", strconv.Itoa(freePort(t)))
-	c.startRedis(t, redisBin)
+	c.redisBin, c.redisDir = redisBin, t.TempDir()
+	c.StartRedis(t)
 
 	var servers []string
 	for i := 0; i < n; i++ {
@@ -152,10 +156,29 @@ func StartCluster(t *testing.T, n int, o Options) *Cluster {
 	return c
 }
 
-func (c *Cluster) startRedis(t *testing.T, bin string) {
+// StartRedis starts the cluster's redis-server on its port (again, after
+// StopRedis: empty, as a restarted Redis without persistence is).
+func (c *Cluster) StartRedis(t *testing.T) {
 	t.Helper()
 	host, port, _ := net.SplitHostPort(c.Redis)
-	c.redis = exec.Command(bin, "--port", port, "--bind", host, "--save", "", "--appendonly", "no", "--dir", t.TempDir())
-	done := start(t, "redis-server", c.redis)
-	waitListening(t, "redis-server", c.Redis, done)
+	c.redis = exec.Command(c.redisBin, "--port", port, "--bind", host, "--save", "", "--appendonly", "no", "--dir", c.redisDir)
+	c.redisEnd = start(t, "redis-server", c.redis)
+	waitListening(t, "redis-server", c.Redis, c.redisEnd)
+}
+
+// StopRedis kills the redis-server (SIGKILL: the store goes away as in
+// a crash) and returns once it has exited.
+func (c *Cluster) StopRedis(t *testing.T) {
+	t.Helper()
+	c.redis.Process.Kill()
+	<-c.redisEnd
+}
+
+// KillReplica kills replica i with SIGKILL (no shutdown of its own) and
+// returns once it has exited.
+func (c *Cluster) KillReplica(t *testing.T, i int) {
+	t.Helper()
+	d := c.Replicas[i]
+	d.Cmd.Process.Kill()
+	<-d.Done
 }
