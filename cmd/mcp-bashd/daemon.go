@@ -155,6 +155,7 @@ func start(ctx context.Context, o options, p paths, scriptArgs []string, log *za
 	// every replica, with --state).
 	fwd, stopFwd := context.WithCancel(context.Background())
 	go d.srv.FanOutResourceUpdates(fwd, sup.ResourceUpdates(), store)
+	go d.srv.FanOutListChanged(fwd)
 	stopWatch := d.stopWatch
 	d.stopWatch = func() { stopWatch(); stopFwd() }
 	return d, nil

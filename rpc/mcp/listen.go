@@ -8,7 +8,6 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/mcp-bashd/mcp-bashd/rpc/state"
 	"github.com/mcp-bashd/mcp-bashd/rpc/transport"
 	"github.com/mcp-bashd/mcp-bashd/rpc/wire"
 )
@@ -327,30 +326,4 @@ func drain(ctx context.Context, updates <-chan string, deliver func(uri string))
 			deliver(uri)
 		}
 	}
-}
-
-// resourceUpdatesChannel carries resources/updated between the replicas
-// sharing a --state store.
-const resourceUpdatesChannel = "mcp-bashd:resources/updated"
-
-// FanOutResourceUpdates is ForwardResourceUpdates for a deployment: with a
-// shared store each update goes through its pub/sub, so every replica's
-// subscribers hear it (this one's included, once, from the channel). An
-// update the store cannot take is still delivered here: the local
-// subscribers lose nothing while Redis is down. With an unshared store it
-// is ForwardResourceUpdates.
-func (s *Server) FanOutResourceUpdates(ctx context.Context, updates <-chan string, store state.Store) {
-	if store == nil || !store.Shared() {
-		s.ForwardResourceUpdates(ctx, updates)
-		return
-	}
-	subscribed := store.Subscribe(ctx, resourceUpdatesChannel, func(msg []byte) { s.ResourceUpdated(string(msg)) }) == nil
-	if !subscribed {
-		s.log.Warn("state store: not subscribed to resource updates; this replica's own are delivered here only")
-	}
-	drain(ctx, updates, func(uri string) {
-		if !subscribed || store.Publish(ctx, resourceUpdatesChannel, []byte(uri)) != nil {
-			s.ResourceUpdated(uri)
-		}
-	})
 }

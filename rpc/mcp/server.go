@@ -77,6 +77,7 @@ type Server struct {
 	subs  listeners   // 2026-07-28 subscriptions/listen streams (listen.go)
 	asks  pendingAsks // requests sent to clients, waiting for answers (ask.go)
 	tasks taskStore   // tools/call tasks (tasks.go)
+	fan   fanOut      // change notifications across replicas (fanout.go)
 
 	states stateSigner // 2026 requestState (mrtr.go)
 }

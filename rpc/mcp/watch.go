@@ -84,16 +84,16 @@ func (w *Watcher) tick(ctx context.Context, srv *Server, r Reloader) {
 	w.list = list
 	told := false
 	if tools || functions {
-		told = srv.NotifyListChanged("tools")
+		told = srv.ListChanged("tools", list)
 	}
 	resources, prompts := declaredLists(cat)
 	resChanged, promptsChanged := !bytes.Equal(resources, w.resources), !bytes.Equal(prompts, w.prompts)
 	w.resources, w.prompts = resources, prompts
 	if resChanged {
-		told = srv.NotifyListChanged("resources") || told
+		told = srv.ListChanged("resources", resources) || told
 	}
 	if promptsChanged {
-		told = srv.NotifyListChanged("prompts") || told
+		told = srv.ListChanged("prompts", prompts) || told
 	}
 	w.log.Info("server files changed", zap.Bool("tools_list_changed", tools), zap.Bool("functions_changed", functions),
 		zap.Bool("resources_list_changed", resChanged), zap.Bool("prompts_list_changed", promptsChanged), zap.Bool("list_changed_sent", told))
