@@ -90,6 +90,7 @@ func start(ctx context.Context, o options, p paths, scriptArgs []string, log *za
 		return nil, err
 	}
 	replica := replicaName(o.replicaID)
+	keepKey := func(context.Context) {}
 	if store.Shared() {
 		// The URL holds no password (that is --state-password-file's).
 		log.Info("sharing state", zap.String("store", o.stateURL), zap.String("replica", replica))
@@ -98,6 +99,12 @@ func start(ctx context.Context, o options, p paths, scriptArgs []string, log *za
 			if stateKey, err = state.DeploymentKey(ctx, store); err != nil {
 				store.Close()
 				return nil, fmt.Errorf("--state %s: the requestState key: %w", o.stateURL, err)
+			}
+			key := stateKey
+			keepKey = func(ctx context.Context) {
+				state.KeepDeploymentKey(ctx, store, key, state.DeploymentKeyEvery, func(err error) {
+					log.Warn("state store: the requestState key", zap.Error(err))
+				})
 			}
 		}
 	}
@@ -156,6 +163,7 @@ func start(ctx context.Context, o options, p paths, scriptArgs []string, log *za
 	fwd, stopFwd := context.WithCancel(context.Background())
 	go d.srv.FanOutResourceUpdates(fwd, sup.ResourceUpdates(), store)
 	go d.srv.FanOutListChanged(fwd)
+	go keepKey(fwd)
 	stopWatch := d.stopWatch
 	d.stopWatch = func() { stopWatch(); stopFwd() }
 	return d, nil

@@ -107,3 +107,43 @@ func DeploymentKey(ctx context.Context, s Store) (string, error) {
 	}
 	return string(v), nil
 }
+
+// DeploymentKeyEvery is how often a replica writes the deployment key
+// back (KeepDeploymentKey).
+const DeploymentKeyEvery = 5 * time.Second
+
+// KeepDeploymentKey writes key back (SET NX) every `every` until ctx
+// ends, so that a store which lost it — Redis restarted without
+// persistence — holds it again within `every`, and a replica started
+// afterwards reads the key the running ones sign with rather than drawing
+// its own. report is told when the store cannot be reached (once per
+// outage) and when it stands on another key (replicas that started while
+// the store was empty drew their own: their requestState is refused by
+// the others until they restart).
+func KeepDeploymentKey(ctx context.Context, s Store, key string, every time.Duration, report func(error)) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	down := false
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		sctx, cancel := context.WithTimeout(ctx, every)
+		v, err := s.SetNX(sctx, deploymentKeyName, []byte(key), 0)
+		cancel()
+		switch {
+		case err != nil:
+			if !down && ctx.Err() == nil {
+				report(err)
+			}
+			down = true
+		case string(v) != key:
+			down = false
+			report(fmt.Errorf("the store holds another requestState key (%s): a replica drew its own while the store was empty; restart the replicas to share one", deploymentKeyName))
+		default:
+			down = false
+		}
+	}
+}

@@ -184,6 +184,20 @@ func TestRedisDownAndBack(t *testing.T) {
 	if err := s.Ping(ctx); err != nil {
 		t.Fatal(err)
 	}
+	// What must outlive the outage: a subscription, and the deployment
+	// key written back by the replicas that hold it.
+	heard := make(chan string, 64)
+	subCtx, unsubscribe := context.WithCancel(ctx)
+	defer unsubscribe()
+	if err := s.Subscribe(subCtx, "ch", func(m []byte) { heard <- string(m) }); err != nil {
+		t.Fatal(err)
+	}
+	key, err := DeploymentKey(ctx, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reports := make(chan error, 64)
+	go KeepDeploymentKey(subCtx, s, key, 50*time.Millisecond, func(err error) { reports <- err })
 	stop()
 	if err := s.Set(ctx, "k", []byte("v"), time.Minute); !errors.Is(err, ErrUnavailable) {
 		t.Fatalf("Set while down: %v", err)
@@ -203,6 +217,36 @@ func TestRedisDownAndBack(t *testing.T) {
 	if err := s.Set(ctx, "k", []byte("v"), time.Minute); err != nil {
 		t.Fatalf("Set after Redis came back: %v", err)
 	}
+	// The restarted Redis is empty: the key is back once written again.
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		v, ok, err := s.Get(ctx, deploymentKeyName)
+		if ok && string(v) == key {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("deployment key after the restart: %q %v %v, want %q", v, ok, err, key)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err := (<-reports); !errors.Is(err, ErrUnavailable) {
+		t.Errorf("KeepDeploymentKey's report during the outage: %v", err)
+	}
+	// The subscription made before the outage hears again (the client
+	// subscribes anew once it reconnects; publish until it does).
+	for got := false; !got; {
+		if err := s.Publish(ctx, "ch", []byte("again")); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case m := <-heard:
+			got = m == "again"
+		case <-time.After(50 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the subscription made before the outage heard nothing after it")
+		}
+	}
 }
 
 func TestOpenErrors(t *testing.T) {
@@ -219,5 +263,29 @@ func TestOpenErrors(t *testing.T) {
 	}
 	if s, err := Open("", ""); err != nil || s.Shared() {
 		t.Fatalf("default store: %v shared=%v", err, s.Shared())
+	}
+}
+
+// A store standing on another deployment key (a replica drew its own
+// while the store was empty) is reported, and the standing key is left.
+func TestKeepDeploymentKeyReportsAnotherKey(t *testing.T) {
+	s := NewMemory()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if err := s.Set(ctx, deploymentKeyName, []byte("theirs"), 0); err != nil {
+		t.Fatal(err)
+	}
+	reports := make(chan error, 1)
+	go KeepDeploymentKey(ctx, s, "mine", time.Millisecond, func(err error) {
+		select {
+		case reports <- err:
+		default:
+		}
+	})
+	if err := <-reports; err == nil || !bytes.Contains([]byte(err.Error()), []byte("another requestState key")) {
+		t.Fatalf("report: %v", err)
+	}
+	if v, _, _ := s.Get(ctx, deploymentKeyName); string(v) != "theirs" {
+		t.Fatalf("standing key %q, want it left as it was", v)
 	}
 }
