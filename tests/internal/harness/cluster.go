@@ -20,6 +20,9 @@ import (
 type Cluster struct {
 	Redis    string // host:port of the redis-server
 	Replicas []*HTTPDaemon
+	// Health[i] is replica i's /healthz (each runs --metrics-addr on a
+	// port of its own and --replica-id r<i>).
+	Health []string
 	URL      string // the balancer's endpoint (same path as a replica's)
 	redis    *exec.Cmd
 	redisBin string
@@ -115,7 +118,10 @@ func StartCluster(t *testing.T, n int, o Options) *Cluster {
 	var servers []string
 	for i := 0; i < n; i++ {
 		ro := o
-		ro.Flags = append([]string{"--state", "redis://" + c.Redis + "/0"}, o.Flags...)
+		metrics := net.JoinHostPort("127.0.0.1", strconv.Itoa(freePort(t)))
+		ro.Flags = append([]string{"--state", "redis://" + c.Redis + "/0", "--replica-id", fmt.Sprintf("r%d", i),
+			"--metrics-addr", metrics}, o.Flags...)
+		c.Health = append(c.Health, "http://"+metrics+"/healthz")
 		d := StartHTTP(t, ro)
 		u, err := url.Parse(d.URL)
 		if err != nil {
