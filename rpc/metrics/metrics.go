@@ -68,14 +68,17 @@ type Counter struct {
 	Value      func() uint64
 }
 
-// Handler serves /metrics and /healthz (503 while stopping). /metrics
+// Handler serves /metrics, /healthz (503 while stopping) and /livez. /metrics
 // exposes m, the extra counters, and the process and Go runtime
 // collectors, from a registry of its own (so two daemons in one test
 // process, or two handlers, never share series).
 //
 // Each of checks (the --state store's ping) must pass for /healthz to say
 // ok; a failing one answers 503 naming it, so a load balancer takes the
-// replica out while its shared store is unreachable.
+// replica out while its shared store is unreachable. /livez answers ok
+// whatever the checks say, for a liveness probe: a replica waiting for its
+// store is not helped by a restart, and restarting every replica at once
+// while Redis is down would stop even what needs no store.
 func Handler(m *Metrics, stopping func() bool, extra []Counter, checks ...func(context.Context) error) http.Handler {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(m.calls, m.duration, m.inFlight,
@@ -104,5 +107,6 @@ func Handler(m *Metrics, stopping func() bool, extra []Counter, checks ...func(c
 		}
 		io.WriteString(w, "ok\n")
 	})
+	mux.HandleFunc("/livez", func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok\n") })
 	return mux
 }

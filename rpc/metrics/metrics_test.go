@@ -162,6 +162,11 @@ func TestHealthzCheck(t *testing.T) {
 	if code, body := get(); code != http.StatusServiceUnavailable || !strings.Contains(body, "state store unavailable") {
 		t.Errorf("/healthz with the store down: %d %q", code, body)
 	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest("GET", "/livez", nil))
+	if rec.Code != 200 || rec.Body.String() != "ok\n" {
+		t.Errorf("/livez with the store down: %d %q, want 200 ok", rec.Code, rec.Body.String())
+	}
 	down.Store(false)
 	if code, _ := get(); code != 200 {
 		t.Errorf("/healthz once the store is back: %d", code)
