@@ -39,6 +39,7 @@ func main() {
 	rounds := flag.Int("rounds", 2, "with -anchor: alternating rounds of each server")
 	colds := flag.Int("cold", 20, "with -anchor: cold starts per round (0: skip cold start and --http-connection)")
 	conn := flag.Bool("conn", true, "with -anchor: measure --http-connection (a process per connection)")
+	cluster := flag.Bool("cluster", false, "measure only a scaled-out deployment: one daemon, one with --state, three replicas behind haproxy (needs redis-server and haproxy)")
 	flag.Parse()
 	dir, err := os.MkdirTemp("", "mcp-bashd-bench")
 	check(err)
@@ -54,6 +55,10 @@ func main() {
 	if *slow {
 		os.Setenv("TMPDIR", dir)
 		benchSlow(bin, dir)
+		return
+	}
+	if *cluster {
+		benchCluster(bin, dir, *pings/4, *calls)
 		return
 	}
 	if *anchor != "" {
