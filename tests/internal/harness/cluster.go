@@ -22,7 +22,7 @@ type Cluster struct {
 	Replicas []*HTTPDaemon
 	// Health[i] is replica i's /healthz (each runs --metrics-addr on a
 	// port of its own and --replica-id r<i>).
-	Health []string
+	Health   []string
 	URL      string // the balancer's endpoint (same path as a replica's)
 	redis    *exec.Cmd
 	redisBin string
