@@ -77,6 +77,7 @@ type Server struct {
 	subs  listeners   // 2026-07-28 subscriptions/listen streams (listen.go)
 	asks  pendingAsks // requests sent to clients, waiting for answers (ask.go)
 	tasks taskStore   // tools/call tasks (tasks.go)
+	share *taskShare  // the tasks in a shared Store (taskshare.go); nil without one
 
 	states stateSigner // 2026 requestState (mrtr.go)
 }
@@ -109,6 +110,11 @@ func New(opt Options) *Server {
 		tasks:   taskStore{log: opt.Log, max: opt.TaskStoreMax, maxB: opt.TaskStoreBytes},
 	}
 	s.flight.st.slots, s.flight.st.maxPending = opt.MaxConcurrent, opt.MaxPending
+	if opt.Store != nil && opt.Store.Shared() {
+		s.share = newTaskShare(&s.tasks, opt.Store, opt.ReplicaID, opt.Log)
+		s.tasks.share = s.share
+		go s.share.run(base)
+	}
 	return s
 }
 
