@@ -156,10 +156,11 @@ type task struct {
 	expires time.Time       // when it is dropped, once ended
 
 	// With a shared store (taskshare.go): wmu orders the writes of its
-	// record; writeSoon, a coalesced write is pending; recExpires, when
-	// the record last written runs out.
+	// record; writeSoon, progress writes are being coalesced, writeAgain
+	// one more is due; recExpires, when the record last written runs out.
 	wmu        sync.Mutex
 	writeSoon  bool
+	writeAgain bool
 	recExpires time.Time
 }
 

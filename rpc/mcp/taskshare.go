@@ -353,22 +353,31 @@ func (sh *taskShare) write(tk *task) {
 	sh.st.mu.Unlock()
 }
 
-// soon writes tk's record after progressCoalesce, once for every change
-// in that time.
+// soon writes tk's record for a progress message: at once, then at most
+// once per progressCoalesce while messages keep coming (the last one is
+// always written).
 func (sh *taskShare) soon(tk *task) {
 	sh.st.mu.Lock()
-	pending := tk.writeSoon
-	tk.writeSoon = true
+	busy := tk.writeSoon
+	tk.writeSoon, tk.writeAgain = true, busy
 	sh.st.mu.Unlock()
-	if pending {
+	if busy {
 		return
 	}
-	time.AfterFunc(progressCoalesce, func() {
-		sh.st.mu.Lock()
-		tk.writeSoon = false
-		sh.st.mu.Unlock()
-		sh.write(tk)
-	})
+	go func() {
+		for {
+			sh.write(tk)
+			t := time.NewTimer(progressCoalesce)
+			<-t.C
+			sh.st.mu.Lock()
+			again := tk.writeAgain
+			tk.writeSoon, tk.writeAgain = again, false
+			sh.st.mu.Unlock()
+			if !again {
+				return
+			}
+		}
+	}()
 }
 
 // forget deletes a dropped task's record (the bound evicted it), so no
