@@ -335,10 +335,11 @@ func soTryGet(t *testing.T, url, id string) (tkResp, bool) {
 	}
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != http.StatusOK {
-		return tkResp{}, false
+	ct := resp.Header.Get("Content-Type")
+	if !strings.HasPrefix(ct, "application/json") && !strings.HasPrefix(ct, "text/event-stream") {
+		return tkResp{}, false // a JSON-RPC error has a 4xx status, but a JSON body
 	}
-	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+	if strings.HasPrefix(ct, "text/event-stream") {
 		for _, l := range strings.Split(string(body), "\n") {
 			if d, ok := strings.CutPrefix(l, "data: "); ok {
 				body = []byte(d)
