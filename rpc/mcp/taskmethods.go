@@ -57,9 +57,12 @@ func (c *session) task(r *request, p taskParams, remote func(*request, taskParam
 // without one, by its id alone. The 2025-11-25 spec binds a task to the
 // requestor's context; without a session the 128-bit random id is that
 // context (as the reference SDK does for stateless servers), and
-// tasks/list, which has no id to go by, never shows such a task.
+// tasks/list, which has no id to go by, never shows such a task. One
+// Mcp-Session-Id is one session, whichever replica made the value that
+// holds it (issue 26 shares sessions); within one replica the same id is
+// the same value.
 func sameTaskOwner(a, b *transport.Session) bool {
-	return a == b || (a.Standalone() && b.Standalone())
+	return a == b || (a.Standalone() && b.Standalone()) || (a.ID() != "" && !a.Standalone() && !b.Standalone() && a.ID() == b.ID())
 }
 
 // taskReply answers a tasks/* request with a Task's fields.
@@ -211,7 +214,7 @@ func (st *taskStore) localRecords(session *transport.Session, owner string) []ta
 	st.mu.Lock()
 	all := make([]taskRecord, 0, len(st.m))
 	for _, tk := range st.m {
-		if !tk.modern && tk.session == session {
+		if !tk.modern && !tk.session.Standalone() && sameTaskOwner(tk.session, session) {
 			all = append(all, st.recordLocked(tk, owner))
 		}
 	}
