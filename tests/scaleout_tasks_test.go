@@ -377,6 +377,13 @@ func TestScaleOutTaskStoreDown(t *testing.T) {
 	if g := soVia(c, other).call(t, "tools/call", "tools/call", tkParams(true, "name", "greet", "arguments", map[string]any{"name": "R"})); !strings.Contains(string(g.raw), "Hello, R!") {
 		t.Errorf("a tool call while the store is down: %s", g.raw)
 	}
+	// A task made while the store is down runs on its replica, and is
+	// shared once the store is back.
+	late := soVia(c, owner).call(t, "tools/call", mcpschema.TaskAugmented, tkParams(true, "name", "slow", "arguments", map[string]any{"label": "e"}))
+	lateID, _ := late.Result["taskId"].(string)
+	if lateID == "" || late.Result["status"] != "working" {
+		t.Fatalf("a task created while the store is down: %s", late.raw)
+	}
 
 	// A restarted Redis is empty: the task reads as unknown elsewhere
 	// until the owner's next presence renewal writes it again.
@@ -391,10 +398,15 @@ func TestScaleOutTaskStoreDown(t *testing.T) {
 			}
 			return true
 		})
+	tkPoll(t, "the task made while the store was down, read from another replica", func() tkResp { return soGet(t, soVia(c, other), lateID) },
+		func(r tkResp) bool { return r.Result["status"] == "working" })
 	os.WriteFile(filepath.Join(dir, "d.go"), nil, 0o644)
 	done := tkPoll(t, "the task to complete, read from another replica", func() tkResp { return soGet(t, soVia(c, other), id) },
 		func(r tkResp) bool { return r.Result["status"] != "working" })
 	if done.Result["status"] != "completed" || !strings.Contains(string(done.raw), `"text":"done d`) {
 		t.Errorf("completed task after the store came back: %s", done.raw)
 	}
+	os.WriteFile(filepath.Join(dir, "e.go"), nil, 0o644)
+	tkPoll(t, "the task made while the store was down to complete, read from another replica", func() tkResp { return soGet(t, soVia(c, other), lateID) },
+		func(r tkResp) bool { return r.Result["status"] == "completed" })
 }

@@ -224,6 +224,7 @@ type taskShare struct {
 	log   *zap.Logger
 
 	present atomic.Bool // the presence key was written and not since lost
+	renewed atomic.Bool // the presence loop has tried once
 	dirty   atomic.Bool // a record write failed: write them all again
 
 	mu      sync.Mutex
@@ -282,12 +283,14 @@ func (sh *taskShare) renew(ctx context.Context) {
 		err = state.MarkPresent(c, sh.store, sh.id)
 	}
 	if err != nil {
+		sh.renewed.Store(true)
 		if sh.present.Swap(false) {
 			sh.log.Warn("state store unreachable: this replica's presence and tasks are not shared until it is back", zap.Error(err))
 		}
 		sh.dirty.Store(true)
 		return
 	}
+	sh.renewed.Store(true)
 	lost := !had && sh.present.Load()
 	sh.present.Store(true)
 	all := sh.dirty.Swap(false) || lost
@@ -332,7 +335,7 @@ func (sh *taskShare) write(tk *task) {
 	if !held || keep <= 0 {
 		return // dropped here: its record runs out (or was deleted) too
 	}
-	if !sh.present.Load() {
+	if !sh.renewed.Load() {
 		// The first write may come before the presence loop's: a reader
 		// must not take the task for an orphan.
 		c, cancel := context.WithTimeout(context.Background(), storeWait)
