@@ -78,6 +78,7 @@ type Server struct {
 	asks  pendingAsks // requests sent to clients, waiting for answers (ask.go)
 	tasks taskStore   // tools/call tasks (tasks.go)
 	fan   fanOut      // change notifications across replicas (fanout.go)
+	share *taskShare  // the tasks in a shared Store (taskshare.go); nil without one
 
 	states stateSigner // 2026 requestState (mrtr.go)
 }
@@ -110,6 +111,11 @@ func New(opt Options) *Server {
 		tasks:   taskStore{log: opt.Log, max: opt.TaskStoreMax, maxB: opt.TaskStoreBytes},
 	}
 	s.flight.st.slots, s.flight.st.maxPending = opt.MaxConcurrent, opt.MaxPending
+	if opt.Store != nil && opt.Store.Shared() {
+		s.share = newTaskShare(&s.tasks, opt.Store, opt.ReplicaID, opt.Log)
+		s.tasks.share = s.share
+		go s.share.run(base)
+	}
 	return s
 }
 

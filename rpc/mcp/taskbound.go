@@ -61,6 +61,9 @@ func (st *taskStore) evictOldestLocked(except *task) bool {
 	}
 	st.removeLocked(old.id)
 	st.evicted++
+	if st.share != nil {
+		st.share.forget(old.id)
+	}
 	return true
 }
 

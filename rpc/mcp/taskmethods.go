@@ -36,8 +36,14 @@ func decodeTask(r *request) (taskParams, *wire.Error) {
 
 // task is the task p names, when it is the request's to reach: of its
 // shape and, in 2025-11-25, of its session; nil after answering -32602.
-func (c *session) task(r *request, p taskParams) *task {
+// With a shared store, a task this replica does not hold is remote's to
+// answer from its record (taskshare.go), and task returns nil.
+func (c *session) task(r *request, p taskParams, remote func(*request, taskParams)) *task {
 	tk := c.srv.tasks.get(p.id)
+	if tk == nil && c.srv.share != nil {
+		remote(r, p)
+		return nil
+	}
 	if tk == nil || tk.modern != r.modern() || !sameTaskOwner(tk.session, r.Session) {
 		r.fail(wire.InvalidParams("unknown task " + p.id))
 		return nil
@@ -51,9 +57,12 @@ func (c *session) task(r *request, p taskParams) *task {
 // without one, by its id alone. The 2025-11-25 spec binds a task to the
 // requestor's context; without a session the 128-bit random id is that
 // context (as the reference SDK does for stateless servers), and
-// tasks/list, which has no id to go by, never shows such a task.
+// tasks/list, which has no id to go by, never shows such a task. One
+// Mcp-Session-Id is one session, whichever replica made the value that
+// holds it (issue 26 shares sessions); within one replica the same id is
+// the same value.
 func sameTaskOwner(a, b *transport.Session) bool {
-	return a == b || (a.Standalone() && b.Standalone())
+	return a == b || (a.Standalone() && b.Standalone()) || (a.ID() != "" && !a.Standalone() && !b.Standalone() && a.ID() == b.ID())
 }
 
 // taskReply answers a tasks/* request with a Task's fields.
@@ -66,20 +75,20 @@ func (c *session) taskReply(r *request, fs []field) {
 }
 
 func (c *session) getTask(r *request, p taskParams) {
-	if tk := c.task(r, p); tk != nil {
+	if tk := c.task(r, p, c.remoteGet); tk != nil {
 		c.taskReply(r, c.srv.tasks.fields(tk, true))
 	}
 }
 
 func (c *session) updateTask(r *request, p taskParams) {
-	if tk := c.task(r, p); tk != nil {
+	if tk := c.task(r, p, c.remoteUpdate); tk != nil {
 		c.srv.tasks.answer(tk, p.responses)
 		c.taskReply(r, nil)
 	}
 }
 
 func (c *session) cancelTaskReq(r *request, p taskParams) {
-	tk := c.task(r, p)
+	tk := c.task(r, p, c.remoteCancel)
 	if tk == nil {
 		return
 	}
@@ -94,6 +103,10 @@ func (c *session) cancelTaskReq(r *request, p taskParams) {
 }
 
 func (c *session) listTasks(r *request, _ struct{}) {
+	if c.srv.share != nil && r.Session.ID() != "" && !r.Session.Standalone() {
+		c.remoteList(r) // the session's requests may have reached other replicas
+		return
+	}
 	c.taskReply(r, []field{{"tasks", c.srv.tasks.list(r.Session)}})
 }
 
@@ -109,6 +122,9 @@ func (st *taskStore) cancel(tk *task) bool {
 	if running {
 		st.log.Info("task cancelled", zap.String("task", tk.id), zap.String("tool", tk.tool))
 		tk.cancel(supervisor.ErrCancelled)
+		if st.share != nil {
+			st.share.write(tk)
+		}
 	}
 	return running
 }
@@ -118,7 +134,7 @@ func (st *taskStore) cancel(tk *task) bool {
 // task's error. The wait runs on its own goroutine.
 func (c *session) taskResult(r *request, p taskParams) {
 	s, req := c.srv, r.Request
-	tk := c.task(r, p)
+	tk := c.task(r, p, c.remoteResult)
 	if tk == nil {
 		return
 	}
@@ -135,25 +151,31 @@ func (c *session) taskResult(r *request, p taskParams) {
 		s.tasks.mu.Lock()
 		status, result, terr := tk.status, tk.result, tk.err
 		s.tasks.mu.Unlock()
-		switch status {
-		case taskCompleted:
-			related := object(field{"io.modelcontextprotocol/related-task", object(field{"taskId", wire.Quote(tk.id)})})
-			res, err := withMeta(result, related)
-			if err != nil {
-				res = result
-			}
-			req.Out.Respond(transport.Response{ID: req.Msg.ID, Result: res})
-		case taskFailed:
-			req.Out.Respond(transport.Response{ID: req.Msg.ID, Err: terr})
-		default:
-			req.Out.Respond(transport.Response{ID: req.Msg.ID, Err: wire.Internal("Task " + tk.id + " was cancelled")})
-		}
+		req.Out.Respond(taskResultResponse(req, tk.id, status, result, terr))
 	}
 	if c.enter() {
 		c.goEntered(answer)
 	} else {
 		req.Out.Respond(transport.Response{ID: req.Msg.ID, Err: errClosing()})
 	}
+}
+
+// taskResultResponse is tasks/result's answer for an ended task: its
+// tool's result with the related-task _meta; a failed or cancelled
+// task's error.
+func taskResultResponse(req *transport.Request, id, status string, result json.RawMessage, terr *wire.Error) transport.Response {
+	switch status {
+	case taskCompleted:
+		related := object(field{"io.modelcontextprotocol/related-task", object(field{"taskId", wire.Quote(id)})})
+		res, err := withMeta(result, related)
+		if err != nil {
+			res = result
+		}
+		return transport.Response{ID: req.Msg.ID, Result: res}
+	case taskFailed:
+		return transport.Response{ID: req.Msg.ID, Err: terr}
+	}
+	return transport.Response{ID: req.Msg.ID, Err: wire.Internal("Task " + id + " was cancelled")}
 }
 
 // withMeta adds members to a result's _meta (made when absent).
@@ -178,20 +200,27 @@ func withMeta(result, meta json.RawMessage) (json.RawMessage, error) {
 
 // list is 2025-11-25's tasks/list: the session's tasks kept, oldest first.
 func (st *taskStore) list(session *transport.Session) json.RawMessage {
+	all := st.localRecords(session, "")
+	items := make([]json.RawMessage, len(all))
+	for i := range all {
+		items[i] = object(all[i].fields(false)...)
+	}
+	return wire.Marshal(items)
+}
+
+// localRecords are the session's 2025-11-25 tasks held here, oldest
+// first.
+func (st *taskStore) localRecords(session *transport.Session, owner string) []taskRecord {
 	st.mu.Lock()
-	all := make([]*task, 0, len(st.m))
+	all := make([]taskRecord, 0, len(st.m))
 	for _, tk := range st.m {
-		if !tk.modern && tk.session == session {
-			all = append(all, tk)
+		if !tk.modern && !tk.session.Standalone() && sameTaskOwner(tk.session, session) {
+			all = append(all, st.recordLocked(tk, owner))
 		}
 	}
 	st.mu.Unlock()
-	sort.Slice(all, func(i, j int) bool { return all[i].created.Before(all[j].created) })
-	items := make([]json.RawMessage, len(all))
-	for i, tk := range all {
-		items[i] = object(st.fields(tk, false)...)
-	}
-	return wire.Marshal(items)
+	sort.Slice(all, func(i, j int) bool { return all[i].Created.Before(all[j].Created) })
+	return all
 }
 
 // taskAsk is the Ask of a task's call. In 2026 an ask the creating
@@ -228,6 +257,9 @@ func (s *Server) taskAsk(tk *task, tc toolCall) func(ctx context.Context, reqs [
 		tk.inputs = append(tk.inputs, ins...)
 		tk.status, tk.updated = taskAwaiting, time.Now().UTC()
 		s.tasks.mu.Unlock()
+		if s.share != nil {
+			s.share.write(tk)
+		}
 		out := make([]json.RawMessage, len(ins))
 		for i, in := range ins {
 			select {
@@ -245,7 +277,12 @@ func (s *Server) taskAsk(tk *task, tc toolCall) func(ctx context.Context, reqs [
 // once nothing is left to answer.
 func (st *taskStore) answer(tk *task, responses map[string]json.RawMessage) {
 	st.mu.Lock()
-	defer st.mu.Unlock()
+	defer func() {
+		st.mu.Unlock()
+		if st.share != nil {
+			st.share.write(tk)
+		}
+	}()
 	left := tk.inputs[:0:0]
 	for _, in := range tk.inputs {
 		if r, ok := responses[in.key]; ok {

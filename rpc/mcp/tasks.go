@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
-	"fmt"
 	"sync"
 	"time"
 
@@ -127,6 +126,9 @@ type taskStore struct {
 	maxB    int64
 	bytes   int64 // held by finished tasks' results
 	evicted int64
+	// share writes the tasks to a shared store (taskshare.go); nil
+	// without one.
+	share *taskShare
 }
 
 // task is one task; its mutable fields change under taskStore.mu.
@@ -151,6 +153,15 @@ type task struct {
 	inputs  []*taskInput    // what the tool waits for (input_required)
 	size    int64           // bytes of result and error, once ended
 	ended   time.Time       // zero while running
+	expires time.Time       // when it is dropped, once ended
+
+	// With a shared store (taskshare.go): wmu orders the writes of its
+	// record; writeSoon, progress writes are being coalesced, writeAgain
+	// one more is due; recExpires, when the record last written runs out.
+	wmu        sync.Mutex
+	writeSoon  bool
+	writeAgain bool
+	recExpires time.Time
 }
 
 // taskInput is one request a task's tool waits to have answered.
@@ -263,6 +274,11 @@ func (s *Server) startTask(tc toolCall, cfg *catalog.Config, t *catalog.Tool, sn
 		return nil, errTaskStoreFull(s.tasks.maxCount())
 	}
 	s.log.Info("task created", zap.String("task", tk.id), zap.String("tool", t.Name), zap.Duration("ttl", ttl))
+	if s.share != nil {
+		// Before the CreateTaskResult: the client's next request may
+		// reach another replica.
+		s.share.write(tk)
+	}
 	run := toolCall{req: tc.req, p: tc.p, caps: tc.caps, conn: tc.conn, tk: own, events: s.tasks.events(tk), ask: s.taskAsk(tk, tc)}
 	go func() {
 		defer own.end()
@@ -298,10 +314,14 @@ func (st *taskStore) events(tk *task) func(supervisor.Event) {
 			}
 		}
 		st.mu.Lock()
+		changed := (tk.status == taskWorking || tk.status == taskAwaiting) && tk.message != msg
 		if tk.status == taskWorking || tk.status == taskAwaiting {
 			tk.message, tk.updated = msg, time.Now().UTC()
 		}
 		st.mu.Unlock()
+		if changed && st.share != nil {
+			st.share.soon(tk)
+		}
 	}
 }
 
@@ -336,7 +356,11 @@ func (st *taskStore) finish(tk *task, res *Result, oc supervisor.Outcome, cfg *c
 		keep = tk.ttl
 	}
 	status := tk.status
+	tk.expires = now.Add(keep)
 	st.mu.Unlock()
+	if st.share != nil {
+		st.share.write(tk)
+	}
 	close(tk.done)
 	st.log.Info("task ended", zap.String("task", tk.id), zap.String("tool", tk.tool), zap.String("status", status), zap.Duration("kept_for", keep))
 	id := tk.id // not tk: the timer must not keep an evicted task's result
@@ -367,35 +391,7 @@ func resultText(res *Result) string {
 // without the store's lock.
 func (st *taskStore) fields(tk *task, detailed bool) []field {
 	st.mu.Lock()
-	defer st.mu.Unlock()
-	ttl := json.RawMessage(fmt.Sprint(tk.ttl.Milliseconds()))
-	fs := []field{
-		{"taskId", wire.Quote(tk.id)},
-		{"status", wire.Quote(tk.status)},
-	}
-	if tk.message != "" {
-		fs = append(fs, field{"statusMessage", wire.Quote(tk.message)})
-	}
-	fs = append(fs, field{"createdAt", wire.Quote(tk.created.Format(time.RFC3339Nano))},
-		field{"lastUpdatedAt", wire.Quote(tk.updated.Format(time.RFC3339Nano))})
-	if !tk.modern {
-		return append(fs, field{"ttl", ttl}, field{"pollInterval", json.RawMessage(fmt.Sprint(taskPollMs))})
-	}
-	fs = append(fs, field{"ttlMs", ttl}, field{"pollIntervalMs", json.RawMessage(fmt.Sprint(taskPollMs))})
-	if !detailed {
-		return fs
-	}
-	switch tk.status {
-	case taskCompleted:
-		fs = append(fs, field{"result", tk.result})
-	case taskFailed:
-		fs = append(fs, field{"error", object(field{"code", json.RawMessage(fmt.Sprint(tk.err.Code))}, field{"message", wire.Quote(tk.err.Message)})})
-	case taskAwaiting:
-		ms := make([]wire.Member, len(tk.inputs))
-		for i, in := range tk.inputs {
-			ms[i] = wire.Member{Key: in.key, Val: in.request}
-		}
-		fs = append(fs, field{"inputRequests", wire.Object(ms...)})
-	}
-	return fs
+	rec := st.recordLocked(tk, "")
+	st.mu.Unlock()
+	return rec.fields(detailed)
 }

@@ -1,11 +1,12 @@
 // Package state is the store replicas of one deployment share (issue 26).
 // Memory is the default, a single replica's store with nothing started;
 // Redis is the shared one, chosen with --state redis://HOST:PORT/DB
-// (rediss:// for TLS). Today the daemon uses SetNX (the MRTR request-state
-// key, DeploymentKey), Publish/Subscribe (resources/updated to every
-// replica's listeners) and Ping (/healthz); Set, Get, Del and Keys are
-// there for the tasks and presence that are not shared yet, and are
-// tested against a real Redis already.
+// (rediss:// for TLS). The daemon keeps there the MRTR request-state key
+// (DeploymentKey, KeepDeploymentKey), each replica's presence
+// (presence.go), 2026 and 2025-11-25 tasks (rpc/mcp/taskshare.go), the
+// session-era HTTP sessions (rpc/streamhttp/shared.go), and carries on
+// its pub/sub resources/updated, list_changed, task cancels and updates
+// for their owner, and session changes; Ping is /healthz's check.
 package state
 
 import (
