@@ -7,10 +7,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
+	"time"
 
 	"go.uber.org/zap"
 
+	"github.com/mcp-bashd/mcp-bashd/rpc/state"
 	"github.com/mcp-bashd/mcp-bashd/rpc/transport"
 	"github.com/mcp-bashd/mcp-bashd/rpc/wire"
 	"github.com/mcp-bashd/mcp-bashd/supervisor"
@@ -29,10 +32,73 @@ import (
 // timeout, exit) ends the wait; an answer that comes later finds nothing
 // pending and is dropped (logged at debug).
 
+// With a shared --state store the client's response may reach another
+// replica than the one that asked (a balancer without affinity): the
+// replica it reaches, finding nothing pending, publishes it on
+// asksChannel, and every replica delivers it if it is the one waiting
+// (the id is 128 random bits: only one is). One channel for all rather
+// than one per replica: an answer costs one PUBLISH, and no replica has
+// to know which replica asked. A replica subscribes before it first asks
+// (ensureShared), so no answer to its question can come before it
+// listens; without a shared store nothing is subscribed and an unmatched
+// response is dropped as before.
+
+// asksChannel carries client responses between replicas.
+const asksChannel = "mcp-bashd:asks/answers"
+
 // pendingAsks are the server's requests to clients still waiting.
 type pendingAsks struct {
 	mu      sync.Mutex
 	waiting map[string]chan clientAnswer // by idKey of the id sent
+
+	subMu      sync.Mutex
+	subscribed bool // to asksChannel (a shared store only)
+}
+
+// sharedAnswer is a client response as asksChannel carries it.
+type sharedAnswer struct {
+	ID     json.RawMessage `json:"id"`
+	Result json.RawMessage `json:"result,omitempty"`
+	Error  json.RawMessage `json:"error,omitempty"`
+}
+
+// sharedStore is the store replicas share, nil when there is none.
+func (s *Server) sharedStore() state.Store {
+	if st := s.opt.Store; st != nil && st.Shared() {
+		return st
+	}
+	return nil
+}
+
+// ensureShared subscribes this replica to the answers other replicas
+// receive, once; a store that cannot be reached now is tried again at the
+// next ask (meanwhile only answers that reach this replica are matched).
+func (s *Server) ensureShared() {
+	store := s.sharedStore()
+	if store == nil {
+		return
+	}
+	p := &s.asks
+	p.subMu.Lock()
+	defer p.subMu.Unlock()
+	if p.subscribed {
+		return
+	}
+	// The subscription lives as long as the server (its base context).
+	err := store.Subscribe(s.base, asksChannel, func(msg []byte) {
+		var a sharedAnswer
+		if json.Unmarshal(msg, &a) != nil {
+			return
+		}
+		if key, ok := idKey(a.ID); ok && p.deliver(key, clientAnswer{result: a.Result, err: a.Error}) {
+			s.log.Debug("client response delivered from another replica", zap.ByteString("id", a.ID))
+		}
+	})
+	if err != nil {
+		s.log.Warn("state store: not subscribed to the answers other replicas receive; only answers reaching this replica are matched", zap.Error(err))
+		return
+	}
+	p.subscribed = true
 }
 
 // clientAnswer is a client's response: result or error, as written.
@@ -49,7 +115,7 @@ func (p *pendingAsks) add() (json.RawMessage, string, chan clientAnswer) {
 	}
 	var b [16]byte
 	_, _ = rand.Read(b[:]) // crypto/rand.Read does not fail on Linux
-	id := wire.Quote("mcp-bashd-" + hex.EncodeToString(b[:]))
+	id := wire.Quote(askIDPrefix + hex.EncodeToString(b[:]))
 	key, _ := idKey(id)
 	ch := make(chan clientAnswer, 1)
 	p.waiting[key] = ch
@@ -80,11 +146,27 @@ func (s *Server) clientResponse(req *transport.Request) bool {
 		return false
 	}
 	key, ok := idKey(req.Msg.ID)
-	if !ok || !s.asks.deliver(key, clientAnswer{result: req.Msg.Result, err: req.Msg.Error}) {
-		s.log.Debug("response to no pending request dropped", zap.ByteString("id", req.Msg.ID))
+	if ok && s.asks.deliver(key, clientAnswer{result: req.Msg.Result, err: req.Msg.Error}) {
+		return true
 	}
+	if store := s.sharedStore(); ok && store != nil && strings.HasPrefix(key, "s:"+askIDPrefix) {
+		// Another replica may have asked: it delivers it (asksChannel).
+		ctx, cancel := context.WithTimeout(s.base, 5*time.Second)
+		defer cancel()
+		msg := wire.Marshal(sharedAnswer{ID: req.Msg.ID, Result: req.Msg.Result, Error: req.Msg.Error})
+		if err := store.Publish(ctx, asksChannel, msg); err != nil {
+			s.log.Warn("client response not handed to the other replicas: state store unavailable; the tool that asked waits on", zap.ByteString("id", req.Msg.ID), zap.Error(err))
+		} else {
+			s.log.Debug("client response handed to the other replicas", zap.ByteString("id", req.Msg.ID))
+		}
+		return true
+	}
+	s.log.Debug("response to no pending request dropped", zap.ByteString("id", req.Msg.ID))
 	return true
 }
+
+// askIDPrefix starts every id of the server's requests to clients.
+const askIDPrefix = "mcp-bashd-"
 
 // callAsk is what a tool call's helpers ask through, in this order: a
 // task's own Ask (taskAsk), a 2026-07-28 request's rounds (mrtr.go), the
@@ -128,6 +210,8 @@ func (s *Server) askSession(ctx context.Context, req *transport.Request, c *sess
 	if !ok {
 		return nil, errors.New("this transport cannot carry requests to the client")
 	}
+	s.ensureShared() // the answer may reach another replica
+
 	type sent struct {
 		id  json.RawMessage
 		key string

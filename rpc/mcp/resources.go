@@ -215,5 +215,6 @@ func (c *session) subscription(r *request, uri string, on bool) {
 			fmt.Sprintf("Invalid params: this session is already subscribed to %d URIs, the most it may be; unsubscribe from one first", MaxSubscriptionsPer)))
 		return
 	}
+	c.shareSubscriptions(r.Session) // for the other replicas (session.go)
 	r.reply(json.RawMessage(`{}`))
 }

@@ -147,6 +147,7 @@ func (s *Server) Serve(t transport.Connection) error {
 	s.mu.Lock()
 	s.conns[c] = true
 	s.mu.Unlock()
+	c.followRecord() // a session shared between replicas (session.go)
 	defer func() {
 		s.mu.Lock()
 		delete(s.conns, c)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -43,6 +44,42 @@ func (c *session) update(f func(*connState)) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	f(&c.st)
+}
+
+// followRecord keeps the connection's subscriptions what its transport's
+// session says once another replica changed them (transport.Session.Apply:
+// HTTP sessions shared through a --state store). Without a shared store
+// nothing ever calls Apply, and the hook is never run.
+func (c *session) followRecord() {
+	ss := c.t.Session()
+	if ss == nil || ss.ID() == "" {
+		return
+	}
+	ss.OnApply(func(uris []string) {
+		c.update(func(st *connState) {
+			st.subs = make(map[string]bool, len(uris))
+			for _, u := range uris {
+				st.subs[u] = true
+			}
+		})
+	})
+}
+
+// shareSubscriptions copies the connection's subscriptions into its
+// HTTP session, which a transport sharing sessions stores for the other
+// replicas (the one holding the session's GET stream notifies them).
+func (c *session) shareSubscriptions(ss *transport.Session) {
+	if ss == nil || ss.ID() == "" {
+		return
+	}
+	var uris []string
+	c.update(func(st *connState) {
+		for u := range st.subs {
+			uris = append(uris, u)
+		}
+	})
+	sort.Strings(uris)
+	ss.SetSubscriptions(uris)
 }
 
 // readLoop reads the connection's requests in order and hands each to

@@ -52,6 +52,9 @@ func (h *Handler) serveBatch(w http.ResponseWriter, r *http.Request, members [][
 	session := transport.NewStandaloneSession() // a client that keeps no session
 	if sc != nil {
 		st.sessionID, session = sc.id, sc.session
+		if h.sh != nil {
+			st.beforeRespond = func() { h.sh.flush(sc) }
+		}
 	}
 	answers := 0
 	for _, req := range reqs {

@@ -26,6 +26,7 @@ type sessionConn struct {
 	ended   chan struct{}
 	streams map[*stream]bool // the POSTs delivered whose handler still runs
 	get     *stream          // the session's GET stream, if open (getstream.go)
+	shared  *sharedState     // its record in a shared store (shared.go); nil without one
 }
 
 func newSessionConn(id string) *sessionConn {
@@ -133,11 +134,15 @@ type stream struct {
 	r         *http.Request
 	modern    bool
 	sessionID string
-	mu        sync.Mutex
-	sse       bool
-	finished  bool
-	status    int
-	done      chan struct{}
+	// beforeRespond, when set, runs before the response is written: a
+	// session shared between replicas stores what the request changed
+	// (shared.go), so the client's next request finds it on any replica.
+	beforeRespond func()
+	mu            sync.Mutex
+	sse           bool
+	finished      bool
+	status        int
+	done          chan struct{}
 
 	// dmu orders the write deadline's changes: before each write (put),
 	// by abandon, and once by the handler as it returns (handlerEnd);
@@ -289,6 +294,9 @@ func (s *stream) event(line []byte) {
 }
 
 func (s *stream) Respond(r transport.Response) {
+	if s.beforeRespond != nil {
+		s.beforeRespond()
+	}
 	s.end(func() {
 		if s.sse {
 			s.event(r.Line())

@@ -30,6 +30,20 @@ func (h *Handler) serveGET(w http.ResponseWriter, r *http.Request) {
 	sc := h.sessions[id]
 	h.mu.Unlock()
 	st := newStream(w, r, h.opt.IOTimeout, false)
+	if h.sh != nil && !h.opt.Stopping() && st.accepts("text/event-stream") {
+		// Another replica's session, perhaps (shared.go).
+		var status int
+		var why string
+		if sc == nil {
+			sc, status, why = h.sh.adopt(id)
+		} else {
+			status, why = h.sh.refresh(sc, false)
+		}
+		if status != 0 {
+			reject(w, status, why)
+			return
+		}
+	}
 	switch {
 	case sc == nil:
 		reject(w, http.StatusNotFound, "Not Found: unknown or ended session "+id)
@@ -56,6 +70,11 @@ func (h *Handler) serveGET(w http.ResponseWriter, r *http.Request) {
 	st.mu.Unlock()
 	if old != nil {
 		old.abandon()
+	}
+	if h.sh != nil {
+		// The client listens here now: a GET stream it left open on
+		// another replica must not carry the session's notifications too.
+		h.sh.publish("get", sc.id, nil)
 	}
 	defer sc.clearGET(st)
 	select {

@@ -87,7 +87,10 @@ type Options struct {
 	Store state.Store
 	// ReplicaID names this replica in a shared Store.
 	ReplicaID string
-	Log       *zap.Logger
+	// SessionTTL is how long a session shared through Store lives idle
+	// (0: DefaultSessionTTL); see shared.go.
+	SessionTTL time.Duration
+	Log        *zap.Logger
 }
 
 // Handler is the MCP endpoint.
@@ -97,6 +100,7 @@ type Handler struct {
 	mu       sync.Mutex
 	sessions map[string]*sessionConn
 	order    []string // session ids, oldest first
+	sh       *shared  // sessions shared between replicas; nil without a shared Store
 }
 
 // New makes the endpoint.
@@ -119,7 +123,11 @@ func New(opt Options) *Handler {
 	if opt.MaxLargeBodies <= 0 {
 		opt.MaxLargeBodies = 2
 	}
-	return &Handler{opt: opt, large: make(chan struct{}, opt.MaxLargeBodies), sessions: map[string]*sessionConn{}}
+	h := &Handler{opt: opt, large: make(chan struct{}, opt.MaxLargeBodies), sessions: map[string]*sessionConn{}}
+	if opt.Store != nil && opt.Store.Shared() && !opt.Sessionless {
+		h.sh = newShared(h)
+	}
+	return h
 }
 
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -208,7 +216,21 @@ func (h *Handler) serveNotPOST(w http.ResponseWriter, r *http.Request, atPath bo
 		h.serveGET(w, r)
 		return
 	case http.MethodDelete:
-		if id := r.Header.Get("Mcp-Session-Id"); atPath && id != "" && h.endSession(id) {
+		id := r.Header.Get("Mcp-Session-Id")
+		if !atPath || id == "" {
+			break
+		}
+		ended := false
+		if h.sh != nil {
+			var err error
+			if ended, err = h.sh.end(id); err != nil {
+				reject(w, http.StatusServiceUnavailable, storeDown(id, err))
+				return
+			}
+		} else {
+			ended = h.endSession(id)
+		}
+		if ended {
 			w.WriteHeader(http.StatusNoContent)
 			return
 		}
@@ -276,6 +298,9 @@ func (h *Handler) serveMessage(w http.ResponseWriter, r *http.Request, msg *wire
 		if sc != nil {
 			st.sessionID = sc.id
 			req.Session = sc.session
+			if h.sh != nil {
+				st.beforeRespond = func() { h.sh.flush(sc) }
+			}
 		} else {
 			req.Session = transport.NewStandaloneSession() // a client that keeps no session
 		}
@@ -324,27 +349,42 @@ func (h *Handler) legacySession(r *http.Request, method string) (*sessionConn, i
 	if h.opt.Sessionless {
 		return nil, 0, ""
 	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
 	if method == "initialize" {
 		sc := newSessionConn(randomID())
-		h.sessions[sc.id] = sc
-		h.order = append(h.order, sc.id)
-		for len(h.order) > h.opt.MaxSessions {
-			h.sessions[h.order[0]].close()
-			delete(h.sessions, h.order[0])
-			h.order = h.order[1:]
+		if h.sh != nil {
+			// This replica must hear the changes other replicas make to
+			// the session; when the store is down now, the next request
+			// of a session tries again (refresh).
+			_ = h.sh.subscribe()
+			sc.shared = &sharedState{used: time.Now()}
 		}
-		go h.opt.Serve(sc)
+		h.mu.Lock()
+		h.addLocked(sc)
+		h.mu.Unlock()
 		return sc, 0, ""
 	}
 	id := r.Header.Get("Mcp-Session-Id")
 	if id == "" {
 		return nil, 0, ""
 	}
+	h.mu.Lock()
 	sc, ok := h.sessions[id]
-	if !ok {
+	h.mu.Unlock()
+	switch {
+	case !ok && h.sh == nil:
 		return nil, http.StatusNotFound, "Not Found: unknown or ended session " + id
+	case !ok:
+		// Another replica's session, perhaps (shared.go).
+		var status int
+		var why string
+		if sc, status, why = h.sh.adopt(id); status != 0 {
+			return nil, status, why
+		}
+	case h.sh != nil:
+		_ = h.sh.subscribe()
+		if status, why := h.sh.refresh(sc, changes(method)); status != 0 {
+			return nil, status, why
+		}
 	}
 	// "If the server receives a request with an invalid or unsupported
 	// MCP-Protocol-Version, it MUST respond with 400 Bad Request."
@@ -352,6 +392,20 @@ func (h *Handler) legacySession(r *http.Request, method string) (*sessionConn, i
 		return nil, http.StatusBadRequest, "Bad Request: unsupported MCP-Protocol-Version " + v
 	}
 	return sc, 0, ""
+}
+
+// addLocked holds a new session, dropping the oldest beyond MaxSessions,
+// and starts serving it; h.mu is held. (With a shared store the dropped
+// one is only this replica's copy: its record stays for the others.)
+func (h *Handler) addLocked(sc *sessionConn) {
+	h.sessions[sc.id] = sc
+	h.order = append(h.order, sc.id)
+	for len(h.order) > h.opt.MaxSessions {
+		h.sessions[h.order[0]].close()
+		delete(h.sessions, h.order[0])
+		h.order = h.order[1:]
+	}
+	go h.opt.Serve(sc)
 }
 
 func (h *Handler) endSession(id string) bool {
@@ -372,8 +426,12 @@ func (h *Handler) endSession(id string) bool {
 	return true
 }
 
-// Close ends every session (their connections read EOF and finish).
+// Close ends every session (their connections read EOF and finish); with
+// a shared store their records stay, for the other replicas.
 func (h *Handler) Close() {
+	if h.sh != nil {
+		h.sh.cancel()
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for id, sc := range h.sessions {

@@ -130,6 +130,14 @@ type Session struct {
 	// standalone: made for one request of a client that keeps no session
 	// (HTTP without Mcp-Session-Id); see Standalone.
 	standalone bool
+	// subs are the URIs of resources/subscribe, kept here (as well as in
+	// the server's per-connection table) only so that a transport that
+	// shares sessions between replicas can carry them; see Record.
+	subs []string
+	// rev counts the changes a Record would show; Apply does not count,
+	// so a transport writes back only what was changed here.
+	rev      uint64
+	onRecord func([]string) // OnApply's hook
 }
 
 // NewStandaloneSession is the session of one request of a client that
@@ -145,6 +153,7 @@ func (s *Session) Standalone() bool { return s != nil && s.standalone }
 func (s *Session) SetClientCaps(caps json.RawMessage) {
 	s.mu.Lock()
 	s.caps = caps
+	s.rev++
 	s.mu.Unlock()
 }
 
@@ -176,6 +185,7 @@ func (s *Session) ID() string {
 func (s *Session) SetVersion(v string) {
 	s.mu.Lock()
 	s.version = v
+	s.rev++
 	s.mu.Unlock()
 }
 
@@ -190,7 +200,67 @@ func (s *Session) Version() string {
 func (s *Session) SetLevel(rank int) {
 	s.mu.Lock()
 	s.logLevel = rank
+	s.rev++
 	s.mu.Unlock()
+}
+
+// SetSubscriptions records the URIs the client is subscribed to now.
+func (s *Session) SetSubscriptions(uris []string) {
+	s.mu.Lock()
+	s.subs = append([]string(nil), uris...)
+	s.rev++
+	s.mu.Unlock()
+}
+
+// Record is what a session is, as replicas sharing sessions store it:
+// everything another replica needs to serve the session's next request.
+type Record struct {
+	Version string          `json:"version"`
+	Caps    json.RawMessage `json:"capabilities,omitempty"`
+	Level   int             `json:"logLevel"` // a LevelRank; -1: never set
+	Subs    []string        `json:"subscriptions,omitempty"`
+}
+
+// Record returns the session as a Record, and the revision it shows: a
+// transport that stored revision r need not store it again until
+// Revision moves past r.
+func (s *Session) Record() (Record, uint64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return Record{Version: s.version, Caps: s.caps, Level: s.logLevel, Subs: append([]string(nil), s.subs...)}, s.rev
+}
+
+// Revision counts the changes made through the setters.
+func (s *Session) Revision() uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.rev
+}
+
+// Apply makes the session what rec says (another replica changed it),
+// without counting a change, and tells OnApply's hook the subscriptions.
+func (s *Session) Apply(rec Record) {
+	s.mu.Lock()
+	s.version, s.caps, s.logLevel = rec.Version, rec.Caps, rec.Level
+	s.subs = append([]string(nil), rec.Subs...)
+	fn, subs := s.onRecord, s.subs
+	s.mu.Unlock()
+	if fn != nil {
+		fn(subs)
+	}
+}
+
+// OnApply gives fn the subscriptions every time Apply changes the
+// session, and once now when there are some already: the server keeps its
+// own table of them (what it notifies), which must follow.
+func (s *Session) OnApply(fn func(subs []string)) {
+	s.mu.Lock()
+	s.onRecord = fn
+	subs := s.subs
+	s.mu.Unlock()
+	if len(subs) > 0 {
+		fn(subs)
+	}
 }
 
 // Threshold is the lowest level forwarded: what logging/setLevel chose,

@@ -1,0 +1,321 @@
+package streamhttp
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/mcp-bashd/mcp-bashd/rpc/state"
+	"github.com/mcp-bashd/mcp-bashd/rpc/transport"
+)
+
+// Sessions shared between replicas (issue 26), with a shared --state
+// store only: behind a balancer without affinity each request of a
+// session may reach another replica, so every replica must be able to
+// serve it.
+//
+//   - The session's record (transport.Record: negotiated version, client
+//     capabilities, log level, resource subscriptions) is stored under
+//     sessionKeyPrefix+id. It is written before the answer to the request
+//     that changed it goes out (stream.beforeRespond), so the client's next
+//     request, wherever it lands, finds it: once at initialize, then once
+//     per logging/setLevel, resources/subscribe or unsubscribe.
+//   - A replica that gets a request for a session it does not hold reads
+//     the record and builds its own copy, already initialized; no record
+//     is 404 as before. The copy is a session like any other, so
+//     MaxSessions bounds copies too (dropping one drops only the copy).
+//   - Every change is also published on sessionsChannel, with the record,
+//     so the copies follow it without reading the store on each request:
+//     the replica holding the session's GET stream must know its
+//     subscriptions, and it may get no request of the session at all. A
+//     replica about to change the record reads it first (refresh), so a
+//     change made elsewhere just before is never written over even when its
+//     message has not arrived yet.
+//   - DELETE on any replica leaves a tombstone under the key (so no copy
+//     that missed the message writes the session back) and publishes
+//     "ended": every replica drops its copy.
+//   - A GET stream opened on one replica publishes "get": the others drop
+//     the session's GET stream they hold, as one replica does with an older
+//     GET, so each notification goes out on one stream only.
+//
+// The idle TTL: every write sets it again, and a replica serving a
+// session whose record it has not written or read for TTL/4 reads it and
+// writes it back (refresh), so an active session costs at most one GET and
+// one SET per replica per TTL/4 beyond its changes, not a store operation
+// per request. A record not refreshed for the TTL is gone: the session was
+// idle everywhere, and its next request is 404, after which a client
+// starts a new session as the transport says.
+//
+// While the store cannot be reached, a request for a session this
+// replica holds is served from its copy (the record is written once the
+// store is back, at the next change); one for a session it does not hold
+// is answered 503, naming the store.
+
+const (
+	sessionKeyPrefix = "mcp-bashd:session:"
+	sessionsChannel  = "mcp-bashd:sessions"
+	// DefaultSessionTTL is how long a shared session's record stays after
+	// its last use.
+	DefaultSessionTTL = 24 * time.Hour
+	// storeTimeout bounds one store operation in a request's path.
+	storeTimeout = 3 * time.Second
+)
+
+// storedSession is a record as stored; Ended marks a tombstone.
+type storedSession struct {
+	Ended bool `json:"ended,omitempty"`
+	transport.Record
+}
+
+// sessionNote is a message on sessionsChannel.
+type sessionNote struct {
+	Op     string            `json:"op"` // "changed", "ended", "get"
+	ID     string            `json:"id"`
+	From   string            `json:"from"`
+	Record *transport.Record `json:"record,omitempty"`
+}
+
+// shared is the Handler's part of a deployment's sessions.
+type shared struct {
+	h      *Handler
+	store  state.Store
+	self   string // this Handler on sessionsChannel
+	ttl    time.Duration
+	ctx    context.Context
+	cancel context.CancelFunc
+
+	mu         sync.Mutex
+	subscribed bool
+}
+
+// sharedState is what a sessionConn keeps about its record.
+type sharedState struct {
+	mu      sync.Mutex // one store write of the session at a time
+	flushed uint64     // the session's revision the store has
+	touched time.Time  // when the record was last written or read here
+	used    time.Time  // when the session last had a request here
+}
+
+func newShared(h *Handler) *shared {
+	ttl := h.opt.SessionTTL
+	if ttl <= 0 {
+		ttl = DefaultSessionTTL
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	return &shared{h: h, store: h.opt.Store, self: h.opt.ReplicaID + "/" + randomID(), ttl: ttl, ctx: ctx, cancel: cancel}
+}
+
+// subscribe puts this replica on sessionsChannel once; an error (the store
+// is down) is tried again by the next request that needs it.
+func (sh *shared) subscribe() error {
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if sh.subscribed {
+		return nil
+	}
+	if err := sh.store.Subscribe(sh.ctx, sessionsChannel, sh.note); err != nil {
+		return err
+	}
+	sh.subscribed = true
+	return nil
+}
+
+// note applies another replica's message to this replica's copy.
+func (sh *shared) note(msg []byte) {
+	var n sessionNote
+	if json.Unmarshal(msg, &n) != nil || n.From == sh.self || n.ID == "" {
+		return
+	}
+	h := sh.h
+	if n.Op == "ended" {
+		if h.endSession(n.ID) {
+			h.opt.Log.Info("http session ended by another replica", zap.String("session", n.ID))
+		}
+		return
+	}
+	h.mu.Lock()
+	sc := h.sessions[n.ID]
+	h.mu.Unlock()
+	if sc == nil {
+		return
+	}
+	switch n.Op {
+	case "changed":
+		if n.Record != nil {
+			sc.shared.mu.Lock()
+			sc.session.Apply(*n.Record)
+			sc.shared.touched = time.Now()
+			sc.shared.mu.Unlock()
+		}
+	case "get":
+		sc.mu.Lock()
+		st := sc.get
+		sc.mu.Unlock()
+		if st != nil {
+			st.abandon() // the client listens on another replica now
+		}
+	}
+}
+
+func (sh *shared) publish(op, id string, rec *transport.Record) {
+	ctx, cancel := context.WithTimeout(sh.ctx, storeTimeout)
+	defer cancel()
+	b, _ := json.Marshal(sessionNote{Op: op, ID: id, From: sh.self, Record: rec})
+	if err := sh.store.Publish(ctx, sessionsChannel, b); err != nil {
+		sh.h.opt.Log.Warn("state store: the other replicas were not told of a session change", zap.String("session", id), zap.String("change", op), zap.Error(err))
+	}
+}
+
+// read returns the session's stored record; nil, nil when there is none
+// (or a tombstone).
+func (sh *shared) read(id string) (*storedSession, error) {
+	ctx, cancel := context.WithTimeout(sh.ctx, storeTimeout)
+	defer cancel()
+	b, ok, err := sh.store.Get(ctx, sessionKeyPrefix+id)
+	if err != nil || !ok {
+		return nil, err
+	}
+	var s storedSession
+	if json.Unmarshal(b, &s) != nil || s.Ended || s.Version == "" {
+		return nil, nil
+	}
+	return &s, nil
+}
+
+func (sh *shared) write(id string, v storedSession) error {
+	ctx, cancel := context.WithTimeout(sh.ctx, storeTimeout)
+	defer cancel()
+	b, _ := json.Marshal(v)
+	return sh.store.Set(ctx, sessionKeyPrefix+id, b, sh.ttl)
+}
+
+// storeDown says why a request the store was needed for is answered 503.
+func storeDown(id string, err error) string {
+	return "Service Unavailable: the state store cannot be reached to find session " + id + " (" + err.Error() + ")"
+}
+
+// adopt makes this replica's copy of a session another replica started,
+// from its record: already initialized. 404 when there is no record.
+func (sh *shared) adopt(id string) (*sessionConn, int, string) {
+	if err := sh.subscribe(); err != nil {
+		return nil, http.StatusServiceUnavailable, storeDown(id, err)
+	}
+	rec, err := sh.read(id)
+	if err != nil {
+		return nil, http.StatusServiceUnavailable, storeDown(id, err)
+	}
+	if rec == nil {
+		return nil, http.StatusNotFound, "Not Found: unknown or ended session " + id
+	}
+	h := sh.h
+	h.mu.Lock()
+	if sc := h.sessions[id]; sc != nil { // another request made it meanwhile
+		h.mu.Unlock()
+		return sc, 0, ""
+	}
+	sc := newSessionConn(id)
+	sc.session.Apply(rec.Record)
+	now := time.Now()
+	sc.shared = &sharedState{flushed: sc.session.Revision(), touched: now, used: now}
+	h.addLocked(sc)
+	h.mu.Unlock()
+	h.opt.Log.Info("http session served here from the state store", zap.String("session", id))
+	return sc, 0, ""
+}
+
+// flush stores the session's record when it changed here, before the
+// answer of the request that changed it goes out.
+func (sh *shared) flush(sc *sessionConn) {
+	ss := sc.shared
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	rec, rev := sc.session.Record()
+	if rev == ss.flushed || rec.Version == "" {
+		return
+	}
+	first := ss.flushed == 0 && ss.touched.IsZero() // initialize: no other replica has a copy
+	if err := sh.write(sc.id, storedSession{Record: rec}); err != nil {
+		// Kept unflushed: the next change (or refresh) writes it.
+		sh.h.opt.Log.Warn("state store: session not stored; other replicas cannot serve it until it is", zap.String("session", sc.id), zap.Error(err))
+		return
+	}
+	ss.flushed, ss.touched = rev, time.Now()
+	if !first {
+		sh.publish("changed", sc.id, &rec)
+	}
+}
+
+// refresh brings a held session up to date with its record when it is
+// about to change (force) or has not been refreshed for TTL/4, and sets
+// the record's TTL again. 404 when the session ended or expired
+// meanwhile; a store that cannot be reached leaves the copy as it is.
+func (sh *shared) refresh(sc *sessionConn, force bool) (int, string) {
+	ss := sc.shared
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	now := time.Now()
+	idle := now.Sub(ss.used)
+	ss.used = now
+	if ss.touched.IsZero() || (!force && now.Sub(ss.touched) < sh.ttl/4) {
+		return 0, "" // not stored yet (initialize), or fresh enough
+	}
+	ctx, cancel := context.WithTimeout(sh.ctx, storeTimeout)
+	defer cancel()
+	b, ok, err := sh.store.Get(ctx, sessionKeyPrefix+sc.id)
+	if err != nil {
+		return 0, "" // served from the copy while the store is away
+	}
+	var stored storedSession
+	ok = ok && json.Unmarshal(b, &stored) == nil
+	gone := stored.Ended || (!ok && idle > sh.ttl)
+	if gone {
+		sh.h.endSession(sc.id)
+		return http.StatusNotFound, "Not Found: unknown or ended session " + sc.id
+	}
+	rec, rev := sc.session.Record()
+	if ok && rev == ss.flushed {
+		sc.session.Apply(stored.Record) // nothing changed here that it lacks
+		rec = stored.Record
+	}
+	// Missing but used here within the TTL: the store lost it (restarted
+	// empty), and this copy is what the session is.
+	if err := sh.write(sc.id, storedSession{Record: rec}); err == nil {
+		ss.touched = now
+		ss.flushed = sc.session.Revision()
+	}
+	return 0, ""
+}
+
+// end ends a session everywhere (DELETE); false when no replica knows it.
+func (sh *shared) end(id string) (bool, error) {
+	local := sh.h.endSession(id)
+	rec, err := sh.read(id)
+	if err == nil && (rec != nil || local) {
+		err = sh.write(id, storedSession{Ended: true})
+	}
+	if err != nil {
+		if local {
+			sh.h.opt.Log.Warn("state store: session ended here only; other replicas may still serve it", zap.String("session", id), zap.Error(err))
+			return true, nil
+		}
+		return false, err
+	}
+	if rec == nil && !local {
+		return false, nil
+	}
+	sh.publish("ended", id, nil)
+	return true, nil
+}
+
+// changes reports whether method changes a session's record.
+func changes(method string) bool {
+	switch method {
+	case "logging/setLevel", "resources/subscribe", "resources/unsubscribe":
+		return true
+	}
+	return false
+}
