@@ -382,7 +382,7 @@ func (h *Handler) legacySession(r *http.Request, method string) (*sessionConn, i
 		}
 	case h.sh != nil:
 		_ = h.sh.subscribe()
-		if status, why := h.sh.refresh(sc, changes(method)); status != 0 {
+		if status, why := h.sh.refresh(sc, reads(method)); status != 0 {
 			return nil, status, why
 		}
 	}

@@ -32,9 +32,10 @@ import (
 //     so the copies follow it without reading the store on each request:
 //     the replica holding the session's GET stream must know its
 //     subscriptions, and it may get no request of the session at all. A
-//     replica about to change the record reads it first (refresh), so a
-//     change made elsewhere just before is never written over even when its
-//     message has not arrived yet.
+//     message may come after the client's next request, though, so a
+//     request that changes the record or runs bash reads it first
+//     (refresh, reads): a change confirmed elsewhere is never written over
+//     nor missed by the call after it.
 //   - DELETE on any replica leaves a tombstone under the key (so no copy
 //     that missed the message writes the session back) and publishes
 //     "ended": every replica drops its copy.
@@ -96,7 +97,8 @@ type shared struct {
 type sharedState struct {
 	mu      sync.Mutex // one store write of the session at a time
 	flushed uint64     // the session's revision the store has
-	touched time.Time  // when the record was last written or read here
+	stored  bool       // the store has a record of it (written, or read, here)
+	touched time.Time  // when its TTL was last set, as far as this replica knows
 	used    time.Time  // when the session last had a request here
 }
 
@@ -220,7 +222,8 @@ func (sh *shared) adopt(id string) (*sessionConn, int, string) {
 	sc := newSessionConn(id)
 	sc.session.Apply(rec.Record)
 	now := time.Now()
-	sc.shared = &sharedState{flushed: sc.session.Revision(), touched: now, used: now}
+	// touched stays zero: its first request here sets the TTL again.
+	sc.shared = &sharedState{flushed: sc.session.Revision(), stored: true, used: now}
 	h.addLocked(sc)
 	h.mu.Unlock()
 	h.opt.Log.Info("http session served here from the state store", zap.String("session", id))
@@ -237,30 +240,32 @@ func (sh *shared) flush(sc *sessionConn) {
 	if rev == ss.flushed || rec.Version == "" {
 		return
 	}
-	first := ss.flushed == 0 && ss.touched.IsZero() // initialize: no other replica has a copy
+	first := !ss.stored // initialize: no other replica has a copy
 	if err := sh.write(sc.id, storedSession{Record: rec}); err != nil {
 		// Kept unflushed: the next change (or refresh) writes it.
 		sh.h.opt.Log.Warn("state store: session not stored; other replicas cannot serve it until it is", zap.String("session", sc.id), zap.Error(err))
 		return
 	}
-	ss.flushed, ss.touched = rev, time.Now()
+	ss.flushed, ss.stored, ss.touched = rev, true, time.Now()
 	if !first {
 		sh.publish("changed", sc.id, &rec)
 	}
 }
 
-// refresh brings a held session up to date with its record when it is
-// about to change (force) or has not been refreshed for TTL/4, and sets
-// the record's TTL again. 404 when the session ended or expired
-// meanwhile; a store that cannot be reached leaves the copy as it is.
-func (sh *shared) refresh(sc *sessionConn, force bool) (int, string) {
+// refresh brings a held session up to date with its record before a
+// request that changes it or runs bash (read: see reads), and sets the
+// record's TTL again when this replica has not for TTL/4. 404 when the
+// session ended or expired meanwhile; a store that cannot be reached
+// leaves the copy as it is.
+func (sh *shared) refresh(sc *sessionConn, read bool) (int, string) {
 	ss := sc.shared
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	now := time.Now()
 	idle := now.Sub(ss.used)
 	ss.used = now
-	if ss.touched.IsZero() || (!force && now.Sub(ss.touched) < sh.ttl/4) {
+	stale := now.Sub(ss.touched) >= sh.ttl/4
+	if !ss.stored || (!read && !stale) {
 		return 0, "" // not stored yet (initialize), or fresh enough
 	}
 	ctx, cancel := context.WithTimeout(sh.ctx, storeTimeout)
@@ -270,9 +275,8 @@ func (sh *shared) refresh(sc *sessionConn, force bool) (int, string) {
 		return 0, "" // served from the copy while the store is away
 	}
 	var stored storedSession
-	ok = ok && json.Unmarshal(b, &stored) == nil
-	gone := stored.Ended || (!ok && idle > sh.ttl)
-	if gone {
+	ok = ok && json.Unmarshal(b, &stored) == nil && (stored.Ended || stored.Version != "")
+	if stored.Ended || (!ok && idle > sh.ttl) {
 		sh.h.endSession(sc.id)
 		return http.StatusNotFound, "Not Found: unknown or ended session " + sc.id
 	}
@@ -280,6 +284,9 @@ func (sh *shared) refresh(sc *sessionConn, force bool) (int, string) {
 	if ok && rev == ss.flushed {
 		sc.session.Apply(stored.Record) // nothing changed here that it lacks
 		rec = stored.Record
+	}
+	if ok && !stale {
+		return 0, ""
 	}
 	// Missing but used here within the TTL: the store lost it (restarted
 	// empty), and this copy is what the session is.
@@ -311,10 +318,19 @@ func (sh *shared) end(id string) (bool, error) {
 	return true, nil
 }
 
-// changes reports whether method changes a session's record.
-func changes(method string) bool {
+// reads reports whether a request reads the session's record before it
+// is served on a replica that holds a copy: the copies follow changes
+// through sessionsChannel, but a message may come after the client's
+// next request, which must see what its last answer confirmed. So the
+// requests that change the record (they must not write over a change made
+// elsewhere) and those that run bash (the log level decides what of the
+// tool's mcp_log reaches the client; one GET is little beside the
+// process) read it; the cheap ones (ping, the lists, completions of
+// nothing) are served from the copy.
+func reads(method string) bool {
 	switch method {
-	case "logging/setLevel", "resources/subscribe", "resources/unsubscribe":
+	case "logging/setLevel", "resources/subscribe", "resources/unsubscribe",
+		"tools/call", "resources/read", "prompts/get":
 		return true
 	}
 	return false
