@@ -13,7 +13,6 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/mcp-bashd/mcp-bashd/rpc/state"
 	"github.com/mcp-bashd/mcp-bashd/rpc/transport"
 	"github.com/mcp-bashd/mcp-bashd/rpc/wire"
 	"github.com/mcp-bashd/mcp-bashd/supervisor"
@@ -62,19 +61,11 @@ type sharedAnswer struct {
 	Error  json.RawMessage `json:"error,omitempty"`
 }
 
-// sharedStore is the store replicas share, nil when there is none.
-func (s *Server) sharedStore() state.Store {
-	if st := s.opt.Store; st != nil && st.Shared() {
-		return st
-	}
-	return nil
-}
-
 // ensureShared subscribes this replica to the answers other replicas
 // receive, once; a store that cannot be reached now is tried again at the
 // next ask (meanwhile only answers that reach this replica are matched).
 func (s *Server) ensureShared() {
-	store := s.sharedStore()
+	store := s.shared()
 	if store == nil {
 		return
 	}
@@ -149,7 +140,7 @@ func (s *Server) clientResponse(req *transport.Request) bool {
 	if ok && s.asks.deliver(key, clientAnswer{result: req.Msg.Result, err: req.Msg.Error}) {
 		return true
 	}
-	if store := s.sharedStore(); ok && store != nil && strings.HasPrefix(key, "s:"+askIDPrefix) {
+	if store := s.shared(); ok && store != nil && strings.HasPrefix(key, "s:"+askIDPrefix) {
 		// Another replica may have asked: it delivers it (asksChannel).
 		ctx, cancel := context.WithTimeout(s.base, 5*time.Second)
 		defer cancel()

@@ -42,7 +42,16 @@ func (h *Handler) serveBatch(w http.ResponseWriter, r *http.Request, members [][
 	}
 	reqs, refused := transport.SplitBatch(members, strings.TrimSpace(r.Header.Get("MCP-Protocol-Version")), h.opt.ModernEnabled,
 		func(s string) { h.opt.Log.Info(s) })
-	sc, status, why := h.legacySession(r, "")
+	// A member that changes the session or runs bash makes the batch read
+	// a shared session's record first, as such a request alone does
+	// (shared.go); the method matters for nothing else here.
+	method := ""
+	for _, req := range reqs {
+		if reads(req.Msg.Method) {
+			method = req.Msg.Method
+		}
+	}
+	sc, status, why := h.legacySession(r, method)
 	if status != 0 {
 		reject(w, status, why)
 		return
