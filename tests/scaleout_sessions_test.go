@@ -294,19 +294,45 @@ func TestScaleOutSessionGETStreamNotifiedOnce(t *testing.T) {
 	}
 	// notes://b is the sentinel: updates fan out in order, so every
 	// notification of notes://a has come by the time notes://b's does.
-	touch(20, "notes://a")
-	touch(21, "notes://b")
-	var seen []string
-	for {
-		e := ssNext(t, events, "notifications/resources/updated on the GET stream")
-		seen = append(seen, e)
-		if e == sbUpdated("notes://b") {
-			break
+	once := func(events <-chan string, round int, where string) {
+		t.Helper()
+		touch(20+2*round, "notes://a")
+		touch(21+2*round, "notes://b")
+		var seen []string
+		for {
+			e := ssNext(t, events, "notifications/resources/updated on the GET stream on "+where)
+			seen = append(seen, e)
+			if e == sbUpdated("notes://b") {
+				break
+			}
+		}
+		if len(seen) != 2 || seen[0] != sbUpdated("notes://a") {
+			t.Fatalf("the GET stream on %s got %q, want notes://a's update once, then notes://b's", where, seen)
 		}
 	}
-	if len(seen) != 2 || seen[0] != sbUpdated("notes://a") {
-		t.Fatalf("the GET stream got %q, want notes://a's update once, then notes://b's", seen)
+	once(events, 0, "replica 1")
+	// The client listens on replica 0 now: the stream it left open on
+	// replica 1 ends (as an older GET on one replica does), and the
+	// updates reach the new one only.
+	get0 := ssDo(t, http.MethodGet, r0, id, "")
+	if get0.StatusCode != 200 {
+		b, _ := io.ReadAll(get0.Body)
+		get0.Body.Close()
+		t.Fatalf("GET stream on replica 0: %d %s", get0.StatusCode, b)
 	}
+	events0 := ssEvents(get0.Body)
+	if e := ssNext(t, events0, "the second GET stream's opening"); e != ": open" {
+		t.Fatalf("second GET stream's first event: %s", e)
+	}
+	select {
+	case e, ok := <-events:
+		if ok {
+			t.Fatalf("the GET stream on replica 1, replaced by one on replica 0, carried %s", e)
+		}
+	case <-time.After(time.Until(harness.Deadline(t))):
+		t.Fatal("the GET stream on replica 1 stayed open after the client opened one on replica 0")
+	}
+	once(events0, 1, "replica 0")
 }
 
 // DELETE through the balancer ends the session on every replica, those
@@ -357,19 +383,25 @@ func TestScaleOutSessionStoreDown(t *testing.T) {
 		t.Fatalf("ping on replica 2, which does not hold the session, with the store down: %d %s, want 503 naming the store", status, body)
 	}
 	c.StartRedis(t)
-	// go-redis reconnects by itself; the first requests after the restart
-	// may still meet the old connection's error.
+	// Restarted empty: the session's first call on a replica holding it
+	// stores it again, from that replica's copy, and replica 2 serves it.
+	// go-redis redials on its own schedule: polled.
 	until := harness.Deadline(t)
-	for {
-		st, sid, b := ssPost(t, r2, "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"`+ssVersion+`","capabilities":{},"clientInfo":{"name":"scaleout","version":"0"}}}`)
-		if st != 200 {
-			t.Fatalf("initialize on replica 2 after the restart: %d %s", st, b)
+	for n := 60; ; n++ {
+		status, _, body := ssPost(t, r0, id, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"hi","arguments":{}}}`, n))
+		if status != 200 || !strings.Contains(body, "hi from") {
+			t.Fatalf("tools/call on replica 0 after the store's restart: %d %s", status, body)
 		}
-		if s, _ := ssPing(t, r0, sid, 54); s == 200 {
+		if s, _ := ssPing(t, r2, id, 100+n); s == 200 {
 			break
 		} else if time.Now().After(until) {
-			t.Fatalf("a session started on replica 2 after the store's restart: ping on replica 0 still %d", s)
+			t.Fatalf("after the store's restart and a call on replica 0, ping on replica 2 still %d", s)
 		}
-		time.Sleep(50 * time.Millisecond) // poll: go-redis redials on its own schedule
+		time.Sleep(50 * time.Millisecond)
+	}
+	// A session started after the restart is shared too.
+	sid := ssInit(t, r2)
+	if status, body := ssPing(t, r1, sid, 200); status != 200 {
+		t.Fatalf("a session started on replica 2 after the store's restart: ping on replica 1 %d %s", status, body)
 	}
 }

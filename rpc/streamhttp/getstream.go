@@ -3,6 +3,7 @@ package streamhttp
 import (
 	"encoding/json"
 	"net/http"
+	"time"
 )
 
 // A legacy session's GET stream (2025-03-26 to 2025-11-25, "Listening for
@@ -77,10 +78,27 @@ func (h *Handler) serveGET(w http.ResponseWriter, r *http.Request) {
 		h.sh.publish("get", sc.id, nil)
 	}
 	defer sc.clearGET(st)
-	select {
-	case <-r.Context().Done():
-	case <-sc.ended:
-	case <-st.brokenCh: // replaced, abandoned, or the client stopped reading
+	// A client listening is using its session: with a shared store the
+	// record's TTL is set again while the stream stays open, though no
+	// request may come (refresh does so once per TTL/4).
+	var renew <-chan time.Time
+	if h.sh != nil {
+		t := time.NewTicker(h.sh.ttl / 4)
+		defer t.Stop()
+		renew = t.C
+	}
+wait:
+	for {
+		select {
+		case <-r.Context().Done():
+		case <-sc.ended:
+		case <-st.brokenCh: // replaced, abandoned, or the client stopped reading
+		case <-renew:
+			if status, _ := h.sh.refresh(sc, false); status == 0 {
+				continue
+			}
+		}
+		break wait
 	}
 	st.mu.Lock()
 	st.finished = true
