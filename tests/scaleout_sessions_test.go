@@ -19,6 +19,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -403,5 +404,49 @@ func TestScaleOutSessionStoreDown(t *testing.T) {
 	sid := ssInit(t, r2)
 	if status, body := ssPing(t, r1, sid, 200); status != 200 {
 		t.Fatalf("a session started on replica 2 after the store's restart: ping on replica 1 %d %s", status, body)
+	}
+}
+
+// An edit of one replica's resources.json: the session's GET stream,
+// held by another replica than the one that started the session, gets
+// notifications/resources/list_changed once (the replicas holding a
+// copy without the stream send nothing).
+func TestScaleOutSessionGETStreamListChangedOnce(t *testing.T) {
+	files := map[string]string{}
+	for k, v := range ssFiles {
+		files[k] = v
+	}
+	files["config.json"] = `{"capabilities":{"tools":{"listChanged":true}}}`
+	c := harness.StartCluster(t, 3, harness.Options{Files: files})
+	r0, r1, r2 := c.Replicas[0].URL, c.Replicas[1].URL, c.Replicas[2].URL
+	id := ssInit(t, r0)
+	if status, body := ssPing(t, r2, id, 2); status != 200 { // replica 2 holds a copy too
+		t.Fatalf("ping on replica 2: %d %s", status, body)
+	}
+	get := ssDo(t, http.MethodGet, r1, id, "")
+	if get.StatusCode != 200 {
+		b, _ := io.ReadAll(get.Body)
+		get.Body.Close()
+		t.Fatalf("GET stream on replica 1: %d %s", get.StatusCode, b)
+	}
+	events := ssEvents(get.Body)
+	if e := ssNext(t, events, "the GET stream's opening"); e != ": open" {
+		t.Fatalf("GET stream's first event: %s", e)
+	}
+	rl2Replace(t, filepath.Join(c.Replicas[2].Dir, "resources.json"), `{"resources":[{"uri":"notes://a","name":"a"}]}`)
+	const changed = `{"jsonrpc":"2.0","method":"notifications/resources/list_changed"}`
+	if e := ssNext(t, events, "list_changed on the GET stream"); e != changed {
+		t.Fatalf("the GET stream got %s, want %s", e, changed)
+	}
+	// The sentinel: an update of a resource subscribed to, sent after the
+	// list_changed went out everywhere; nothing may come between.
+	if status, _, body := ssPost(t, r2, id, `{"jsonrpc":"2.0","id":3,"method":"resources/subscribe","params":{"uri":"notes://a"}}`); status != 200 {
+		t.Fatalf("resources/subscribe: %d %s", status, body)
+	}
+	if status, _, body := ssPost(t, r2, id, `{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"touch","arguments":{"uri":"notes://a"}}}`); status != 200 || !strings.Contains(body, "touched") {
+		t.Fatalf("tools/call touch: %d %s", status, body)
+	}
+	if e := ssNext(t, events, "the sentinel update on the GET stream"); e != sbUpdated("notes://a") {
+		t.Fatalf("the GET stream got %s after list_changed, want only notes://a's update", e)
 	}
 }
