@@ -3,6 +3,7 @@ package streamhttp
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"sync"
 	"time"
@@ -64,6 +65,11 @@ const (
 	DefaultSessionTTL = 24 * time.Hour
 	// storeTimeout bounds one store operation in a request's path.
 	storeTimeout = 3 * time.Second
+	// storeBackoff is how long, once the store failed, requests skip it:
+	// those of sessions held here are served from the copy at once, the
+	// others answered 503 at once, instead of each waiting for the
+	// store's own timeouts (seconds when a network drops packets).
+	storeBackoff = 2 * time.Second
 )
 
 // storedSession is a record as stored; Ended marks a tombstone.
@@ -91,6 +97,8 @@ type shared struct {
 
 	mu         sync.Mutex
 	subscribed bool
+	downUntil  time.Time // the store failed: skipped until then (backoff)
+	lastErr    error
 }
 
 // sharedState is what a sessionConn keeps about its record.
@@ -119,11 +127,35 @@ func (sh *shared) subscribe() error {
 	if sh.subscribed {
 		return nil
 	}
+	if time.Now().Before(sh.downUntil) {
+		return sh.lastErr
+	}
 	if err := sh.store.Subscribe(sh.ctx, sessionsChannel, sh.note); err != nil {
+		sh.downUntil, sh.lastErr = time.Now().Add(storeBackoff), err
 		return err
 	}
 	sh.subscribed = true
 	return nil
+}
+
+// down is the store's last error while its backoff lasts, else nil.
+func (sh *shared) down() error {
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if time.Now().Before(sh.downUntil) {
+		return sh.lastErr
+	}
+	return nil
+}
+
+// failed starts a backoff when err says the store cannot be reached.
+func (sh *shared) failed(err error) error {
+	if errors.Is(err, state.ErrUnavailable) {
+		sh.mu.Lock()
+		sh.downUntil, sh.lastErr = time.Now().Add(storeBackoff), err
+		sh.mu.Unlock()
+	}
+	return err
 }
 
 // note applies another replica's message to this replica's copy.
@@ -164,10 +196,14 @@ func (sh *shared) note(msg []byte) {
 }
 
 func (sh *shared) publish(op, id string, rec *transport.Record) {
-	ctx, cancel := context.WithTimeout(sh.ctx, storeTimeout)
-	defer cancel()
-	b, _ := json.Marshal(sessionNote{Op: op, ID: id, From: sh.self, Record: rec})
-	if err := sh.store.Publish(ctx, sessionsChannel, b); err != nil {
+	err := sh.down()
+	if err == nil {
+		ctx, cancel := context.WithTimeout(sh.ctx, storeTimeout)
+		defer cancel()
+		b, _ := json.Marshal(sessionNote{Op: op, ID: id, From: sh.self, Record: rec})
+		err = sh.failed(sh.store.Publish(ctx, sessionsChannel, b))
+	}
+	if err != nil {
 		sh.h.opt.Log.Warn("state store: the other replicas were not told of a session change", zap.String("session", id), zap.String("change", op), zap.Error(err))
 	}
 }
@@ -175,11 +211,14 @@ func (sh *shared) publish(op, id string, rec *transport.Record) {
 // read returns the session's stored record; nil, nil when there is none
 // (or a tombstone).
 func (sh *shared) read(id string) (*storedSession, error) {
+	if err := sh.down(); err != nil {
+		return nil, err
+	}
 	ctx, cancel := context.WithTimeout(sh.ctx, storeTimeout)
 	defer cancel()
 	b, ok, err := sh.store.Get(ctx, sessionKeyPrefix+id)
 	if err != nil || !ok {
-		return nil, err
+		return nil, sh.failed(err)
 	}
 	var s storedSession
 	if json.Unmarshal(b, &s) != nil || s.Ended || s.Version == "" {
@@ -189,10 +228,13 @@ func (sh *shared) read(id string) (*storedSession, error) {
 }
 
 func (sh *shared) write(id string, v storedSession) error {
+	if err := sh.down(); err != nil {
+		return err
+	}
 	ctx, cancel := context.WithTimeout(sh.ctx, storeTimeout)
 	defer cancel()
 	b, _ := json.Marshal(v)
-	return sh.store.Set(ctx, sessionKeyPrefix+id, b, sh.ttl)
+	return sh.failed(sh.store.Set(ctx, sessionKeyPrefix+id, b, sh.ttl))
 }
 
 // storeDown says why a request the store was needed for is answered 503.
@@ -268,10 +310,14 @@ func (sh *shared) refresh(sc *sessionConn, read bool) (int, string) {
 	if !ss.stored || (!read && !stale) {
 		return 0, "" // not stored yet (initialize), or fresh enough
 	}
+	if sh.down() != nil {
+		return 0, "" // served from the copy while the store is away
+	}
 	ctx, cancel := context.WithTimeout(sh.ctx, storeTimeout)
 	defer cancel()
 	b, ok, err := sh.store.Get(ctx, sessionKeyPrefix+sc.id)
 	if err != nil {
+		sh.failed(err)
 		return 0, "" // served from the copy while the store is away
 	}
 	var stored storedSession
@@ -281,18 +327,24 @@ func (sh *shared) refresh(sc *sessionConn, read bool) (int, string) {
 		return http.StatusNotFound, "Not Found: unknown or ended session " + sc.id
 	}
 	rec, rev := sc.session.Record()
-	if ok && rev == ss.flushed {
+	unflushed := rev != ss.flushed
+	if ok && !unflushed {
 		sc.session.Apply(stored.Record) // nothing changed here that it lacks
 		rec = stored.Record
 	}
-	if ok && !stale {
+	if ok && !stale && !unflushed {
 		return 0, ""
 	}
-	// Missing but used here within the TTL: the store lost it (restarted
-	// empty), and this copy is what the session is.
+	// Written when the TTL is due, when this copy has changes the store
+	// lacks (their flush failed), and when the record is missing though
+	// the session was used here within the TTL: the store lost it
+	// (restarted empty), and this copy is what the session is.
 	if err := sh.write(sc.id, storedSession{Record: rec}); err == nil {
 		ss.touched = now
 		ss.flushed = sc.session.Revision()
+		if unflushed || !ok {
+			sh.publish("changed", sc.id, &rec)
+		}
 	}
 	return 0, ""
 }

@@ -22,11 +22,13 @@ import (
 type sharedMemory struct {
 	*state.Memory
 	down atomic.Bool // every operation fails as Redis's do when it is gone
+	gets atomic.Int32
 }
 
 func (m *sharedMemory) Shared() bool { return true }
 
 func (m *sharedMemory) Get(ctx context.Context, key string) ([]byte, bool, error) {
+	m.gets.Add(1)
 	if m.down.Load() {
 		return nil, false, fmt.Errorf("%w: connection refused", state.ErrUnavailable)
 	}
@@ -148,6 +150,11 @@ func TestSharedSessionStoreDown(t *testing.T) {
 	store.down.Store(true)
 	if status, _, body := call(t, http.MethodPost, a.URL, id, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{}}`); status != 200 {
 		t.Fatalf("a request on the replica holding the session, store down: %d %s", status, body)
+	}
+	// Within the backoff the held session does not wait on the store.
+	n := store.gets.Load()
+	if status, _, body := call(t, http.MethodPost, a.URL, id, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{}}`); status != 200 || store.gets.Load() != n {
+		t.Fatalf("a second request on the holding replica, store down: %d %s, %d more reads of the store", status, body, store.gets.Load()-n)
 	}
 	status, _, body := call(t, http.MethodPost, b.URL, id, `{"jsonrpc":"2.0","id":2,"method":"ping"}`)
 	if status != http.StatusServiceUnavailable || !strings.Contains(body, "the state store cannot be reached to find session "+id) {
