@@ -45,17 +45,35 @@ import (
 //     GET, so each notification goes out on one stream only.
 //
 // The idle TTL: every write sets it again, and a replica serving a
-// session whose record it has not written or read for TTL/4 reads it and
-// writes it back (refresh), so an active session costs at most one GET and
-// one SET per replica per TTL/4 beyond its changes, not a store operation
-// per request. A record not refreshed for the TTL is gone: the session was
-// idle everywhere, and its next request is 404, after which a client
-// starts a new session as the transport says.
+// session whose TTL it has not set for TTL/4 writes the record back
+// (refresh; an open GET stream counts as use), so beyond its changes and
+// the one GET before each request that runs bash, an active session costs
+// at most one GET and one SET per replica per TTL/4, not a store
+// operation per request (ping and the lists use the copy as it is). A
+// record not refreshed for the TTL is gone: the session was idle
+// everywhere, and its next request is 404, after which a client starts a
+// new session as the transport says.
+//
+// Store cost per request of a session (Redis commands): initialize SET;
+// the first request on another replica GET (then SET once, its TTL);
+// logging/setLevel, resources/subscribe, unsubscribe GET+SET+PUBLISH;
+// tools/call, resources/read, prompts/get GET; a GET stream PUBLISH;
+// DELETE GET+SET(tombstone)+PUBLISH; ping and the lists nothing.
 //
 // While the store cannot be reached, a request for a session this
-// replica holds is served from its copy (the record is written once the
-// store is back, at the next change); one for a session it does not hold
-// is answered 503, naming the store.
+// replica holds is served from its copy (what changed meanwhile is written
+// once the store is back, at the session's next change or refresh); one
+// for a session it does not hold is answered 503, naming the store. A
+// failure makes the replica skip the store for storeBackoff, so neither
+// waits on the store's timeouts. A store restarted empty gets a session
+// back from the first replica holding a copy that refreshes it.
+//
+// Known window: a copy follows changes through pub/sub, so the replica
+// holding a GET stream learns of a resources/subscribe made elsewhere
+// when that message arrives; an update published in the instant between
+// may miss it. (The subscribe's answer goes out after the PUBLISH, so a
+// client that waits for it and then causes the update does not meet it in
+// practice.)
 
 const (
 	sessionKeyPrefix = "mcp-bashd:session:"
