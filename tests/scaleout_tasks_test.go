@@ -410,3 +410,53 @@ func TestScaleOutTaskStoreDown(t *testing.T) {
 	tkPoll(t, "the task made while the store was down to complete, read from another replica", func() tkResp { return soGet(t, soVia(c, other), lateID) },
 		func(r tkResp) bool { return r.Result["status"] == "completed" })
 }
+
+// TestScaleOutTaskLegacySession: a 2025-11-25 task made in an
+// Mcp-Session-Id session through the balancer belongs to that session on
+// every replica: tasks/list and tasks/get of the session show it from
+// each replica, another session sees neither, and tasks/cancel from a
+// replica that does not run it stops its process group.
+func TestScaleOutTaskLegacySession(t *testing.T) {
+	c, dir := soCluster(t)
+	initialize := map[string]any{"protocolVersion": "2025-11-25", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "so", "version": "0"}}
+	lb := &tkHTTP{url: c.URL, rev: "2025-11-25"}
+	lb.call(t, "initialize", "initialize", initialize)
+	if lb.session == "" {
+		t.Fatal("initialize through the balancer: no Mcp-Session-Id")
+	}
+	stranger := &tkHTTP{url: c.URL, rev: "2025-11-25"}
+	stranger.call(t, "initialize", "initialize", initialize)
+	in := func(i int, session string) *tkHTTP { return &tkHTTP{url: c.Replicas[i].URL, rev: "2025-11-25", session: session} }
+
+	k := lb.call(t, "tools/call", mcpschema.TaskAugmented, map[string]any{"name": "slow", "arguments": map[string]any{"label": "s"}, "task": map[string]any{"ttl": 60000}})
+	kid, _ := dig(k.Result, "task", "taskId").(string)
+	if kid == "" {
+		t.Fatalf("CreateTaskResult: %s", k.raw)
+	}
+	pid := atoi(t, tkWaitFile(t, filepath.Join(dir, "s.pid")))
+	child := atoi(t, tkWaitFile(t, filepath.Join(dir, "s.child")))
+	for i := range c.Replicas {
+		if l := in(i, lb.session).call(t, "tasks/list", "tasks/list", map[string]any{}); l.Err != nil || !strings.Contains(string(l.raw), `"taskId":"`+kid+`"`) {
+			t.Errorf("tasks/list of the session, replica %d: %s", i, l.raw)
+		}
+		if r := in(i, lb.session).call(t, "tasks/get", "tasks/get", map[string]any{"taskId": kid}); r.Result["status"] != "working" {
+			t.Errorf("tasks/get of the session, replica %d: %s", i, r.raw)
+		}
+		if l := in(i, stranger.session).call(t, "tasks/list", "tasks/list", map[string]any{}); l.Err != nil || strings.Contains(string(l.raw), kid) {
+			t.Errorf("tasks/list of another session, replica %d: %s", i, l.raw)
+		}
+		if r := in(i, stranger.session).call(t, "tasks/get", "", map[string]any{"taskId": kid}); r.Err == nil || r.Err.Code != -32602 {
+			t.Errorf("tasks/get from another session, replica %d: %s", i, r.raw)
+		}
+	}
+	other := (soOwner(t, c, kid) + 1) % len(c.Replicas)
+	if cr := in(other, lb.session).call(t, "tasks/cancel", "tasks/cancel", map[string]any{"taskId": kid}); cr.Result["status"] != "cancelled" {
+		t.Fatalf("tasks/cancel from replica %d (not the owner): %s", other, cr.raw)
+	}
+	tkGone(t, pid, child)
+	for i := range c.Replicas {
+		if r := in(i, lb.session).call(t, "tasks/get", "tasks/get", map[string]any{"taskId": kid}); r.Result["status"] != "cancelled" {
+			t.Errorf("tasks/get after the cancel, replica %d: %s", i, r.raw)
+		}
+	}
+}
