@@ -426,7 +426,9 @@ func TestScaleOutTaskLegacySession(t *testing.T) {
 	}
 	stranger := &tkHTTP{url: c.URL, rev: "2025-11-25"}
 	stranger.call(t, "initialize", "initialize", initialize)
-	in := func(i int, session string) *tkHTTP { return &tkHTTP{url: c.Replicas[i].URL, rev: "2025-11-25", session: session} }
+	in := func(i int, session string) *tkHTTP {
+		return &tkHTTP{url: c.Replicas[i].URL, rev: "2025-11-25", session: session}
+	}
 
 	k := lb.call(t, "tools/call", mcpschema.TaskAugmented, map[string]any{"name": "slow", "arguments": map[string]any{"label": "s"}, "task": map[string]any{"ttl": 60000}})
 	kid, _ := dig(k.Result, "task", "taskId").(string)
