@@ -356,7 +356,7 @@ func (h *Handler) legacySession(r *http.Request, method string) (*sessionConn, i
 			// the session; when the store is down now, the next request
 			// of a session tries again (refresh).
 			_ = h.sh.subscribe()
-			sc.shared = &sharedState{used: time.Now()}
+			sc.shared = &sharedState{used: time.Now(), minted: true}
 		}
 		h.mu.Lock()
 		h.addLocked(sc)
@@ -395,15 +395,20 @@ func (h *Handler) legacySession(r *http.Request, method string) (*sessionConn, i
 }
 
 // addLocked holds a new session, dropping the oldest beyond MaxSessions,
-// and starts serving it; h.mu is held. (With a shared store the dropped
-// one is only this replica's copy: its record stays for the others.)
+// and starts serving it; h.mu is held. (With a shared store a dropped
+// copy is only this replica's: its record stays for the others; a dropped
+// session this replica started ends everywhere, see sharedState.minted.)
 func (h *Handler) addLocked(sc *sessionConn) {
 	h.sessions[sc.id] = sc
 	h.order = append(h.order, sc.id)
 	for len(h.order) > h.opt.MaxSessions {
-		h.sessions[h.order[0]].close()
+		old := h.sessions[h.order[0]]
+		old.close()
 		delete(h.sessions, h.order[0])
 		h.order = h.order[1:]
+		if h.sh != nil && old.shared != nil && old.shared.minted {
+			go h.sh.end(old.id) // store operations, without h.mu
+		}
 	}
 	go h.opt.Serve(sc)
 }

@@ -126,6 +126,12 @@ type sharedState struct {
 	stored  bool       // the store has a record of it (written, or read, here)
 	touched time.Time  // when its TTL was last set, as far as this replica knows
 	used    time.Time  // when the session last had a request here
+	// minted: this replica answered the session's initialize. When
+	// MaxSessions drops it here, it ends everywhere, as on one replica:
+	// otherwise a client looping initialize would fill the store with
+	// records for the TTL, bounded by nothing. A copy dropped is only
+	// the copy.
+	minted bool
 }
 
 func newShared(h *Handler) *shared {

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/mcp-bashd/mcp-bashd/rpc/state"
 	"github.com/mcp-bashd/mcp-bashd/rpc/transport"
@@ -177,5 +178,49 @@ func TestUnsharedStoreKeepsSessionsLocal(t *testing.T) {
 	}
 	if status, _, _ := call(t, http.MethodPost, b.URL, id, `{"jsonrpc":"2.0","id":2,"method":"ping"}`); status != http.StatusNotFound {
 		t.Fatalf("another replica's session without a shared store: %d, want 404", status)
+	}
+}
+
+// MaxSessions with a shared store: a session the replica started and
+// drops beyond the bound ends everywhere (its record cannot outlive it and
+// fill the store); a copy a replica drops is only the copy.
+func TestSharedSessionDroppedBeyondMaxSessions(t *testing.T) {
+	store := &sharedMemory{Memory: state.NewMemory()}
+	one := func() *httptest.Server {
+		h := New(Options{Path: "/mcp", Loopback: true, IOTimeout: bound, BodyTimeout: bound, Store: store, LegacyVersions: []string{"2025-11-25"},
+			MaxSessions: 1, ModernEnabled: func() bool { return false }, Stopping: func() bool { return false },
+			Serve: func(c transport.Connection) error { miniServer(c); return nil }})
+		ts := httptest.NewServer(h)
+		t.Cleanup(func() { ts.Close(); h.Close() })
+		return ts
+	}
+	a, b := one(), one()
+	ping := func(url, id string) int {
+		status, _, _ := call(t, http.MethodPost, url, id, `{"jsonrpc":"2.0","id":2,"method":"ping"}`)
+		return status
+	}
+	_, s1, _ := call(t, http.MethodPost, a.URL, "", initLine)
+	if ping(b.URL, s1) != 200 {
+		t.Fatal("the first session on the other replica")
+	}
+	_, s2, _ := call(t, http.MethodPost, a.URL, "", initLine) // drops s1 on a
+	deadline := time.Now().Add(bound)
+	for ping(b.URL, s1) != http.StatusNotFound {
+		if time.Now().After(deadline) {
+			t.Fatal("a session its replica dropped beyond MaxSessions is still served by the other")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if rec, _, _ := store.Get(context.Background(), sessionKeyPrefix+s1); !strings.Contains(string(rec), `"ended":true`) {
+		t.Fatalf("the dropped session's record: %q, want a tombstone", rec)
+	}
+	// b holds a copy of s2, then of s3 (started on a, which drops s2 —
+	// ended everywhere — so s3 is started on b instead to keep s2 alive).
+	if ping(b.URL, s2) != 200 {
+		t.Fatal("s2 on the other replica")
+	}
+	_, s3, _ := call(t, http.MethodPost, b.URL, "", initLine) // b drops its copy of s2
+	if ping(a.URL, s2) != 200 || ping(a.URL, s3) != 200 {
+		t.Fatal("a copy dropped beyond MaxSessions ended the session it copied")
 	}
 }
