@@ -518,13 +518,7 @@ func (sh *taskShare) ask(ctx context.Context, rec *taskRecord, op taskOp) (taskO
 // down; a session's reader must not wait for it).
 func (c *session) remoteTask(r *request, p taskParams, answer func(ctx context.Context, sh *taskShare, rec *taskRecord)) {
 	s := c.srv
-	if !c.enter() {
-		r.fail(errClosing())
-		return
-	}
-	c.goEntered(func() {
-		ctx, cancel := s.requestContext(r)
-		defer cancel()
+	c.offReader(r, func(ctx context.Context) {
 		rec, err := s.share.lookup(ctx, p.id)
 		if err != nil {
 			r.fail(s.storeError(p.id, err))
@@ -535,6 +529,20 @@ func (c *session) remoteTask(r *request, p taskParams, answer func(ctx context.C
 			return
 		}
 		answer(ctx, s.share, rec)
+	})
+}
+
+// offReader runs fn on its own goroutine with the request's context: the
+// store may be slow or down, and a session's reader must not wait for it.
+func (c *session) offReader(r *request, fn func(ctx context.Context)) {
+	if !c.enter() {
+		r.fail(errClosing())
+		return
+	}
+	c.goEntered(func() {
+		ctx, cancel := c.srv.requestContext(r)
+		defer cancel()
+		fn(ctx)
 	})
 }
 
@@ -657,13 +665,7 @@ func (c *session) remoteResult(r *request, p taskParams) {
 // hold: the local ones and the records of the session's, oldest first.
 func (c *session) remoteList(r *request) {
 	s := c.srv
-	if !c.enter() {
-		r.fail(errClosing())
-		return
-	}
-	c.goEntered(func() {
-		ctx, cancel := s.requestContext(r)
-		defer cancel()
+	c.offReader(r, func(ctx context.Context) {
 		recs := s.tasks.localRecords(r.Session, s.share.id)
 		held := map[string]bool{}
 		for _, rec := range recs {

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"os/exec"
 	"strings"
@@ -34,28 +33,8 @@ func benchHTTP(bin, script, dir string, requests, calls int, stdioP50 float64, r
 	if url == "" {
 		check(fmt.Errorf("daemon did not print its URL"))
 	}
-	tr := &http.Transport{MaxIdleConnsPerHost: 16}
-	client := &http.Client{Transport: tr}
-	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
-	post := func(method, name, body string) {
-		req, _ := http.NewRequest("POST", url, strings.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		req.Header.Set("MCP-Protocol-Version", "2026-07-28")
-		req.Header.Set("Mcp-Method", method)
-		if name != "" {
-			req.Header.Set("Mcp-Name", name)
-		}
-		resp, err := client.Do(req)
-		check(err)
-		io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != 200 {
-			check(fmt.Errorf("%s: HTTP %d", method, resp.StatusCode))
-		}
-	}
-	discover := `{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{` + meta + `}}`
-	call := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"x":1,"text":"hi"},` + meta + `}}`
+	post := func(method, name, body string) { post2026(url, method, name, body) }
+	discover, call := discoverBody, callBody
 	parallel := func(n int, f func()) time.Duration {
 		t0 := time.Now()
 		var wg sync.WaitGroup
