@@ -17,7 +17,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/mcp-bashd/mcp-bashd/tests/internal/harness"
 	"github.com/mcp-bashd/mcp-bashd/tests/internal/mcpschema"
@@ -282,32 +281,34 @@ func TestScaleOutTaskOwnerKilled(t *testing.T) {
 	tkWaitFile(t, filepath.Join(dir, "x.pid"))
 	owner := soOwner(t, c, id)
 	c.KillReplica(t, owner)
-	killed := time.Now()
+	// The bound is the presence key's: it runs out at most PresenceTTL
+	// (15 s) after the kill, its last renewal having come before it.
+	presence := fmt.Sprintf("mcp-bashd:presence:r%d", owner)
+	if ttl := soStoreTTL(t, c, presence); ttl > 15 {
+		t.Fatalf("the dead replica's presence key has %d s left, beyond the 15 s presence TTL", ttl)
+	}
+	// While it stands the task reads as running; once it is gone, the
+	// next tasks/get through the balancer reads failed.
+	proctest.WaitUntil(t, harness.Deadline(t), "the dead replica's presence key to run out", func() (bool, string) {
+		r, ok := soTryGet(t, c.URL, id)
+		if ok && r.Result["status"] != "working" && soStoreGet(t, c, presence) != "" {
+			t.Fatalf("the task read %s while its owner's presence key stood", r.raw)
+		}
+		return soStoreGet(t, c, presence) == "", "key still there"
+	})
 	var last string
-	proctest.WaitUntil(t, harness.Deadline(t), "the task of the killed replica to read as failed through the balancer", func() (bool, string) {
+	proctest.WaitUntil(t, harness.Deadline(t), "a replica behind the balancer to answer tasks/get", func() (bool, string) {
 		r, ok := soTryGet(t, c.URL, id)
 		if !ok {
 			return false, last // haproxy's 503 for the dead replica
 		}
 		last = string(r.raw)
-		if r.Err != nil {
-			t.Fatalf("tasks/get after the owner died: %s", r.raw)
+		if r.Err != nil || r.Result["status"] != "failed" || r.Result["statusMessage"] != "the replica running this task stopped" ||
+			dig(r.Result, "error", "message") != "the replica running this task stopped" {
+			t.Fatalf("the orphaned task once its owner's presence ran out: %s", r.raw)
 		}
-		if s := r.Result["status"]; s != "working" {
-			if s != "failed" || r.Result["statusMessage"] != "the replica running this task stopped" ||
-				dig(r.Result, "error", "message") != "the replica running this task stopped" {
-				t.Fatalf("the orphaned task: %s", r.raw)
-			}
-			return true, ""
-		}
-		return false, last
+		return true, ""
 	})
-	// The presence key runs out at most PresenceTTL (15 s) after the kill
-	// (its last renewal came before it); 3 s on top for a loaded machine
-	// and the polls themselves.
-	if took := time.Since(killed); took > 18*time.Second {
-		t.Errorf("the task read as failed %v after its replica died, beyond the presence TTL", took)
-	}
 	for i := range c.Replicas {
 		if i == owner {
 			continue

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -257,6 +258,24 @@ func soStoreGet(t *testing.T, c *harness.Cluster, key string) string {
 	}
 	val, _ := r.ReadString('\n')
 	return strings.TrimRight(val, "\r\n")
+}
+
+// soStoreTTL is key's TTL in seconds in the cluster's Redis (-2: no key).
+func soStoreTTL(t *testing.T, c *harness.Cluster, key string) int {
+	t.Helper()
+	conn, err := net.DialTimeout("tcp", c.Redis, 2*time.Second)
+	if err != nil {
+		t.Fatalf("redis: %v", err)
+	}
+	defer conn.Close()
+	conn.SetDeadline(time.Now().Add(2 * time.Second))
+	fmt.Fprintf(conn, "*2\r\n$3\r\nTTL\r\n$%d\r\n%s\r\n", len(key), key)
+	line, err := bufio.NewReader(conn).ReadString('\n')
+	n, perr := strconv.Atoi(strings.TrimSpace(strings.TrimPrefix(line, ":")))
+	if err != nil || perr != nil {
+		t.Fatalf("redis TTL %s: %q %v", key, line, err)
+	}
+	return n
 }
 
 func soStoreKey(t *testing.T, c *harness.Cluster) string {
