@@ -80,33 +80,45 @@ func limitMemory(o options) {
 	}
 }
 
+// openState opens --state's store (or this process's own) and settles the
+// requestState key: MCP_BASHD_STATE_KEY's, else, with a shared store, the
+// deployment's, which keepKey writes back for as long as the daemon runs.
+func openState(ctx context.Context, o options, log *zap.Logger) (store state.Store, stateKey, replica string, keepKey func(context.Context), err error) {
+	stateKey = takeStateKey()
+	if store, err = state.Open(o.stateURL, o.statePasswordFile); err != nil {
+		return nil, "", "", nil, err
+	}
+	replica = replicaName(o.replicaID)
+	keepKey = func(context.Context) {}
+	if !store.Shared() {
+		return store, stateKey, replica, keepKey, nil
+	}
+	// The URL holds no password (that is --state-password-file's).
+	log.Info("sharing state", zap.String("store", o.stateURL), zap.String("replica", replica))
+	if stateKey != "" {
+		return store, stateKey, replica, keepKey, nil
+	}
+	// One key per deployment: a retry may reach another replica.
+	if stateKey, err = state.DeploymentKey(ctx, store); err != nil {
+		store.Close()
+		return nil, "", "", nil, fmt.Errorf("--state %s: the requestState key: %w", o.stateURL, err)
+	}
+	key := stateKey
+	keepKey = func(ctx context.Context) {
+		state.KeepDeploymentKey(ctx, store, key, state.DeploymentKeyEvery, func(err error) {
+			log.Warn("state store: the requestState key", zap.Error(err))
+		})
+	}
+	return store, key, replica, keepKey, nil
+}
+
 // start makes the supervisor, reads the declarations, loads the script and
 // makes the server; the reload watcher runs unless turned off.
 func start(ctx context.Context, o options, p paths, scriptArgs []string, log *zap.Logger) (*daemon, error) {
 	limitMemory(o)
-	stateKey := takeStateKey()
-	store, err := state.Open(o.stateURL, o.statePasswordFile)
+	store, stateKey, replica, keepKey, err := openState(ctx, o, log)
 	if err != nil {
 		return nil, err
-	}
-	replica := replicaName(o.replicaID)
-	keepKey := func(context.Context) {}
-	if store.Shared() {
-		// The URL holds no password (that is --state-password-file's).
-		log.Info("sharing state", zap.String("store", o.stateURL), zap.String("replica", replica))
-		// One key per deployment: a retry may reach another replica.
-		if stateKey == "" {
-			if stateKey, err = state.DeploymentKey(ctx, store); err != nil {
-				store.Close()
-				return nil, fmt.Errorf("--state %s: the requestState key: %w", o.stateURL, err)
-			}
-			key := stateKey
-			keepKey = func(ctx context.Context) {
-				state.KeepDeploymentKey(ctx, store, key, state.DeploymentKeyEvery, func(err error) {
-					log.Warn("state store: the requestState key", zap.Error(err))
-				})
-			}
-		}
 	}
 	self, _ := os.Executable()
 	sup, err := supervisor.New(supervisor.Config{

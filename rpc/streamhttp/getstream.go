@@ -35,12 +35,7 @@ func (h *Handler) serveGET(w http.ResponseWriter, r *http.Request) {
 		// Another replica's session, perhaps (shared.go).
 		var status int
 		var why string
-		if sc == nil {
-			sc, status, why = h.sh.adopt(id)
-		} else {
-			status, why = h.sh.refresh(sc, false)
-		}
-		if status != 0 {
+		if sc, status, why = h.sh.session(id, sc); status != 0 {
 			reject(w, status, why)
 			return
 		}
@@ -78,15 +73,8 @@ func (h *Handler) serveGET(w http.ResponseWriter, r *http.Request) {
 		h.sh.publish("get", sc.id, nil)
 	}
 	defer sc.clearGET(st)
-	// A client listening is using its session: with a shared store the
-	// record's TTL is set again while the stream stays open, though no
-	// request may come (refresh does so once per TTL/4).
-	var renew <-chan time.Time
-	if h.sh != nil {
-		t := time.NewTicker(h.sh.ttl / 4)
-		defer t.Stop()
-		renew = t.C
-	}
+	renew, stop := h.sh.renewals()
+	defer stop()
 wait:
 	for {
 		select {
@@ -103,6 +91,18 @@ wait:
 	st.mu.Lock()
 	st.finished = true
 	st.mu.Unlock()
+}
+
+// renewals tick while a GET stream is open: a client listening is using
+// its session, so with a shared store the record's TTL is set again while
+// the stream stays open, though no request may come (refresh does so once
+// per TTL/4). Without a shared store (sh nil) they never tick.
+func (sh *shared) renewals() (<-chan time.Time, func()) {
+	if sh == nil {
+		return nil, func() {}
+	}
+	t := time.NewTicker(sh.ttl / 4)
+	return t.C, t.Stop
 }
 
 // setGET makes st the session's GET stream and returns the one it

@@ -266,6 +266,16 @@ func storeDown(id string, err error) string {
 	return "Service Unavailable: the state store cannot be reached to find session " + id + " (" + err.Error() + ")"
 }
 
+// session is the session id for a request that needs it current: sc, the
+// copy held here (refreshed), or a copy made from the store (adopt).
+func (sh *shared) session(id string, sc *sessionConn) (*sessionConn, int, string) {
+	if sc == nil {
+		return sh.adopt(id)
+	}
+	status, why := sh.refresh(sc, false)
+	return sc, status, why
+}
+
 // adopt makes this replica's copy of a session another replica started,
 // from its record: already initialized. 404 when there is no record.
 func (sh *shared) adopt(id string) (*sessionConn, int, string) {
