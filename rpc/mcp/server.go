@@ -78,7 +78,6 @@ type Server struct {
 	asks  pendingAsks // requests sent to clients, waiting for answers (ask.go)
 	tasks taskStore   // tools/call tasks (tasks.go)
 	fan   fanOut      // change notifications across replicas (fanout.go)
-	share *taskShare  // the tasks in a shared Store (taskshare.go); nil without one
 
 	states stateSigner // 2026 requestState (mrtr.go)
 }
@@ -111,10 +110,9 @@ func New(opt Options) *Server {
 		tasks:   taskStore{log: opt.Log, max: opt.TaskStoreMax, maxB: opt.TaskStoreBytes},
 	}
 	s.flight.st.slots, s.flight.st.maxPending = opt.MaxConcurrent, opt.MaxPending
-	if opt.Store != nil && opt.Store.Shared() {
-		s.share = newTaskShare(&s.tasks, opt.Store, opt.ReplicaID, opt.Log)
-		s.tasks.share = s.share
-		go s.share.run(base)
+	if store := s.shared(); store != nil {
+		s.tasks.share = newTaskShare(&s.tasks, store, opt.ReplicaID, opt.Log)
+		go s.tasks.share.run(base)
 	}
 	return s
 }

@@ -40,7 +40,7 @@ func decodeTask(r *request) (taskParams, *wire.Error) {
 // answer from its record (taskshare.go), and task returns nil.
 func (c *session) task(r *request, p taskParams, remote func(*request, taskParams)) *task {
 	tk := c.srv.tasks.get(p.id)
-	if tk == nil && c.srv.share != nil {
+	if tk == nil && c.srv.tasks.share != nil {
 		remote(r, p)
 		return nil
 	}
@@ -103,7 +103,7 @@ func (c *session) cancelTaskReq(r *request, p taskParams) {
 }
 
 func (c *session) listTasks(r *request, _ struct{}) {
-	if c.srv.share != nil && r.Session.ID() != "" && !r.Session.Standalone() {
+	if c.srv.tasks.share != nil && r.Session.ID() != "" && !r.Session.Standalone() {
 		c.remoteList(r) // the session's requests may have reached other replicas
 		return
 	}
@@ -257,8 +257,8 @@ func (s *Server) taskAsk(tk *task, tc toolCall) func(ctx context.Context, reqs [
 		tk.inputs = append(tk.inputs, ins...)
 		tk.status, tk.updated = taskAwaiting, time.Now().UTC()
 		s.tasks.mu.Unlock()
-		if s.share != nil {
-			s.share.write(tk)
+		if s.tasks.share != nil {
+			s.tasks.share.write(tk)
 		}
 		out := make([]json.RawMessage, len(ins))
 		for i, in := range ins {

@@ -23,7 +23,7 @@ import (
 func (c *session) remoteTask(r *request, p taskParams, answer func(ctx context.Context, sh *taskShare, rec *taskRecord)) {
 	s := c.srv
 	c.offReader(r, func(ctx context.Context) {
-		rec, err := s.share.lookup(ctx, p.id)
+		rec, err := s.tasks.share.lookup(ctx, p.id)
 		if err != nil {
 			r.fail(s.storeError(p.id, err))
 			return
@@ -32,7 +32,7 @@ func (c *session) remoteTask(r *request, p taskParams, answer func(ctx context.C
 			r.fail(wire.InvalidParams("unknown task " + p.id))
 			return
 		}
-		answer(ctx, s.share, rec)
+		answer(ctx, s.tasks.share, rec)
 	})
 }
 
@@ -170,14 +170,14 @@ func (c *session) remoteResult(r *request, p taskParams) {
 func (c *session) remoteList(r *request) {
 	s := c.srv
 	c.offReader(r, func(ctx context.Context) {
-		recs := s.tasks.localRecords(r.Session, s.share.id)
+		recs := s.tasks.localRecords(r.Session, s.tasks.share.id)
 		held := map[string]bool{}
 		for _, rec := range recs {
 			held[rec.ID] = true
 		}
 		c2, cancel2 := context.WithTimeout(ctx, storeWait)
 		defer cancel2()
-		keys, err := s.share.store.Keys(c2, taskKeyPrefix)
+		keys, err := s.tasks.share.store.Keys(c2, taskKeyPrefix)
 		if err != nil {
 			r.fail(s.storeError("list", err))
 			return
@@ -187,7 +187,7 @@ func (c *session) remoteList(r *request) {
 			if held[id] {
 				continue
 			}
-			b, ok, err := s.share.store.Get(c2, k)
+			b, ok, err := s.tasks.share.store.Get(c2, k)
 			if err != nil {
 				r.fail(s.storeError(id, err))
 				return
@@ -197,7 +197,7 @@ func (c *session) remoteList(r *request) {
 			}
 			if rec, err := decodeRecord(id, b); err == nil && !rec.Modern && !rec.Sessionless && rec.Session == r.Session.ID() {
 				if running(rec.Status) {
-					if rec, err = s.share.lookup(ctx, id); err != nil || rec == nil {
+					if rec, err = s.tasks.share.lookup(ctx, id); err != nil || rec == nil {
 						continue // presence decides; a record gone meanwhile is not listed
 					}
 				}

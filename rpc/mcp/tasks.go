@@ -274,10 +274,10 @@ func (s *Server) startTask(tc toolCall, cfg *catalog.Config, t *catalog.Tool, sn
 		return nil, errTaskStoreFull(s.tasks.maxCount())
 	}
 	s.log.Info("task created", zap.String("task", tk.id), zap.String("tool", t.Name), zap.Duration("ttl", ttl))
-	if s.share != nil {
+	if s.tasks.share != nil {
 		// Before the CreateTaskResult: the client's next request may
 		// reach another replica.
-		s.share.write(tk)
+		s.tasks.share.write(tk)
 	}
 	run := toolCall{req: tc.req, p: tc.p, caps: tc.caps, conn: tc.conn, tk: own, events: s.tasks.events(tk), ask: s.taskAsk(tk, tc)}
 	go func() {
