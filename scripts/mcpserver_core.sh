@@ -400,55 +400,79 @@ mcp_resource_updated() {
     printf 'updated\t%s\n' "$__mcpbashd_e" 4<>"$MCP_BASHD_NOTIFY" >&4
 }
 
+# __mcpbashd_out CMD... — CMD's output in __mcpbashd_os (less its final
+# newline) and its non-empty lines in __mcpbashd_o. While the daemon loads
+# the script, through a file beside the snapshot: each $(...) forks this
+# shell, and the load is what a client's first initialize waits for; one
+# read(2) of it, as a `while read` loop would take two syscalls a line. In
+# the drop-in's dump (a process substitution, no such file) by $(...).
+__mcpbashd_out() {
+    __mcpbashd_o=() __mcpbashd_os=
+    if [ -n "${__MCPBASHD_SNAPSHOT_OUT:-}" ]; then
+        "$@" >|"$__MCPBASHD_SNAPSHOT_OUT.lines" || :
+        IFS= read -r -d '' __mcpbashd_os <"$__MCPBASHD_SNAPSHOT_OUT.lines" || :
+        __mcpbashd_os=${__mcpbashd_os%$'\n'}
+        IFS=$'\n' read -r -d '' -a __mcpbashd_o <"$__MCPBASHD_SNAPSHOT_OUT.lines" || :
+        return 0
+    fi
+    __mcpbashd_os=$("$@") || :
+    IFS=$'\n' read -r -d '' -a __mcpbashd_o <<<"$__mcpbashd_os" || :
+}
+
 # The shell's state as a file the daemon sources into every call. Variables
 # first (bash's own special and read-only ones skipped; the daemon silences
 # errors while restoring), then functions, then options, the EXIT trap and
 # the working directory.
 __mcpbashd_dump() {
-    local __mcpbashd_n
+    local __mcpbashd_n __mcpbashd_d __mcpbashd_xd=0
+    local -a __mcpbashd_fns __mcpbashd_vs
+    __mcpbashd_vs=()
     printf '# mcp-bashd snapshot v1\n'
     # How this bash prints "1<>F" back (before 5.3 as "<> F", fd 0): the
     # daemon puts the 1 back in the functions below. Not defined inside a
     # $(...): bash 5.2 reprints that text, and runs the <> as fd 0 there.
     # shellcheck disable=SC2317 # the probe is printed, never run
     __mcpbashd_p() { : 1<>/dev/null; }
-    __mcpbashd_n=$(declare -f __mcpbashd_p)
+    __mcpbashd_out declare -f __mcpbashd_p
     unset -f __mcpbashd_p
-    printf '#rdwr %s\n' "${__mcpbashd_n//$'\n'/ }"
-    for __mcpbashd_n in $(compgen -A function); do
-        printf '#fn %s\n' "$__mcpbashd_n"
-    done
+    printf '#rdwr %s\n' "${__mcpbashd_os//$'\n'/ }"
+    __mcpbashd_out compgen -A function
+    __mcpbashd_fns=(${__mcpbashd_o[@]+"${__mcpbashd_o[@]}"})
+    [ ${#__mcpbashd_fns[@]} = 0 ] || printf '#fn %s\n' "${__mcpbashd_fns[@]}"
     printf '{\n'
-    for __mcpbashd_n in $(compgen -v); do
+    __mcpbashd_out compgen -v
+    for __mcpbashd_n in ${__mcpbashd_o[@]+"${__mcpbashd_o[@]}"}; do
         case $__mcpbashd_n in
         BASH | BASH_* | BASHOPTS | BASHPID | __mcpbashd_* | __MCPBASHD_* | COMP_* | DIRSTACK | \
             EPOCHREALTIME | EPOCHSECONDS | EUID | FUNCNAME | GROUPS | HISTCMD | LINENO | OLDPWD | \
             OPTARG | OPTIND | PIPESTATUS | PPID | PWD | RANDOM | SECONDS | SHELLOPTS | SHLVL | \
-            SRANDOM | UID | _ | MCP_CALL_TMPDIR | MCP_BASHD_SERVER_PID | COLUMNS | LINES)
-            continue
-            ;;
+            SRANDOM | UID | _ | MCP_CALL_TMPDIR | MCP_BASHD_SERVER_PID | COLUMNS | LINES) ;;
+        *) __mcpbashd_vs[${#__mcpbashd_vs[@]}]=$__mcpbashd_n ;;
         esac
-        declare -p "$__mcpbashd_n" 2>/dev/null
     done
+    # One declare for them all: one redirection, not one per variable.
+    [ ${#__mcpbashd_vs[@]} = 0 ] || declare -p "${__mcpbashd_vs[@]}" 2>/dev/null || :
     # The shim's server entry points are of no use inside a call. Each
-    # function is preceded by where it was defined (extdebug's declare -F):
-    # the daemon replaces the shim's own, unchanged ones by stubs that load
-    # the shim on first use, so calls that never use them parse less.
+    # function is preceded by where it was defined (extdebug's declare -F,
+    # "NAME LINE FILE"): the daemon replaces the shim's own, unchanged ones
+    # by stubs that load the shim on first use, so calls that never use
+    # them parse less.
     printf '#shim %s\n' "${BASH_SOURCE[0]}"
-    local __mcpbashd_xd=0
     shopt -q extdebug && __mcpbashd_xd=1
     shopt -s extdebug
-    for __mcpbashd_n in $(compgen -A function); do
+    __mcpbashd_o=()
+    [ ${#__mcpbashd_fns[@]} = 0 ] || __mcpbashd_out declare -F "${__mcpbashd_fns[@]}"
+    [ "$__mcpbashd_xd" = 1 ] || shopt -u extdebug
+    for __mcpbashd_d in ${__mcpbashd_o[@]+"${__mcpbashd_o[@]}"}; do
+        __mcpbashd_n=${__mcpbashd_d%% *}
         case $__mcpbashd_n in
         run_mcp_server | run_mcp_http_server | __mcpbashd_serve | __mcpbashd_pass) ;;
         *)
-            printf '#def '
-            declare -F "$__mcpbashd_n"
+            printf '#def %s\n' "$__mcpbashd_d"
             declare -f "$__mcpbashd_n"
             ;;
         esac
     done
-    [ "$__mcpbashd_xd" = 1 ] || shopt -u extdebug
     printf '} 2>/dev/null\n'
     printf '__mcpbashd_options() {\n'
     shopt -p
@@ -486,7 +510,12 @@ run_mcp_server() {
     # shell's traps; the process substitution below no longer has them.
     __mcpbashd_trap=
     if [ "${BASH_SUBSHELL:-0}" = 0 ]; then
-        __mcpbashd_trap=$(trap -p EXIT)
+        if [ -n "${__MCPBASHD_SNAPSHOT_OUT:-}" ]; then
+            __mcpbashd_out trap -p EXIT
+            __mcpbashd_trap=$__mcpbashd_os
+        else
+            __mcpbashd_trap=$(trap -p EXIT)
+        fi
     fi
     if [ -n "${__MCPBASHD_SNAPSHOT_OUT:-}" ]; then
         __mcpbashd_dump >"$__MCPBASHD_SNAPSHOT_OUT" || exit 1

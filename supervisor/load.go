@@ -107,6 +107,7 @@ func (s *Supervisor) Load(ctx context.Context) (*Snapshot, error) {
 	defer os.Remove(outPath)
 	defer os.Remove(checkPath)
 	defer os.Remove(stdoutPath)
+	defer os.Remove(path + ".lines") // the shim's scratch (__mcpbashd_out)
 	out, err := os.OpenFile(outPath, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|os.O_APPEND, 0o600)
 	if err != nil {
 		return nil, err
