@@ -330,3 +330,29 @@ func (l *lockedBuilder) String() string {
 	defer l.mu.Unlock()
 	return l.b.String()
 }
+
+// server/discover keeps its last result only while the catalog it was made
+// of is the one in use: an edit of config.json shows in the next discover.
+func TestDiscoverFollowsConfigEdits(t *testing.T) {
+	f := newHTTPFixture(t, streamhttp.Options{})
+	discover := func() string {
+		t.Helper()
+		resp, body := f.do(httpReq{body: `{"jsonrpc":"2.0","id":3,"method":"server/discover","params":{` + modernMeta + `}}`, headers: modernHeaders("server/discover", "")})
+		if resp.StatusCode != 200 {
+			t.Fatalf("discover: %d %s", resp.StatusCode, body)
+		}
+		return body
+	}
+	first := discover()
+	if strings.Contains(first, "instructions") || discover() != first {
+		t.Fatalf("discover without config.json: %s", first)
+	}
+	must(t, os.WriteFile(filepath.Join(f.dir, "config.json"), []byte(`{"instructions":"ask nicely"}`), 0o644))
+	edited := discover()
+	if !strings.Contains(edited, `"instructions":"ask nicely"`) {
+		t.Fatalf("discover after config.json was written: %s", edited)
+	}
+	if again := discover(); again != edited {
+		t.Fatalf("discover changed with nothing edited:\n%s\n%s", edited, again)
+	}
+}

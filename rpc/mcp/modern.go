@@ -52,12 +52,30 @@ func (c *session) checkModern(r *request) *wire.Error {
 // (subscriptions/listen delivers it).
 func (c *session) discover(r *request, _ struct{}) {
 	s := c.srv
-	cfg, cat := s.src.Config(), s.src.Declarations()
+	cat := s.src.Declarations() // config.json, resources.json, prompts.json stat'd
+	if d := s.discovered.Load(); d != nil && d.cat == cat {
+		r.reply(d.reply)
+		return
+	}
+	cfg := cat.Config
 	caps := cat.Capabilities(cfg.Capabilities())
 	if offersTasks(cat) {
 		caps = addExtension(caps, TasksExtension)
 	}
-	r.reply(modernResult(discoverResult(cfg, caps, s.src.Current().DiscoverCache()), cfg.ServerInfo(), nil))
+	reply := slices.Clip(modernResult(discoverResult(cfg, caps, cat.DiscoverCache()), cfg.ServerInfo(), nil))
+	s.discovered.Store(&discovered{cat: cat, reply: reply})
+	r.reply(reply)
+}
+
+// discovered is the last server/discover result and the catalog it was
+// made of. The result is a function of that catalog alone (config.json,
+// the declaration files, the tools' task support), and a catalog is never
+// changed once published — a change publishes another — so while the
+// catalog stays the same, so does the result: a client polling discover
+// costs three stats, not a rebuild. (Clipped: an append copies it.)
+type discovered struct {
+	cat   *catalog.Catalog
+	reply json.RawMessage
 }
 
 // checkModernMeta checks the _meta fields every 2026 request must carry

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
@@ -80,6 +81,8 @@ type Server struct {
 	fan   fanOut      // change notifications across replicas (fanout.go)
 
 	states stateSigner // 2026 requestState (mrtr.go)
+
+	discovered atomic.Pointer[discovered] // the last server/discover result (modern.go)
 }
 
 // New makes a server.
