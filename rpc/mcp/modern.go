@@ -54,7 +54,7 @@ func (c *session) discover(r *request, _ struct{}) {
 	s := c.srv
 	cat := s.src.Declarations() // config.json, resources.json, prompts.json stat'd
 	if d := s.discovered.Load(); d != nil && d.cat == cat {
-		r.reply(d.reply)
+		r.Out.Respond(transport.Response{ID: r.Msg.ID, Body: d.printed})
 		return
 	}
 	cfg := cat.Config
@@ -62,9 +62,9 @@ func (c *session) discover(r *request, _ struct{}) {
 	if offersTasks(cat) {
 		caps = addExtension(caps, TasksExtension)
 	}
-	reply := slices.Clip(modernResult(discoverResult(cfg, caps, cat.DiscoverCache()), cfg.ServerInfo(), nil))
-	s.discovered.Store(&discovered{cat: cat, reply: reply})
-	r.reply(reply)
+	d := &discovered{cat: cat, printed: wire.Raw(wire.Reprint(modernResult(discoverResult(cfg, caps, cat.DiscoverCache()), cfg.ServerInfo(), nil), 2))}
+	s.discovered.Store(d)
+	r.Out.Respond(transport.Response{ID: r.Msg.ID, Body: d.printed})
 }
 
 // discovered is the last server/discover result and the catalog it was
@@ -72,10 +72,11 @@ func (c *session) discover(r *request, _ struct{}) {
 // the declaration files, the tools' task support), and a catalog is never
 // changed once published — a change publishes another — so while the
 // catalog stays the same, so does the result: a client polling discover
-// costs three stats, not a rebuild. (Clipped: an append copies it.)
+// costs three stats, not a rebuild. It is kept as the line prints it (as
+// jq printed it twice, ResultLine's form), so it is copied, not re-printed.
 type discovered struct {
-	cat   *catalog.Catalog
-	reply json.RawMessage
+	cat     *catalog.Catalog
+	printed wire.Raw
 }
 
 // checkModernMeta checks the _meta fields every 2026 request must carry
