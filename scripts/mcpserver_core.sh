@@ -403,9 +403,11 @@ mcp_resource_updated() {
 # __mcpbashd_out CMD... — CMD's output in __mcpbashd_os (less its final
 # newline) and its non-empty lines in __mcpbashd_o. While the daemon loads
 # the script, through a file beside the snapshot: each $(...) forks this
-# shell, and the load is what a client's first initialize waits for; one
-# read(2) of it, as a `while read` loop would take two syscalls a line. In
-# the drop-in's dump (a process substitution, no such file) by $(...).
+# shell, and the load is what a client's first initialize waits for. The
+# file is read whole (read -d ''): a `while read` loop takes two syscalls a
+# line. Elsewhere (the drop-in's dump runs in a process substitution, with
+# no such file) by $(...), which bash 3.2 and 5 run with this shell's traps
+# still shown to `trap -p`.
 __mcpbashd_out() {
     __mcpbashd_o=() __mcpbashd_os=
     if [ -n "${__MCPBASHD_SNAPSHOT_OUT:-}" ]; then
@@ -510,12 +512,8 @@ run_mcp_server() {
     # shell's traps; the process substitution below no longer has them.
     __mcpbashd_trap=
     if [ "${BASH_SUBSHELL:-0}" = 0 ]; then
-        if [ -n "${__MCPBASHD_SNAPSHOT_OUT:-}" ]; then
-            __mcpbashd_out trap -p EXIT
-            __mcpbashd_trap=$__mcpbashd_os
-        else
-            __mcpbashd_trap=$(trap -p EXIT)
-        fi
+        __mcpbashd_out trap -p EXIT
+        __mcpbashd_trap=$__mcpbashd_os
     fi
     if [ -n "${__MCPBASHD_SNAPSHOT_OUT:-}" ]; then
         __mcpbashd_dump >"$__MCPBASHD_SNAPSHOT_OUT" || exit 1
