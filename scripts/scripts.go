@@ -17,3 +17,10 @@ var Shim string
 //
 //go:embed worker.sh
 var Worker string
+
+// WorkerCall is scripts/worker_call.sh, which worker.sh sources once the
+// server's snapshot is: a warm process's wait for its call, then the hook
+// and the tool (or the cancel hook, the EXIT trap).
+//
+//go:embed worker_call.sh
+var WorkerCall string

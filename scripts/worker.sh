@@ -5,6 +5,9 @@
 # in a new process group with stdin /dev/null, stdout and stderr on files
 # of the daemon's choosing and the lifeline FIFO's read end on fd 3
 # (supervisor/spawn.go; the call root's files: supervisor/callroot.go).
+# What a call does once its shell is ready — a warm process's wait for its
+# call, the hook and the tool — is worker_call.sh, sourced last; a fork
+# server's processes (zygote mode) source it too.
 # The lifeline steps come first, for every MODE. Everything after the
 # snapshot is sourced uses builtin-prefixed commands and plain
 # redirections, so a server's functions, PATH and options cannot change
@@ -28,13 +31,20 @@ builtin unset -f exec
 # Not one of the tool's jobs: a plain `wait` or `jobs` in the tool must see
 # only what the tool itself started.
 builtin disown $!
-if builtin test "$__MCPBASHD_MODE" = warm; then
+case $__MCPBASHD_MODE in
+warm)
     # The sentinel's pid, for the daemon to show the call's tool in its
     # command line too (supervisor/warm.go): its argv is a copy of ours.
     builtin echo "$!" >&5
     exec 5>&-
-fi
-exec 3<&-
+    ;;
+zygote)
+    # Ready to be read (supervisor/zygote.go); fd 5 stays for the reports
+    # of the processes it forks, and fd 3 for their sentinels.
+    builtin echo "$!" >&5
+    ;;
+esac
+if builtin test "$__MCPBASHD_MODE" != zygote; then exec 3<&-; fi
 
 # The modes that run no code of the server's snapshot.
 case $__MCPBASHD_MODE in
@@ -61,6 +71,7 @@ list)
 esac
 
 __mcpbashd_mode=$__MCPBASHD_MODE
+__mcpbashd_call_sh=${__MCPBASHD_WORKER%/*}/worker_call.sh
 __mcpbashd_snapshot=$__MCPBASHD_SNAPSHOT
 __mcpbashd_exe=${__MCPBASHD_EXE:-}
 # A resource, prompt or completion function (resource_NAME, …): its
@@ -70,7 +81,7 @@ __mcpbashd_func=${__MCPBASHD_FUNC:-}
 __mcpbashd_shim_file=${__MCPBASHD_SHIM:-}
 __mcpbashd_args=
 __mcpbashd_argv=()
-if builtin test "$__mcpbashd_mode" != warm; then
+if builtin test "$__mcpbashd_mode" != warm && builtin test "$__mcpbashd_mode" != zygote; then
     __mcpbashd_root=$__MCPBASHD_ROOT
     __mcpbashd_tool=$__MCPBASHD_TOOL
     IFS= builtin read -r -d '' __mcpbashd_args <"$__mcpbashd_root/args"
@@ -90,81 +101,60 @@ builtin set +e
 __mcpbashd_hook=
 if builtin declare -F mcp_before_tool_call >/dev/null; then __mcpbashd_hook=1; fi
 
-if builtin test "$__mcpbashd_mode" = warm; then
-    # A warm process (supervisor/warm.go): everything above was done before
-    # its call came. Blocked here until the daemon hands it exactly one:
-    # the tool's name and the call's root (EOF: the process was retired
-    # unused). The root's variables are the ones
-    # root.env gives a cold call; fd 4 goes before any of the call's code
-    # runs (the daemon does not warm a snapshot that defines exec, or makes
-    # IFS read-only).
-    # The daemon writes "LENGTH TOOL/ROOT" (tool names hold no slash, the
-    # root is absolute). bash reads a pipe one byte per read(2), except
-    # with -N (bash 4.1 and later), which takes the message in one.
-    builtin read -r -d ' ' -u 4 __mcpbashd_l || builtin exit 125
-    # LENGTH counts bytes and -N characters: with a multibyte locale and
-    # name, -N asks for more than there is and stops at the EOF that
-    # follows the message (a non-zero status, the message read).
-    __mcpbashd_root=
-    if builtin test "${BASH_VERSINFO[0]}" -ge 5; then
-        builtin read -r -N "$__mcpbashd_l" -u 4 __mcpbashd_root
-    else
-        builtin read -r -d '' -u 4 __mcpbashd_root
-    fi
-    builtin test -n "$__mcpbashd_root" || builtin exit 125
-    exec 4<&-
-    __mcpbashd_tool=${__mcpbashd_root%%/*}
-    __mcpbashd_root=/${__mcpbashd_root#*/}
-    # shellcheck disable=SC2034 # exported to the tool and the shim
-    builtin export MCP_CALL_TMPDIR="$__mcpbashd_root/tmp" MCP_BASHD_EVENTS="$__mcpbashd_root/events" MCP_BASHD_CONTENT="$__mcpbashd_root/content" MCP_BASHD_ARGS="$__mcpbashd_root/values"
-    IFS= builtin read -r -d '' __mcpbashd_args <"$__mcpbashd_root/args"
-    # A cold call's shell starts when its call does.
-    SECONDS=0
-    __mcpbashd_mode=call
+
+if builtin test "$__mcpbashd_mode" = zygote; then
+    # A fork server (supervisor/zygote.go): this shell has sourced the
+    # snapshot once, and each "SEED DIR" it reads (NUL-ended) on fd 4 becomes
+    # a warm process without an exec — a subshell J that, with job control
+    # on, forks W into a group of W's own and exits, so W is reparented to
+    # the daemon (the child subreaper) and the daemon alone reaps it. EOF:
+    # retired.
+    while IFS= builtin read -r -d '' -u 4 __mcpbashd_l; do
+        (
+            builtin set -m
+            (
+                builtin set +m
+                exec 4<&-
+                # W works in DIR, the warm root the daemon made: its out
+                # file is fds 1 and 2, its FIFO "hand" is where its call
+                # comes (fd 4), as a spawned warm process's pipe.
+                builtin cd -- "${__mcpbashd_l#* }" || builtin exit 125
+                exec >>out 2>&1 4<hand
+                RANDOM=${__mcpbashd_l%% *}
+                # The sentinel, as the prelude's above, in W's group.
+                (
+                    builtin trap '' TERM INT HUP
+                    exec 4<&- 5>&-
+                    builtin read -r -u 3
+                    builtin kill -KILL 0
+                ) &
+                builtin disown $!
+                exec 3<&-
+                # W reports itself once J is gone (its parent is the
+                # daemon, PPID here): from then on only the daemon can
+                # reap it, so the pid it registers stays W's. bash 3.2 has
+                # no BASHPID; /proc/self/stat has the pid and the parent.
+                __mcpbashd_i=0
+                while :; do
+                    IFS= builtin read -r -d '' __mcpbashd_st </proc/self/stat
+                    __mcpbashd_p=${__mcpbashd_st%% *}
+                    __mcpbashd_st=${__mcpbashd_st##*) }
+                    __mcpbashd_st=${__mcpbashd_st#* }
+                    builtin test "${__mcpbashd_st%% *}" = "$PPID" && builtin break
+                    __mcpbashd_i=$((__mcpbashd_i + 1))
+                    builtin test "$__mcpbashd_i" -lt 100000 || builtin exit 125
+                done
+                builtin printf '%s %s %s\n' "$__mcpbashd_p" "$!" "${__mcpbashd_l#* }" >&5
+                exec 5>&-
+                builtin unset __mcpbashd_l __mcpbashd_st __mcpbashd_p __mcpbashd_i
+                __mcpbashd_mode=warm
+                builtin . "$__mcpbashd_call_sh"
+                builtin exit
+            ) &
+            builtin exit 0
+        )
+    done
+    builtin exit 125
 fi
 
-case $__mcpbashd_mode in
-call)
-    if builtin test -n "$__mcpbashd_hook"; then
-        { builtin shopt -p; builtin set +o; } >|"$__mcpbashd_root/opts"
-        builtin printf hook >|"$__mcpbashd_root/phase"
-        mcp_before_tool_call "$__mcpbashd_tool" "$__mcpbashd_args" >|"$__mcpbashd_root/hook" 2>&1
-        __mcpbashd_st=$?
-        # Each saved line is a shopt or set command; run it as the builtin
-        # so functions the hook defined (shopt, set) cannot intercept it.
-        while IFS= builtin read -r __mcpbashd_l; do
-            builtin eval "builtin $__mcpbashd_l" 2>/dev/null
-        done <"$__mcpbashd_root/opts"
-        builtin set +e
-        if builtin test "$__mcpbashd_st" -ne 0; then
-            builtin printf 'refused %d' "$__mcpbashd_st" >|"$__mcpbashd_root/phase"
-            builtin exit 0
-        fi
-        builtin printf tool >|"$__mcpbashd_root/phase"
-    fi
-    if builtin test -n "$__mcpbashd_func"; then
-        "$__mcpbashd_func" ${__mcpbashd_argv[@]+"${__mcpbashd_argv[@]}"}
-    else
-        "tool_$__mcpbashd_tool" "$__mcpbashd_args"
-    fi
-    ;;
-exec)
-    # A --tools-dir executable: EXE NAME ARGS_JSON, as that system ran it.
-    "$__mcpbashd_exe" "$__mcpbashd_tool" "$__mcpbashd_args"
-    ;;
-cancel)
-    if builtin test -n "$__mcpbashd_func"; then
-        if builtin declare -F "${__mcpbashd_func}_cancel" >/dev/null; then
-            "${__mcpbashd_func}_cancel" ${__mcpbashd_argv[@]+"${__mcpbashd_argv[@]}"}
-        fi
-    elif builtin declare -F "tool_${__mcpbashd_tool}_cancel" >/dev/null; then
-        "tool_${__mcpbashd_tool}_cancel" "$__mcpbashd_args"
-    fi
-    ;;
-exit)
-    # Installing the captured EXIT trap and leaving runs the server's own
-    # handler exactly as bash would at the end of the script.
-    __mcpbashd_exit_trap
-    builtin exit 0
-    ;;
-esac
+builtin . "$__mcpbashd_call_sh"

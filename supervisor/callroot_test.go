@@ -47,7 +47,7 @@ func TestCallRootNamesInScripts(t *testing.T) {
 		defined[name] = true
 		switch how[name] {
 		case "worker":
-			if !strings.Contains(scripts.Worker, `"$__mcpbashd_root/`+name+`"`) {
+			if !strings.Contains(scripts.Worker+scripts.WorkerCall, `"$__mcpbashd_root/`+name+`"`) {
 				t.Errorf("worker.sh never names the root's %q file", name)
 			}
 		case "env":
@@ -59,15 +59,15 @@ func TestCallRootNamesInScripts(t *testing.T) {
 			t.Errorf("callRoot.%s names %q: say in this test how bash reaches it", rv.Type().Method(i).Name, name)
 		}
 	}
-	for _, m := range regexp.MustCompile(`\$__mcpbashd_root/([A-Za-z0-9_.-]+)`).FindAllStringSubmatch(scripts.Worker, -1) {
+	for _, m := range regexp.MustCompile(`\$__mcpbashd_root/([A-Za-z0-9_.-]+)`).FindAllStringSubmatch(scripts.Worker+scripts.WorkerCall, -1) {
 		if !defined[m[1]] {
 			t.Errorf("worker.sh uses the root's %q file, which callRoot does not define", m[1])
 		}
 	}
 	// What the phase file says, as worker.sh writes it and readPhase reads it.
 	for _, w := range []string{"printf " + phaseHook + " >|", "'" + phaseRefused + " %d'", "printf " + phaseTool + " >|"} {
-		if !strings.Contains(scripts.Worker, w) {
-			t.Errorf("worker.sh does not write the phase as %q", w)
+		if !strings.Contains(scripts.WorkerCall, w) {
+			t.Errorf("worker_call.sh does not write the phase as %q", w)
 		}
 	}
 }

@@ -128,8 +128,8 @@ func (s *Supervisor) startServerCode(mode string, req Request, root callRoot, st
 // filesystem rules say: its root, bash, the prelude, snapshot and shim,
 // this binary (the shim's helpers) and a tools-directory executable.
 func (s *Supervisor) sandboxPaths(req Request, root callRoot) sandbox.Paths {
-	files := []string{s.worker, s.shim, s.cfg.Self}
-	shared := []string{s.worker, s.shim, s.notify.path}
+	files := []string{s.worker, s.workerCall(), s.shim, s.cfg.Self}
+	shared := []string{s.worker, s.workerCall(), s.shim, s.notify.path}
 	if req.Snapshot != nil {
 		files = append(files, req.Snapshot.Path)
 		shared = append(shared, req.Snapshot.Path)

@@ -19,7 +19,7 @@ import (
 // Every mode the daemon starts the prelude in is one worker.sh handles.
 func TestWorkerModes(t *testing.T) {
 	for _, m := range []string{modeCall, modeExec, modeCancel, modeExit, modeList, modeCheck, modeLoad} {
-		if !strings.Contains(scripts.Worker, "\n"+m+")\n") {
+		if !strings.Contains(scripts.Worker+scripts.WorkerCall, "\n"+m+")\n") {
 			t.Errorf("worker.sh has no case for mode %q", m)
 		}
 	}

@@ -100,7 +100,7 @@ type Supervisor struct {
 	owner   tmpdir.Owner
 	rt      *tmpdir.Runtime
 	runtime string // private runtime dir (rt.Dir)
-	worker  string // path of the worker prelude
+	worker  string // path of the worker prelude (worker_call.sh is beside it)
 	shim    string // path of the shim (sourced before a script in manifest mode)
 	life    *lifeline.Lifeline
 	lifeID  fileID    // the lifeline FIFO, as a sentinel's fd 3 names it (sentinelOf)
@@ -197,6 +197,9 @@ func New(cfg Config) (*Supervisor, error) {
 	if err := os.WriteFile(s.worker, []byte(scripts.Worker), 0o600); err != nil {
 		return fail(err)
 	}
+	if err := os.WriteFile(s.workerCall(), []byte(scripts.WorkerCall), 0o600); err != nil {
+		return fail(err)
+	}
 	if err := os.WriteFile(s.shim, []byte(scripts.Shim), 0o600); err != nil {
 		return fail(err)
 	}
@@ -228,6 +231,10 @@ func New(cfg Config) (*Supervisor, error) {
 	go s.removeGone()
 	return s, nil
 }
+
+// workerCall is the path of worker_call.sh, which worker.sh finds beside
+// itself.
+func (s *Supervisor) workerCall() string { return filepath.Join(filepath.Dir(s.worker), "worker_call.sh") }
 
 // goneQueue is how many finished roots may wait for removeGone; past it a
 // call removes its own before it is answered, as when there was no queue.
