@@ -115,12 +115,15 @@ if builtin test "$__mcpbashd_mode" = zygote; then
             (
                 builtin set +m
                 exec 4<&-
-                # W works in DIR, the warm root the daemon made: its out
-                # file is fds 1 and 2, its FIFO "hand" is where its call
-                # comes (fd 4), as a spawned warm process's pipe.
-                builtin cd -- "${__mcpbashd_l#* }" || builtin exit 125
-                exec >>out 2>&1 4<hand
+                # DIR is the warm root the daemon made: its out file is fds
+                # 1 and 2, its FIFO "hand" is where the call comes (fd 4), as
+                # a spawned warm process's pipe. The working directory stays
+                # the one the snapshot set.
+                exec >>"${__mcpbashd_l#* }/out" 2>&1 4<"${__mcpbashd_l#* }/hand"
+                # A spawned call's shell starts at subshell level 0 with
+                # RANDOM seeded of its own (bash 3.2 does not reseed forks).
                 RANDOM=${__mcpbashd_l%% *}
+                BASH_SUBSHELL=0
                 # The sentinel, as the prelude's above, in W's group.
                 (
                     builtin trap '' TERM INT HUP

@@ -58,6 +58,9 @@ type reaper struct {
 	stop    chan struct{}
 	done    chan struct{}
 	orphans uint64 // reaped processes nobody registered (detached tools)
+	// sources are the fork servers whose reports register processes
+	// (zygote_linux.go): read before a child is taken for an orphan.
+	sources map[*zygote]struct{}
 }
 
 // spawn runs start under the lock and registers the pid it returns as a

@@ -24,6 +24,7 @@ func newReaper(log *zap.Logger) (*reaper, error) {
 		tracked: make(map[int]*group),
 		pinned:  make(map[int]*group),
 		pins:    make(map[int]int),
+		sources: make(map[*zygote]struct{}),
 		self:    os.Getpid(),
 		os:      reaperOS{sigc: make(chan os.Signal, 1)},
 		stop:    make(chan struct{}),
@@ -119,6 +120,14 @@ func (r *reaper) exit(pid int) (*group, unix.WaitStatus) {
 		_ = unix.Kill(-gid, unix.SIGKILL)
 		r.reap(pid)
 		return g, g.status
+	}
+	if len(r.sources) > 0 {
+		// A fork server's process that reported and died before its
+		// report was read: register it now, and it is a leader.
+		r.pumpSourcesLocked()
+		if _, ok := r.tracked[pid]; ok {
+			return r.exit(pid)
+		}
 	}
 	r.orphans++
 	r.reap(pid)

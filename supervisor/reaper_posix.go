@@ -46,6 +46,7 @@ func newReaper(log *zap.Logger) (*reaper, error) {
 		tracked: make(map[int]*group),
 		pinned:  make(map[int]*group),
 		pins:    make(map[int]int),
+		sources: make(map[*zygote]struct{}),
 		self:    os.Getpid(),
 		os:      reaperOS{q: q, watch: w},
 		stop:    make(chan struct{}),

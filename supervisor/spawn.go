@@ -41,6 +41,7 @@ const (
 	modeCheck  = "check"  // bash -n SCRIPT
 	modeLoad   = "load"   // the prelude returns; THEN loads the script
 	modeWarm   = "warm"   // a call process waiting for its call on fd 4 (warm.go)
+	modeZygote = "zygote" // forks warm processes (zygote_linux.go)
 )
 
 // proc is one process to start.

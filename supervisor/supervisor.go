@@ -46,6 +46,9 @@ type Config struct {
 	// kept while no call comes; 0: DefaultWarmIdle.
 	Warm     int
 	WarmIdle time.Duration
+	// NoFork: warm processes are each started by exec, never forked from
+	// a fork server (zygote_linux.go).
+	NoFork bool
 	// ScriptStderr, when set, gets what the script's top level wrote to
 	// stderr, once each load ends: under the SDK that was the server's own
 	// stderr, which hosts keep as its log. Nil: it is logged at info.
@@ -234,7 +237,9 @@ func New(cfg Config) (*Supervisor, error) {
 
 // workerCall is the path of worker_call.sh, which worker.sh finds beside
 // itself.
-func (s *Supervisor) workerCall() string { return filepath.Join(filepath.Dir(s.worker), "worker_call.sh") }
+func (s *Supervisor) workerCall() string {
+	return filepath.Join(filepath.Dir(s.worker), "worker_call.sh")
+}
 
 // goneQueue is how many finished roots may wait for removeGone; past it a
 // call removes its own before it is answered, as when there was no queue.

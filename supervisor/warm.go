@@ -112,6 +112,9 @@ type warmProc struct {
 	off       int
 	mem       int   // /proc/PID/mem; -1: not open
 	nameAt    int64 // the field's address
+	// zy is the fork server it was forked from (zygote_linux.go); nil: it
+	// was spawned.
+	zy *zygote
 	// released gives back what startWarm took for it — its hold on sn
 	// and its user of the supervisor — once, whichever way it ends.
 	released sync.Once
@@ -140,6 +143,11 @@ type warmPool struct {
 	stop           chan struct{}
 	off            bool // closed, or warm processes cannot work here
 	once           sync.Once
+	// The fork server warm processes come from (zygote_linux.go); zyOff:
+	// none will be started again, zyFails: failures in a row.
+	zy      *zygote
+	zyOff   bool
+	zyFails int
 }
 
 func newWarmPool(s *Supervisor, max int) *warmPool {
@@ -269,7 +277,7 @@ func (p *warmPool) spawnOne() bool {
 	}
 	p.starting++
 	p.mu.Unlock()
-	w, err := p.s.startWarm(sn)
+	w, err := p.newWarm(sn)
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.starting--
@@ -322,12 +330,14 @@ func (p *warmPool) watch(w *warmProc, orig <-chan exitInfo, fwd chan<- exitInfo)
 	}
 }
 
-// retireLocked retires every idle process (p.mu held).
+// retireLocked retires every idle process and the fork server (p.mu
+// held).
 func (p *warmPool) retireLocked() {
 	for _, w := range p.idle {
 		go p.s.finishWarm(w, nil)
 	}
 	p.idle = nil
+	p.retireZygoteLocked()
 }
 
 // turnOff stops warming for good: err says why warm roots cannot be
@@ -484,7 +494,9 @@ func (s *Supervisor) finishWarm(w *warmProc, exited *exitInfo) {
 func (s *Supervisor) killWarm(w *warmProc, exited *exitInfo) {
 	closeFD(&w.hand)
 	closeFD(&w.peek)
-	w.report.Close()
+	if w.report != nil {
+		w.report.Close()
+	}
 	closeFD(&w.mem)
 	if exited == nil {
 		s.reaper.signalGroup(w.pid, unix.SIGKILL)

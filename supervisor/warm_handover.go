@@ -135,6 +135,7 @@ func (s *Supervisor) handOver(ctx context.Context, w *warmProc, req Request) (ca
 	if err := s.locateField(w, sentinel); err != nil {
 		return "", err
 	}
+
 	pre := callRoot(w.pre)
 	if err := writeNew(pre.Args(), req.Args); err != nil {
 		return "", err
@@ -223,6 +224,9 @@ var errWarmGone = errors.New("the warm call process exited before its call")
 // process that reported its sentinel has finished its exec; one that did
 // not has died (errWarmGone). errNoArgv: the field cannot be written here.
 func (s *Supervisor) locateField(w *warmProc, sentinel int) error {
+	if w.mem >= 0 {
+		return nil // a fork's, located when it reported (zygote_linux.go)
+	}
 	placeholder := []byte("warm" + strings.Repeat(" ", w.width-len("warm")))
 	registered := s.reaper.whileRegistered(w.pid, func() {
 		w.mem, w.nameAt = openArgv(w.pid, w.off, placeholder, w.exe, w.argv, w.env)

@@ -168,7 +168,8 @@ func TestWarmCancelledBeforeHandOver(t *testing.T) {
 	}
 	t.Setenv("TMPDIR", dir)
 	t.Setenv("BASH_ENV", benv)
-	s, err := New(Config{Bash: bash, Script: path, Log: zaptest.NewLogger(t), Grace: 100 * time.Millisecond})
+	// A spawned warm process (a forked one runs no BASH_ENV).
+	s, err := New(Config{Bash: bash, Script: path, Log: zaptest.NewLogger(t), Grace: 100 * time.Millisecond, NoFork: true})
 	if err != nil {
 		t.Fatal(err)
 	}

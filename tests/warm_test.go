@@ -30,7 +30,8 @@ tool_ps() { tr '\0' ' ' </proc/$$/cmdline; }
 
 // startedWarm reports whether pid was started as a warm process: its
 // environment as exec'd (/proc/PID/environ) says the prelude's mode, which
-// for a process started at its call is the call's.
+// for a process started at its call is the call's (a fork server's
+// process has its zygote's).
 func startedWarm(t *testing.T, pid int) bool {
 	t.Helper()
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
@@ -38,11 +39,19 @@ func startedWarm(t *testing.T, pid int) bool {
 		t.Fatalf("environment of pid %d: %v", pid, err)
 	}
 	for _, kv := range strings.Split(string(b), "\x00") {
-		if kv == "__MCPBASHD_MODE=warm" {
+		// A fork server's process has the environment its zygote was
+		// exec'd with (supervisor/zygote_linux.go).
+		if kv == "__MCPBASHD_MODE=warm" || kv == "__MCPBASHD_MODE=zygote" {
 			return true
 		}
 	}
 	return false
+}
+
+// ranWarm reports whether a tool_who answer came from a warm process:
+// spawned ("warm") or forked by the fork server ("zygote").
+func ranWarm(answer string) bool {
+	return strings.HasSuffix(answer, " __MCPBASHD_MODE=warm") || strings.HasSuffix(answer, " __MCPBASHD_MODE=zygote")
 }
 
 // warmProcs lists the daemon's warm processes (group leaders whose
@@ -81,7 +90,7 @@ func TestWarmProcessServesOneCall(t *testing.T) {
 		d.Send(rfCall(strconv.Itoa(i), "who", fmt.Sprintf(`{"i":"%d"}`, i)))
 		r := harness.Parse(t, string(d.Recv()))
 		pid := rfInt(t, d.Dir, fmt.Sprintf("who.%d", i))
-		if !strings.HasSuffix(r.First(), " __MCPBASHD_MODE=warm") {
+		if !ranWarm(r.First()) {
 			t.Fatalf("call %d did not run in a warm process: %q", i, r.First())
 		}
 		if seen[pid] {
@@ -211,7 +220,7 @@ func TestWarmProcessOddTMPDIR(t *testing.T) {
 		d.Send(rfCall(strconv.Itoa(i), "who", fmt.Sprintf(`{"i":"%d"}`, i)))
 		r := harness.Parse(t, string(d.Recv()))
 		pid := rfInt(t, d.Dir, fmt.Sprintf("who.%d", i))
-		if !strings.HasSuffix(r.First(), " __MCPBASHD_MODE=warm") {
+		if !ranWarm(r.First()) {
 			t.Fatalf("call %d did not run in a warm process: %q", i, r.First())
 		}
 		prefix := fmt.Sprintf("pid=%d tmp=%s/mcp-call.", pid, tmp)

@@ -124,7 +124,7 @@ func start(ctx context.Context, o options, p paths, scriptArgs []string, log *za
 	sup, err := supervisor.New(supervisor.Config{
 		Bash: p.bash, Script: p.script, ScriptArgs: scriptArgs, Self: self,
 		OutputCap: zeroMeansNone(o.outputCap), Grace: time.Duration(zeroMeansNone(int64(o.grace))),
-		ServerPID: o.serverPID, Log: log.Named("supervisor"), Limits: o.limits.parsed, Warm: warmSetting(o), WarmIdle: o.warmIdle,
+		ServerPID: o.serverPID, Log: log.Named("supervisor"), Limits: o.limits.parsed, Warm: warmSetting(o), WarmIdle: o.warmIdle, NoFork: !o.fork,
 		ScriptStderr: scriptStderr(log),
 	})
 	if err != nil {

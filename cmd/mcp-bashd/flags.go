@@ -126,7 +126,7 @@ func buildVersion() string {
 // envSettings are the daemon flags each of which may also come from its
 // own MCP_BASHD_<NAME> variable (envKey): the ones a host that starts
 // ./server.sh itself has no other way to set.
-var envSettings = []string{"max-concurrency", "timeout", "grace", "drain", "sequential", "warm"}
+var envSettings = []string{"max-concurrency", "timeout", "grace", "drain", "sequential", "warm", "fork"}
 
 // envKey is the variable of a setting: max-concurrency → MCP_BASHD_MAX_CONCURRENCY.
 func envKey(name string) string {

@@ -82,7 +82,7 @@ Environment (flags win):
 
 Settings from the environment (for a server the host starts as ./server.sh):
   MCP_BASHD_MAX_CONCURRENCY, MCP_BASHD_TIMEOUT, MCP_BASHD_GRACE, MCP_BASHD_DRAIN,
-  MCP_BASHD_WARM, MCP_BASHD_SEQUENTIAL  each the value of the flag of that name (MCP_BASHD_SEQUENTIAL=1)
+  MCP_BASHD_WARM, MCP_BASHD_FORK, MCP_BASHD_SEQUENTIAL  each the value of the flag of that name (MCP_BASHD_SEQUENTIAL=1)
   MCP_BASHD_FLAGS       daemon flags separated by spaces, e.g. "--sequential --grace 5s"
   Precedence: the command line, then MCP_BASHD_FLAGS, then MCP_BASHD_<NAME>, then the default.
 
@@ -101,6 +101,7 @@ type options struct {
 	pageSize            int
 	warm                int
 	warmIdle            time.Duration
+	fork                bool
 	maxLine             int
 	outputCap           int64
 	grace, timeout      time.Duration
@@ -251,6 +252,7 @@ func daemonFlags(o *options) *flag.FlagSet {
 	fs.IntVar(&o.pageSize, "page-size", 0, "entries per page of tools/list, resources/list, resources/templates/list and prompts/list\n(0: every list in one page; N: pages of N with nextCursor)")
 	fs.IntVar(&o.warm, "warm", supervisor.DefaultWarm, "keep up to `N` call processes started ahead of their calls, as many as calls run\n(bash function tools without limits; none kept once --warm-idle passes without a call; 0: every call starts its own)")
 	durationVar(fs, &o.warmIdle, "warm-idle", supervisor.DefaultWarmIdle, "how long warm call processes are kept after the last call")
+	fs.BoolVar(&o.fork, "fork", true, "fork warm call processes from one bash that sourced the script's state once, instead of\nstarting a bash for each (Linux; a bash that exports dollar_dollar_pid, as distributions' do)")
 	fs.IntVar(&o.maxLine, "max-line", 16<<20, "longest request line in `bytes`")
 	fs.Int64Var(&o.outputCap, "output-cap", 16<<20, "tool output kept in a result, in `bytes` (the rest is cut with a marker)")
 	durationVar(fs, &o.grace, "grace", 2*time.Second, "time between SIGTERM and SIGKILL when a call is stopped")

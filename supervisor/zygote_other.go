@@ -1,0 +1,14 @@
+//go:build !linux || portable
+
+package supervisor
+
+// No fork server where there are no warm processes (warmos_posix.go) or
+// no /proc to find a forked process's $$ in: zygote_linux.go.
+
+type zygote struct{}
+
+func (r *reaper) pumpSourcesLocked() {}
+
+func (p *warmPool) newWarm(sn *Snapshot) (*warmProc, error) { return p.s.startWarm(sn) }
+
+func (p *warmPool) retireZygoteLocked() {}
