@@ -39,7 +39,7 @@ warm)
     exec 5>&-
     ;;
 zygote)
-    # Ready to be read (supervisor/zygote.go); fd 5 stays for the reports
+    # Ready to be read (supervisor/zygote_linux.go); fd 5 stays for the reports
     # of the processes it forks, and fd 3 for their sentinels.
     builtin echo "$!" >&5
     ;;
@@ -103,7 +103,7 @@ if builtin declare -F mcp_before_tool_call >/dev/null; then __mcpbashd_hook=1; f
 
 
 if builtin test "$__mcpbashd_mode" = zygote; then
-    # A fork server (supervisor/zygote.go): this shell has sourced the
+    # A fork server (supervisor/zygote_linux.go): this shell has sourced the
     # snapshot once, and each "SEED DIR" it reads (NUL-ended) on fd 4 becomes
     # a warm process without an exec — a subshell J that, with job control
     # on, forks W into a group of W's own and exits, so W is reparented to
@@ -119,20 +119,22 @@ if builtin test "$__mcpbashd_mode" = zygote; then
                 # 1 and 2, its FIFO "hand" is where the call comes (fd 4), as
                 # a spawned warm process's pipe. The working directory stays
                 # the one the snapshot set.
-                exec >>"${__mcpbashd_l#* }/out" 2>&1 4<"${__mcpbashd_l#* }/hand"
-                # A spawned call's shell starts at subshell level 0 with
-                # RANDOM seeded of its own (bash 3.2 does not reseed forks).
-                RANDOM=${__mcpbashd_l%% *}
-                BASH_SUBSHELL=0
-                # The sentinel, as the prelude's above, in W's group.
+                exec >>"${__mcpbashd_l#* }/out" 2>&1
+                # The sentinel, as the prelude's above, in W's group, before
+                # anything that can block: opening the FIFO waits for a
+                # writer if the daemon has given up on W.
                 (
                     builtin trap '' TERM INT HUP
-                    exec 4<&- 5>&-
+                    exec 5>&-
                     builtin read -r -u 3
                     builtin kill -KILL 0
                 ) &
                 builtin disown $!
-                exec 3<&-
+                exec 3<&- 4<"${__mcpbashd_l#* }/hand"
+                # A spawned call's shell starts at subshell level 0 with
+                # RANDOM seeded of its own (bash 3.2 does not reseed forks).
+                RANDOM=${__mcpbashd_l%% *}
+                BASH_SUBSHELL=0
                 # W reports itself once J is gone (its parent is the
                 # daemon, PPID here): from then on only the daemon can
                 # reap it, so the pid it registers stays W's. bash 3.2 has

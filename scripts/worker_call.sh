@@ -2,7 +2,7 @@
 # shellcheck disable=SC2154 # the __mcpbashd_* variables come from worker.sh
 # mcp-bashd worker, second part: sourced by worker.sh (every mode that runs
 # the server's code) once the snapshot is sourced, in the same shell, or by
-# a fork server's process (supervisor/zygote.go) forked after it.
+# a fork server's process (supervisor/zygote_linux.go) forked after it.
 if builtin test "$__mcpbashd_mode" = warm; then
     # A warm process (supervisor/warm.go): everything above was done before
     # its call came. Blocked here until the daemon hands it exactly one:

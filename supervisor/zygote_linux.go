@@ -464,7 +464,12 @@ func (s *Supervisor) forkOne(z *zygote) (*warmProc, error) {
 	root := callRoot(pre)
 	w := &warmProc{pre: pre, sn: z.sn, hand: -1, peek: -1, ready: make(chan struct{}), mem: -1, width: z.width,
 		exe: z.exe, argv: z.argv, env: z.env, off: z.off, zy: z}
+	hand := filepath.Join(pre, "hand")
 	fail := func(err error) (*warmProc, error) {
+		// The FIFO goes before the daemon's end of it: a W that opens it
+		// later finds nothing, and one that opened it meanwhile reads EOF
+		// (retired); none waits in open for a writer.
+		_ = unix.Unlink(hand)
 		closeFD(&w.hand)
 		s.removeRoot(root, s.log)
 		return nil, err
@@ -477,7 +482,6 @@ func (s *Supervisor) forkOne(z *zygote) (*warmProc, error) {
 		return fail(err)
 	}
 	closeFD(&out)
-	hand := filepath.Join(pre, "hand")
 	if err := unix.Mkfifo(hand, 0o600); err != nil {
 		return fail(err)
 	}
@@ -537,7 +541,9 @@ func (s *Supervisor) forkOne(z *zygote) (*warmProc, error) {
 		s.killWarm(w, nil)
 		return nil, err
 	}
-	_, _ = unix.Pwrite(w.mem, []byte(warmField(w.width)), w.nameAt)
+	field := []byte(warmField(w.width))
+	_, _ = unix.Pwrite(w.mem, field, w.nameAt)
+	s.nameSentinel(w, w.sentinel, field)
 	return w, nil
 }
 

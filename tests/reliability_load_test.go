@@ -56,8 +56,9 @@ func rlLeft(m rlMark, skip int) ([]proctest.Proc, error) {
 	}
 	var out []proctest.Proc
 	for _, p := range proctest.Alive(ps) {
-		// An idle warm call process is the daemon's, not a call's.
-		if p.PID != skip && !harness.IsIdleWarm(p) {
+		// An idle warm call process and the fork server are the daemon's,
+		// not a call's.
+		if p.PID != skip && !harness.IsIdleWarm(p) && !harness.IsForkServer(p) {
 			out = append(out, p)
 		}
 	}
@@ -190,6 +191,14 @@ func rlWarmPipes(pid int) (map[string]bool, bool) {
 		if p.PPID == pid && p.PID == p.PGID && harness.IsIdleWarm(p) {
 			if target, err := os.Readlink(fmt.Sprintf("/proc/%d/fd/4", p.PID)); err == nil {
 				pipes[target] = true
+			}
+		}
+		// The fork server's request (fd 4) and report (fd 5) pipes.
+		if p.PPID == pid && p.PID == p.PGID && harness.IsForkServer(p) {
+			for _, fd := range []int{4, 5} {
+				if target, err := os.Readlink(fmt.Sprintf("/proc/%d/fd/%d", p.PID, fd)); err == nil {
+					pipes[target] = true
+				}
 			}
 		}
 	}

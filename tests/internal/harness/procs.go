@@ -100,15 +100,16 @@ func (d *Daemon) AliveAll(t *testing.T) []proctest.Proc {
 	return ps
 }
 
-// Alive is AliveAll without the idle warm call processes: a warm process
-// (and its sentinel) shows "# warm" in its command line until it is
-// handed a call, so no process showing it ever ran a call's code, and the
-// daemon keeps them between calls (warm_test.go checks them).
+// Alive is AliveAll without the idle warm call processes and the fork
+// server: a warm process (and its sentinel) shows "# warm" in its command
+// line until it is handed a call, the fork server "# fork", so no process
+// showing either ever ran a call's code, and the daemon keeps them between
+// calls (warm_test.go checks them).
 func (d *Daemon) Alive(t *testing.T) []proctest.Proc {
 	t.Helper()
 	var out []proctest.Proc
 	for _, p := range d.AliveAll(t) {
-		if !IsIdleWarm(p) {
+		if !IsIdleWarm(p) && !IsForkServer(p) {
 			out = append(out, p)
 		}
 	}
@@ -119,6 +120,13 @@ func (d *Daemon) Alive(t *testing.T) []proctest.Proc {
 // not handed a call yet.
 func IsIdleWarm(p proctest.Proc) bool {
 	return len(p.Cmdline) > 4 && strings.HasPrefix(p.Cmdline[4], `. "$__MCPBASHD_WORKER" # warm`)
+}
+
+// IsForkServer reports whether p is the daemon's fork server (the zygote
+// warm processes are forked from, supervisor/zygote_linux.go), its
+// sentinel, or a fork of it not yet named: no call's code runs there.
+func IsForkServer(p proctest.Proc) bool {
+	return len(p.Cmdline) > 4 && strings.HasPrefix(p.Cmdline[4], `. "$__MCPBASHD_WORKER" # fork`)
 }
 
 // List formats processes for a failure message, one per line.
