@@ -216,6 +216,9 @@ func (s *Supervisor) call(ctx context.Context, req Request, log *zap.Logger) Out
 	if s.eligible(req) {
 		w, done := s.warm.take(req)
 		defer done()
+		if w == nil {
+			w = s.warm.forkFor(req)
+		}
 		if w != nil {
 			if o, ok := s.callWarm(ctx, req, w, log); ok {
 				return o

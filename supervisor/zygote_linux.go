@@ -439,7 +439,7 @@ func (z *zygote) lineLocked(line string) {
 
 // forkWarm has z fork a warm process for z's snapshot. Like startWarm, it
 // holds the snapshot and one user of the supervisor until releaseWarm.
-func (s *Supervisor) forkWarm(z *zygote) (*warmProc, error) {
+func (s *Supervisor) forkWarm(z *zygote, wait time.Duration) (*warmProc, error) {
 	if !s.enter() {
 		return nil, errClosed
 	}
@@ -447,7 +447,7 @@ func (s *Supervisor) forkWarm(z *zygote) (*warmProc, error) {
 		s.users.Done()
 		return nil, errSnapshotGone
 	}
-	w, err := s.forkOne(z)
+	w, err := s.forkOne(z, wait)
 	if err != nil {
 		z.sn.release()
 		s.users.Done()
@@ -456,7 +456,7 @@ func (s *Supervisor) forkWarm(z *zygote) (*warmProc, error) {
 	return w, nil
 }
 
-func (s *Supervisor) forkOne(z *zygote) (*warmProc, error) {
+func (s *Supervisor) forkOne(z *zygote, wait time.Duration) (*warmProc, error) {
 	pre, err := tmpdir.Create(s.runtime, "warm.", s.owner)
 	if err != nil {
 		return nil, err
@@ -506,7 +506,7 @@ func (s *Supervisor) forkOne(z *zygote) (*warmProc, error) {
 	if err != nil {
 		return fail(fmt.Errorf("ask the fork server: %w", err))
 	}
-	t := time.NewTimer(zygoteWait)
+	t := time.NewTimer(wait)
 	defer t.Stop()
 	select {
 	case <-w.ready:
@@ -595,7 +595,7 @@ func (r *reaper) pumpSourcesLocked() {
 // there is one, spawned otherwise.
 func (p *warmPool) newWarm(sn *Snapshot) (*warmProc, error) {
 	if z := p.zygoteFor(sn); z != nil {
-		w, err := p.s.forkWarm(z)
+		w, err := p.s.forkWarm(z, zygoteWait)
 		if err == nil {
 			p.mu.Lock()
 			p.zyFails = 0
@@ -608,6 +608,33 @@ func (p *warmPool) newWarm(sn *Snapshot) (*warmProc, error) {
 		}
 	}
 	return p.s.startWarm(sn)
+}
+
+// forkWait bounds the fork a call that found no idle warm process waits
+// for: a zygote that takes longer is replaced, and the call starts its own
+// process.
+const forkWait = time.Second
+
+// forkFor forks a warm process for req at once, when the pool had none
+// idle: a fork costs less than the exec of a cold call, and is ready
+// about as soon. Nil when there is no live zygote of req's snapshot (the
+// call starts its own process).
+func (p *warmPool) forkFor(req Request) *warmProc {
+	p.mu.Lock()
+	z := p.zy
+	p.mu.Unlock()
+	if z == nil || z.sn != req.Snapshot || z.over() {
+		return nil
+	}
+	w, err := p.s.forkWarm(z, forkWait)
+	if err != nil {
+		if !errors.Is(err, errClosed) && !errors.Is(err, errSnapshotGone) {
+			p.s.log.Info("fork server failed; starting it again", zap.Error(err))
+			p.dropZygote(z, true)
+		}
+		return nil
+	}
+	return w
 }
 
 // zygoteFor is the pool's zygote for sn, started if need be (on the

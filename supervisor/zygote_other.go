@@ -12,3 +12,5 @@ func (r *reaper) pumpSourcesLocked() {}
 func (p *warmPool) newWarm(sn *Snapshot) (*warmProc, error) { return p.s.startWarm(sn) }
 
 func (p *warmPool) retireZygoteLocked() {}
+
+func (p *warmPool) forkFor(Request) *warmProc { return nil }
