@@ -131,6 +131,20 @@ if builtin test "$__mcpbashd_mode" = zygote; then
                 ) &
                 builtin disown $!
                 exec 3<&- 4<"${__mcpbashd_l#* }/hand"
+                # No descriptor W inherited beyond its own (0-2, the FIFO,
+                # the report pipe) may reach the tool, as none reaches a
+                # spawned call's (what job control or a redirection left
+                # open in the zygote or J when they forked).
+                __mcpbashd_st=$-
+                builtin set +f
+                for __mcpbashd_p in /proc/self/fd/*; do
+                    __mcpbashd_p=${__mcpbashd_p##*/}
+                    case $__mcpbashd_p in
+                    0 | 1 | 2 | 4 | 5 | *[!0-9]*) ;;
+                    *) builtin eval "exec $__mcpbashd_p>&-" ;;
+                    esac
+                done
+                case $__mcpbashd_st in *f*) builtin set -f ;; esac
                 # A spawned call's shell starts at subshell level 0 with
                 # RANDOM seeded of its own (bash 3.2 does not reseed forks).
                 RANDOM=${__mcpbashd_l%% *}
