@@ -230,8 +230,8 @@ func benchAnchor(bin, anchor, dir string, o anchorOpts) {
 	}}
 	anc := server{"gosdk-exec", func(...string) []string { return []string{anchor, tools} }}
 
-	fmt.Printf("mcp-bashd vs gosdk-exec (%s), %d cores, load average %s, flags %q, %d rounds of %d calls\n",
-		time.Now().UTC().Format(time.RFC3339), runtime.NumCPU(), loadAvg(), o.flags, o.rounds, o.calls)
+	fmt.Printf("mcp-bashd vs gosdk-exec (%s), %d cores, load average %s, flags %q, %d rounds of %d calls, TMPDIR on %s\n",
+		time.Now().UTC().Format(time.RFC3339), runtime.NumCPU(), loadAvg(), o.flags, o.rounds, o.calls, fsType(callTmpDir(dir)))
 	var fo, fa figures
 	var conn time.Duration
 	for k := 0; k < o.rounds; k++ {

@@ -4,7 +4,7 @@
 //
 //	go run ./tests/bench [-n 20000] [-calls 500] [-http=false] [-cancel=false] [-flags "--warm 0"] [-tmpdir DIR]
 //	go run ./tests/bench -slow [-bin PATH]   slow and vanished clients only (of PATH: any build)
-//	go run ./tests/bench -anchor DIR|BIN [-rounds 2] [-cold 20] [-conn=false] [-http=false]   every target of issue 25 against gosdk-exec
+//	go run ./tests/bench -anchor DIR|BIN [-rounds 2] [-cold 20] [-conn=false] [-http=false] [-tmpdir DIR]   every target of issue 25 against gosdk-exec
 //	go run ./tests/bench -limits [-calls 500]   call latency with and without per-tool limits
 package main
 
@@ -61,6 +61,9 @@ func main() {
 		benchCluster(bin, dir, *pings/4, *calls)
 		return
 	}
+	if *callTmp != "" {
+		tmpOverride = *callTmp
+	}
 	if *anchor != "" {
 		benchAnchor(bin, buildAnchor(*anchor, dir), dir, anchorOpts{calls: *calls, cold: *colds, rounds: *rounds, http: *httpToo, conn: *conn, flags: *daemonFlags})
 		return
@@ -73,9 +76,6 @@ func main() {
 	check(os.WriteFile(script, []byte(echoTool+"\n"), 0o755))
 	check(os.WriteFile(filepath.Join(dir, "tools.json"), []byte(`{"tools":[{"name":"echo","inputSchema":{"type":"object"}}]}`), 0o644))
 
-	if *callTmp != "" {
-		tmpOverride = *callTmp
-	}
 	var r report
 	fmt.Printf("mcp-bashd stdio benchmark (%s), %d cores, load average %s, flags %q, TMPDIR on %s\n",
 		time.Now().UTC().Format(time.RFC3339), runtime.NumCPU(), loadAvg(), *daemonFlags, fsType(callTmpDir(dir)))
