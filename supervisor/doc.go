@@ -27,7 +27,11 @@
 //     then the daemon's child — pins it; every signal is sent under the
 //     reaper's lock.
 //   - Every process is spawned under the reaper's lock, so the reaper can
-//     never mistake a just-forked leader for an orphan.
+//     never mistake a just-forked leader for an orphan. A warm process the
+//     fork server forked (zygote_linux.go) registers itself by a report
+//     it writes once it is the daemon's child; the reaper reads pending
+//     reports, under the same lock, before it takes an unknown child for
+//     an orphan.
 //   - On Linux the daemon is a child subreaper: detached grandchildren
 //     (setsid, set -m jobs, orphaned double forks) are reparented to it and
 //     reaped when they exit. Where there is none (macOS; -tags portable),
