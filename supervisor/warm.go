@@ -123,10 +123,7 @@ type warmProc struct {
 // releaseWarm gives back w's holds (startWarm's), once: after it was retired
 // (finishWarm) or after the call it was handed ended (callWarm).
 func (s *Supervisor) releaseWarm(w *warmProc) {
-	w.released.Do(func() {
-		w.sn.release()
-		s.users.Done()
-	})
+	w.released.Do(func() { s.unhold(w.sn) })
 }
 
 type warmPool struct {
@@ -401,20 +398,33 @@ var (
 // supervisor until releaseWarm; when no process starts it gives them back
 // itself.
 func (s *Supervisor) startWarm(sn *Snapshot) (*warmProc, error) {
-	if !s.enter() {
-		return nil, errClosed
-	}
-	if !sn.hold() {
-		s.users.Done()
-		return nil, errSnapshotGone
+	if err := s.holdFor(sn); err != nil {
+		return nil, err
 	}
 	w, err := s.spawnWarm(sn)
 	if err != nil {
-		sn.release()
-		s.users.Done()
+		s.unhold(sn)
 		return nil, err
 	}
 	return w, nil
+}
+
+// holdFor takes what a warm process or a zygote holds while it lives: one
+// user of the supervisor and sn. unhold gives them back.
+func (s *Supervisor) holdFor(sn *Snapshot) error {
+	if !s.enter() {
+		return errClosed
+	}
+	if !sn.hold() {
+		s.users.Done()
+		return errSnapshotGone
+	}
+	return nil
+}
+
+func (s *Supervisor) unhold(sn *Snapshot) {
+	sn.release()
+	s.users.Done()
 }
 
 func (s *Supervisor) spawnWarm(sn *Snapshot) (*warmProc, error) {
@@ -435,17 +445,12 @@ func (s *Supervisor) spawnWarm(sn *Snapshot) (*warmProc, error) {
 		return fail(err)
 	}
 	defer closeFD(&out)
-	var pipe, report [2]int
-	if err := pipeCloexec(pipe[:]); err != nil {
+	pipe, report, err := pipePair()
+	if err != nil {
 		return fail(err)
 	}
-	// The daemon's end is non-blocking, so reading it waits in the
+	// The report's end is non-blocking, so reading it waits in the
 	// runtime's poller, which a cancellation can interrupt.
-	if err := pipeCloexec(report[:]); err != nil {
-		unix.Close(pipe[0])
-		unix.Close(pipe[1])
-		return fail(err)
-	}
 	defer unix.Close(report[1])
 	if err := unix.SetNonblock(report[0], true); err != nil {
 		unix.Close(pipe[0])
@@ -503,6 +508,18 @@ func (s *Supervisor) killWarm(w *warmProc, exited *exitInfo) {
 		<-w.done
 	}
 	s.removeRoot(callRoot(w.pre), s.log)
+}
+
+// pipePair makes two close-on-exec pipes; on an error none is left open.
+func pipePair() (a, b [2]int, err error) {
+	if err = pipeCloexec(a[:]); err != nil {
+		return a, b, err
+	}
+	if err = pipeCloexec(b[:]); err != nil {
+		unix.Close(a[0])
+		unix.Close(a[1])
+	}
+	return a, b, err
 }
 
 // capString is MCP_BASHD_OUTPUT_CAP's value: bytes, empty for none.

@@ -68,7 +68,10 @@ func openArgv(pid, off int, want []byte, exe string, argv, env []string) (int, i
 const atExecFn = 31
 
 // execFn is AT_EXECFN from /proc/PID/auxv (0: not found).
-func execFn(proc string) int64 {
+func execFn(proc string) int64 { return int64(auxvValue(proc, atExecFn)) }
+
+// auxvValue is key want's value in /proc/PID/auxv (0: not found).
+func auxvValue(proc string, want uint64) uint64 {
 	fd, err := unix.Open(proc+"/auxv", unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return 0
@@ -78,8 +81,8 @@ func execFn(proc string) int64 {
 	n, _ := unix.Read(fd, buf[:])
 	for i := 0; i+16 <= n; i += 16 {
 		key := binary.NativeEndian.Uint64(buf[i:])
-		if key == atExecFn {
-			return int64(binary.NativeEndian.Uint64(buf[i+8:]))
+		if key == want {
+			return binary.NativeEndian.Uint64(buf[i+8:])
 		}
 		if key == 0 { // AT_NULL
 			break

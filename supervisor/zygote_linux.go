@@ -145,27 +145,6 @@ func dollarSymbol(path string) *bashSym {
 // atEntry is AT_ENTRY (linux/auxvec.h).
 const atEntry = 9
 
-// auxvValue is key's value in /proc/PID/auxv (0: not found).
-func auxvValue(proc string, want uint64) uint64 {
-	fd, err := unix.Open(proc+"/auxv", unix.O_RDONLY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return 0
-	}
-	defer unix.Close(fd)
-	var buf [1024]byte
-	n, _ := unix.Read(fd, buf[:])
-	for i := 0; i+16 <= n; i += 16 {
-		key := binary.NativeEndian.Uint64(buf[i:])
-		if key == want {
-			return binary.NativeEndian.Uint64(buf[i+8:])
-		}
-		if key == 0 {
-			break
-		}
-	}
-	return 0
-}
-
 // readPid reads the int32 at addr of the process whose mem is fd.
 func readPid(fd int, addr int64) (int, error) {
 	var b [4]byte
@@ -224,17 +203,12 @@ func (z *zygote) setDollar(mem int, pid int) error {
 
 // startZygote starts the fork server for sn and waits until it is ready.
 func (s *Supervisor) startZygote(sn *Snapshot) (*zygote, error) {
-	if !s.enter() {
-		return nil, errClosed
-	}
-	if !sn.hold() {
-		s.users.Done()
-		return nil, errSnapshotGone
+	if err := s.holdFor(sn); err != nil {
+		return nil, err
 	}
 	z, err := s.spawnZygote(sn)
 	if err != nil {
-		sn.release()
-		s.users.Done()
+		s.unhold(sn)
 		return nil, err
 	}
 	t := time.NewTimer(zygoteWait)
@@ -271,13 +245,8 @@ func (s *Supervisor) spawnZygote(sn *Snapshot) (*zygote, error) {
 		return fail(err)
 	}
 	defer closeFD(&out)
-	var req, report [2]int
-	if err := pipeCloexec(req[:]); err != nil {
-		return fail(err)
-	}
-	if err := pipeCloexec(report[:]); err != nil {
-		unix.Close(req[0])
-		unix.Close(req[1])
+	req, report, err := pipePair()
+	if err != nil {
 		return fail(err)
 	}
 	defer unix.Close(req[0])
@@ -440,17 +409,12 @@ func (z *zygote) lineLocked(line string) {
 // forkWarm has z fork a warm process for z's snapshot. Like startWarm, it
 // holds the snapshot and one user of the supervisor until releaseWarm.
 func (s *Supervisor) forkWarm(z *zygote, wait time.Duration) (*warmProc, error) {
-	if !s.enter() {
-		return nil, errClosed
-	}
-	if !z.sn.hold() {
-		s.users.Done()
-		return nil, errSnapshotGone
+	if err := s.holdFor(z.sn); err != nil {
+		return nil, err
 	}
 	w, err := s.forkOne(z, wait)
 	if err != nil {
-		z.sn.release()
-		s.users.Done()
+		s.unhold(z.sn)
 		return nil, err
 	}
 	return w, nil
@@ -564,8 +528,7 @@ func (z *zygote) retire() {
 		<-z.dead
 		z.close()
 		z.s.removeRoot(callRoot(z.pre), z.s.log)
-		z.sn.release()
-		z.s.users.Done()
+		z.s.unhold(z.sn)
 	})
 }
 
