@@ -108,8 +108,9 @@ if builtin test "$__mcpbashd_mode" = zygote; then
     # a warm process without an exec — a subshell J that, with job control
     # on, forks W into a group of W's own and exits, so W is reparented to
     # the daemon (the child subreaper) and the daemon alone reaps it. EOF:
-    # retired.
-    while IFS= builtin read -r -d '' -u 4 __mcpbashd_l; do
+    # retired. A second record, CTL, names W's control directory on a
+    # tmpfs, where its FIFO, args and values are (empty: they are in DIR).
+    while IFS= builtin read -r -d '' -u 4 __mcpbashd_l && IFS= builtin read -r -d '' -u 4 __mcpbashd_ctl; do
         (
             builtin set -m
             (
@@ -130,7 +131,7 @@ if builtin test "$__mcpbashd_mode" = zygote; then
                     builtin kill -KILL 0
                 ) &
                 builtin disown $!
-                exec 3<&- 4<"${__mcpbashd_l#* }/hand"
+                exec 3<&- 4<"${__mcpbashd_ctl:-${__mcpbashd_l#* }}/hand"
                 # No descriptor W inherited beyond its own (0-2, the FIFO,
                 # the report pipe) may reach the tool, as none reaches a
                 # spawned call's (what job control or a redirection left

@@ -28,9 +28,13 @@ if builtin test "$__mcpbashd_mode" = warm; then
     exec 4<&-
     __mcpbashd_tool=${__mcpbashd_root%%/*}
     __mcpbashd_root=/${__mcpbashd_root#*/}
+    # A forked process's args and values are in its control directory
+    # (worker.sh, zygote mode), a spawned one's in its root.
+    __mcpbashd_c=${__mcpbashd_ctl:-$__mcpbashd_root}
     # shellcheck disable=SC2034 # exported to the tool and the shim
-    builtin export MCP_CALL_TMPDIR="$__mcpbashd_root/tmp" MCP_BASHD_EVENTS="$__mcpbashd_root/events" MCP_BASHD_CONTENT="$__mcpbashd_root/content" MCP_BASHD_ARGS="$__mcpbashd_root/values"
-    IFS= builtin read -r -d '' __mcpbashd_args <"$__mcpbashd_root/args"
+    builtin export MCP_CALL_TMPDIR="$__mcpbashd_root/tmp" MCP_BASHD_EVENTS="$__mcpbashd_root/events" MCP_BASHD_CONTENT="$__mcpbashd_root/content" MCP_BASHD_ARGS="$__mcpbashd_c/values"
+    IFS= builtin read -r -d '' __mcpbashd_args <"$__mcpbashd_c/args"
+    builtin unset __mcpbashd_c __mcpbashd_ctl
     # A cold call's shell starts when its call does.
     SECONDS=0
     __mcpbashd_mode=call

@@ -62,6 +62,9 @@ type Request struct {
 	// that wraps ErrEndCall ends the call instead (EndedToAsk). Nil:
 	// every helper fails with "this call cannot ask the client".
 	Ask func(ctx context.Context, reqs []AskItem) ([]json.RawMessage, error)
+	// ctl is the control directory of the forked process running the
+	// call, where its args and values are (callWarm); "": its root.
+	ctl string
 }
 
 // Kind is what a Request runs.
@@ -285,7 +288,9 @@ func (s *Supervisor) callWarm(ctx context.Context, req Request, w *warmProc, log
 		return Outcome{}, false
 	}
 	defer s.releaseWarm(w)
+	defer w.removeCtl()
 	defer s.removeRoot(root, log)
+	req.ctl = w.ctl
 	o := s.run(ctx, req, root, w.pid, w.done, nil, log)
 	// Killed between the hand-over's check and reading its call: the tool
 	// never ran, and its empty "Error executing" would be no answer. (The
@@ -433,6 +438,17 @@ func (s *Supervisor) stop(req Request, root callRoot, pid int, done <-chan exitI
 		log.Info("stopping the call: its timeout passed", zap.Duration("timeout", req.Timeout))
 	}
 	if req.Snapshot.HasFunction(req.cancelHook()) {
+		if req.ctl != "" && why != stopShutdown {
+			// The hook is spawned in the root and reads the call's args
+			// and values there (a forked call has them elsewhere).
+			ctl := callRoot(req.ctl)
+			if b, err := os.ReadFile(ctl.Args()); err == nil {
+				_ = writeNew(root.Args(), b)
+			}
+			if b, err := os.ReadFile(ctl.Values()); err == nil {
+				_ = writeNew(root.Values(), b)
+			}
+		}
 		hookReq := req
 		if why == stopShutdown {
 			// The seed: "A signal that tears the server down passes an

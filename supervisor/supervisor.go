@@ -117,10 +117,13 @@ type Supervisor struct {
 	env               []string // base environment of every child
 	box               *sandbox.Manager
 	warm              *warmPool // nil: every call starts its own process
-	seq               atomic.Uint64
-	current           atomic.Pointer[Snapshot] // Current, Use, Reload
-	closeMu           sync.Once
-	stats             Stats
+	// ctlBase is a private directory on a tmpfs for forked warm processes'
+	// control files (zygote_linux.go); "": they are in their roots.
+	ctlBase string
+	seq     atomic.Uint64
+	current atomic.Pointer[Snapshot] // Current, Use, Reload
+	closeMu sync.Once
+	stats   Stats
 
 	// Close waits for every user of the processes (calls, loads, the EXIT
 	// trap) after killing what still runs, so nothing spawns after the
@@ -229,6 +232,7 @@ func New(cfg Config) (*Supervisor, error) {
 	}
 	if warmHere && cfg.Warm >= 0 && filepath.Dir(s.runtime) == base {
 		s.warm = newWarmPool(s, cmpOr(cfg.Warm, DefaultWarm))
+		s.ctlBase = ctlDir()
 	}
 	s.gone, s.goneDone = make(chan string, goneQueue), make(chan struct{})
 	go s.removeGone()
@@ -302,6 +306,9 @@ func (s *Supervisor) Close() error {
 			<-s.goneDone
 		}
 		s.box.Close()
+		if s.ctlBase != "" {
+			err = errors.Join(err, os.RemoveAll(s.ctlBase))
+		}
 		s.retryLeftovers()
 		if s.life != nil {
 			err = errors.Join(err, s.life.Close())

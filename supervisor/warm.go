@@ -113,8 +113,10 @@ type warmProc struct {
 	mem       int   // /proc/PID/mem; -1: not open
 	nameAt    int64 // the field's address
 	// zy is the fork server it was forked from (zygote_linux.go); nil: it
-	// was spawned.
-	zy *zygote
+	// was spawned. ctl is a forked one's control directory on a tmpfs (its
+	// FIFO, args and values); "": they are in its root.
+	zy  *zygote
+	ctl string
 	// released gives back what startWarm took for it — its hold on sn
 	// and its user of the supervisor — once, whichever way it ends.
 	released sync.Once
@@ -508,6 +510,7 @@ func (s *Supervisor) killWarm(w *warmProc, exited *exitInfo) {
 		<-w.done
 	}
 	s.removeRoot(callRoot(w.pre), s.log)
+	w.removeCtl()
 }
 
 // pipePair makes two close-on-exec pipes; on an error none is left open.

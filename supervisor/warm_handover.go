@@ -2,6 +2,7 @@ package supervisor
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -139,11 +140,11 @@ func (s *Supervisor) handOver(ctx context.Context, w *warmProc, req Request) (ca
 		return "", err
 	}
 
-	pre := callRoot(w.pre)
-	if err := writeNew(pre.Args(), req.Args); err != nil {
+	files := callRoot(cmp.Or(w.ctl, w.pre)) // where args and values go
+	if err := writeNew(files.Args(), req.Args); err != nil {
 		return "", err
 	}
-	if err := writeValues(pre, req.values()); err != nil {
+	if err := writeValues(files, req.values()); err != nil {
 		return "", err
 	}
 	root, err := s.renameIntoBase(w.pre)

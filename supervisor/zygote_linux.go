@@ -3,6 +3,7 @@
 package supervisor
 
 import (
+	"cmp"
 	"debug/elf"
 	"encoding/binary"
 	"errors"
@@ -428,7 +429,13 @@ func (s *Supervisor) forkOne(z *zygote, wait time.Duration) (*warmProc, error) {
 	root := callRoot(pre)
 	w := &warmProc{pre: pre, sn: z.sn, hand: -1, peek: -1, ready: make(chan struct{}), mem: -1, width: z.width,
 		exe: z.exe, argv: z.argv, env: z.env, off: z.off, zy: z}
-	hand := filepath.Join(pre, "hand")
+	// The FIFO, args and values live on a tmpfs where there is one: a
+	// call then makes three inodes in TMPDIR, not six (an inode is what a
+	// call costs most on some filesystems: docs/operations.md, "Speed").
+	if s.ctlBase != "" {
+		w.ctl, _ = os.MkdirTemp(s.ctlBase, "w.")
+	}
+	hand := filepath.Join(cmp.Or(w.ctl, pre), "hand")
 	fail := func(err error) (*warmProc, error) {
 		// The FIFO goes before the daemon's end of it: a W that opens it
 		// later finds nothing, and one that opened it meanwhile reads EOF
@@ -436,6 +443,7 @@ func (s *Supervisor) forkOne(z *zygote, wait time.Duration) (*warmProc, error) {
 		_ = unix.Unlink(hand)
 		closeFD(&w.hand)
 		s.removeRoot(root, s.log)
+		w.removeCtl()
 		return nil, err
 	}
 	if err := unix.Mkdir(root.Tmp(), 0o700); err != nil {
@@ -461,7 +469,7 @@ func (s *Supervisor) forkOne(z *zygote, wait time.Duration) (*warmProc, error) {
 		return fail(errors.New("the fork server is gone"))
 	}
 	z.pending[pre] = w
-	msg := strconv.FormatUint(uint64(rand.Uint32()&0x7fffffff), 10) + " " + pre + "\x00"
+	msg := strconv.FormatUint(uint64(rand.Uint32()&0x7fffffff), 10) + " " + pre + "\x00" + w.ctl + "\x00"
 	_, err = unix.Write(z.req, []byte(msg))
 	if err != nil {
 		delete(z.pending, pre)
@@ -509,6 +517,47 @@ func (s *Supervisor) forkOne(z *zygote, wait time.Duration) (*warmProc, error) {
 	_, _ = unix.Pwrite(w.mem, field, w.nameAt)
 	s.nameSentinel(w, w.sentinel, field)
 	return w, nil
+}
+
+// ctlDir makes the private directory forked warm processes' control
+// files are made in: on /dev/shm when it is a tmpfs; "" otherwise.
+func ctlDir() string {
+	var st unix.Statfs_t
+	if unix.Statfs("/dev/shm", &st) != nil || st.Type != unix.TMPFS_MAGIC {
+		return ""
+	}
+	sweepCtl()
+	dir, err := os.MkdirTemp("/dev/shm", "mcp-bashd."+strconv.Itoa(os.Getpid())+".")
+	if err != nil {
+		return ""
+	}
+	return dir
+}
+
+// sweepCtl removes the control directories of daemons that are gone
+// without their Close (SIGKILL): mcp-bashd.PID.N of this user, PID no
+// longer a process. (A daemon in another PID namespace may keep one of
+// a dead daemon's a while longer: never one of a live daemon's.)
+func sweepCtl() {
+	names, _ := filepath.Glob("/dev/shm/mcp-bashd.*.*")
+	for _, name := range names {
+		f := strings.Split(filepath.Base(name), ".")
+		pid, err := strconv.Atoi(f[1])
+		if len(f) != 3 || err != nil || pid <= 0 || unix.Kill(pid, 0) != unix.ESRCH {
+			continue
+		}
+		var st unix.Stat_t
+		if unix.Lstat(name, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR && int(st.Uid) == os.Getuid() {
+			_ = os.RemoveAll(name)
+		}
+	}
+}
+
+// removeCtl removes w's control directory, if it has one.
+func (w *warmProc) removeCtl() {
+	if w.ctl != "" {
+		_ = os.RemoveAll(w.ctl)
+	}
 }
 
 // forkField and warmField are what ps shows of a zygote and of an idle

@@ -14,3 +14,7 @@ func (p *warmPool) newWarm(sn *Snapshot) (*warmProc, error) { return p.s.startWa
 func (p *warmPool) retireZygoteLocked() {}
 
 func (p *warmPool) forkFor(Request) *warmProc { return nil }
+
+func ctlDir() string { return "" }
+
+func (w *warmProc) removeCtl() {}

@@ -131,3 +131,25 @@ func TestDollarAddressIsBashs(t *testing.T) {
 		t.Fatalf("$$ at the address found: %d, %v; want %d", got, err, z.pid)
 	}
 }
+
+// A forked call keeps its args and values in a control directory on a
+// tmpfs; its cancel hook, spawned in the call's root, still gets them.
+func TestForkedCallCancelHookGetsArgs(t *testing.T) {
+	marks := t.TempDir()
+	s, sn := newTestSupervisor(t, `tool_nap() { : >"`+marks+`/started"; sleep 100; }
+tool_nap_cancel() { printf '%s' "$1" >"`+marks+`/hook"; }
+`)
+	s.Use(sn)
+	forkServer(t, s)
+	ctx, cancel := context.WithCancelCause(context.Background())
+	done := make(chan Outcome, 1)
+	go func() { done <- s.Call(ctx, Request{ID: "1", Tool: "nap", Args: []byte(`{"x":"forked"}`)}) }()
+	waitFor(t, "the tool to start", func() bool { _, err := os.Stat(marks + "/started"); return err == nil })
+	cancel(ErrCancelled)
+	if o := <-done; o.End != Cancelled {
+		t.Fatalf("outcome %+v, want cancelled", o)
+	}
+	if b, err := os.ReadFile(marks + "/hook"); err != nil || string(b) != `{"x":"forked"}` {
+		t.Fatalf("cancel hook's $1: %q %v", b, err)
+	}
+}
