@@ -462,17 +462,8 @@ func (s *Supervisor) spawnWarm(sn *Snapshot) (*warmProc, error) {
 	}
 	w := &warmProc{pre: pre, sn: sn, hand: pipe[1], peek: pipe[0], report: os.NewFile(uintptr(report[0]), "warm report"),
 		ready: make(chan struct{}), mem: -1, width: fieldWidth(sn)}
-	field := "warm" + strings.Repeat(" ", w.width-len("warm"))
-	env := []string{
-		envCap + "=" + capString(s.cfg.OutputCap),
-		"__MCPBASHD_SNAPSHOT=" + sn.Path,
-		"__MCPBASHD_SHIM=" + s.shim,
-	}
-	p := proc{mode: modeWarm, field: field, zero: s.cfg.Script, args: s.cfg.ScriptArgs,
-		dir: pre, env: env, stdout: out, stderr: out, extra: []uintptr{uintptr(pipe[0]), uintptr(report[1])}}
-	// The field's place in argv: argv[0..3] and the comment's prefix.
-	off := len(s.cfg.Bash) + 1 + len("--noprofile") + 1 + len("--norc") + 1 + len("-c") + 1 + len(p.command()) - len(field)
-	w.off = off
+	var p proc
+	p, w.off = s.warmSpawn(modeWarm, warmField(w.width), sn, pre, out, pipe[0], report[1])
 	w.pid, w.done, err = s.startThen(p, func(pid int, exe string, argv, env []string) {
 		w.exe, w.argv, w.env = exe, argv, env
 	})
@@ -512,6 +503,28 @@ func (s *Supervisor) killWarm(w *warmProc, exited *exitInfo) {
 	s.removeRoot(callRoot(w.pre), s.log)
 	w.removeCtl()
 }
+
+// warmSpawn is the process of a warm process or a zygote (mode) of sn in
+// its root pre: field in ps, out its fds 1 and 2, in and report its fds 4
+// and 5. off is where field is in its argv: argv[0..3] and the comment's
+// prefix before it.
+func (s *Supervisor) warmSpawn(mode, field string, sn *Snapshot, pre string, out, in, report int) (p proc, off int) {
+	env := []string{
+		envCap + "=" + capString(s.cfg.OutputCap),
+		"__MCPBASHD_SNAPSHOT=" + sn.Path,
+		"__MCPBASHD_SHIM=" + s.shim,
+	}
+	p = proc{mode: mode, field: field, zero: s.cfg.Script, args: s.cfg.ScriptArgs,
+		dir: pre, env: env, stdout: out, stderr: out, extra: []uintptr{uintptr(in), uintptr(report)}}
+	off = len(s.cfg.Bash) + 1 + len("--noprofile") + 1 + len("--norc") + 1 + len("-c") + 1 + len(p.command()) - len(field)
+	return p, off
+}
+
+// warmField and forkField are what ps shows of an idle warm process and
+// of a zygote (zygote_linux.go), padded to the width of the snapshot's
+// "call TOOL".
+func warmField(width int) string { return "warm" + strings.Repeat(" ", width-len("warm")) }
+func forkField(width int) string { return "fork" + strings.Repeat(" ", width-len("fork")) }
 
 // pipePair makes two close-on-exec pipes; on an error none is left open.
 func pipePair() (a, b [2]int, err error) {

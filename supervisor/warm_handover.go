@@ -231,7 +231,7 @@ func (s *Supervisor) locateField(w *warmProc, sentinel int) error {
 	if w.mem >= 0 {
 		return nil // a fork's, located when it reported (zygote_linux.go)
 	}
-	placeholder := []byte("warm" + strings.Repeat(" ", w.width-len("warm")))
+	placeholder := []byte(warmField(w.width))
 	registered := s.reaper.whileRegistered(w.pid, func() {
 		w.mem, w.nameAt = openArgv(w.pid, w.off, placeholder, w.exe, w.argv, w.env)
 	})

@@ -4,8 +4,6 @@ package supervisor
 
 import (
 	"cmp"
-	"debug/elf"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -105,103 +103,6 @@ type zygote struct {
 	once   sync.Once // retire
 }
 
-// bashSym is where a bash binary keeps $$: dollar_dollar_pid's value
-// (its address before relocation) and the ELF entry point.
-type bashSym struct {
-	value, entry uint64
-	err          error
-}
-
-var bashSyms sync.Map // bash path → *bashSym
-
-// dollarSymbol reads bash's dollar_dollar_pid from its symbol tables,
-// once per path.
-func dollarSymbol(path string) *bashSym {
-	if v, ok := bashSyms.Load(path); ok {
-		return v.(*bashSym)
-	}
-	b := &bashSym{err: errors.New("no dollar_dollar_pid symbol")}
-	if f, err := elf.Open(path); err != nil {
-		b.err = err
-	} else {
-		b.entry = f.Entry
-		for _, read := range []func() ([]elf.Symbol, error){f.DynamicSymbols, f.Symbols} {
-			syms, _ := read()
-			for _, sym := range syms {
-				if sym.Name == "dollar_dollar_pid" && sym.Size == 4 && sym.Value != 0 {
-					b.value, b.err = sym.Value, nil
-					break
-				}
-			}
-			if b.err == nil {
-				break
-			}
-		}
-		f.Close()
-	}
-	v, _ := bashSyms.LoadOrStore(path, b)
-	return v.(*bashSym)
-}
-
-// atEntry is AT_ENTRY (linux/auxvec.h).
-const atEntry = 9
-
-// readPid reads the int32 at addr of the process whose mem is fd.
-func readPid(fd int, addr int64) (int, error) {
-	var b [4]byte
-	if n, err := unix.Pread(fd, b[:], addr); err != nil || n != 4 {
-		return 0, fmt.Errorf("read $$: %v", err)
-	}
-	return int(int32(binary.NativeEndian.Uint32(b[:]))), nil
-}
-
-// findDollar sets z.dollar: dollar_dollar_pid's address in the zygote,
-// checked to hold its pid.
-func (z *zygote) findDollar() error {
-	sym := dollarSymbol(z.exe)
-	if sym.err != nil {
-		return fmt.Errorf("%s: %w", z.exe, sym.err)
-	}
-	proc := "/proc/" + strconv.Itoa(z.pid)
-	entry := auxvValue(proc, atEntry)
-	if entry == 0 {
-		return errors.New("no AT_ENTRY in " + proc + "/auxv")
-	}
-	addr := int64(entry - sym.entry + sym.value)
-	fd, err := unix.Open(proc+"/mem", unix.O_RDONLY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return err
-	}
-	defer unix.Close(fd)
-	got, err := readPid(fd, addr)
-	if err != nil {
-		return err
-	}
-	if got != z.pid {
-		return fmt.Errorf("dollar_dollar_pid holds %d, not the zygote's pid %d", got, z.pid)
-	}
-	z.dollar = addr
-	return nil
-}
-
-// setDollar writes w's pid into its $$ through mem (w's /proc/PID/mem,
-// opened while w is registered), after checking the zygote's is there.
-func (z *zygote) setDollar(mem int, pid int) error {
-	got, err := readPid(mem, z.dollar)
-	if err != nil {
-		return err
-	}
-	if got != z.pid {
-		return fmt.Errorf("%w: $$ holds %d, not the zygote's %d", errNoArgv, got, z.pid)
-	}
-	var b [4]byte
-	binary.NativeEndian.PutUint32(b[:], uint32(int32(pid)))
-	if n, err := unix.Pwrite(mem, b[:], z.dollar); err != nil || n != 4 {
-		return fmt.Errorf("%w: write $$: %v", errNoArgv, err)
-	}
-	return nil
-}
-
 // startZygote starts the fork server for sn and waits until it is ready.
 func (s *Supervisor) startZygote(sn *Snapshot) (*zygote, error) {
 	if err := s.holdFor(sn); err != nil {
@@ -259,16 +160,9 @@ func (s *Supervisor) spawnZygote(sn *Snapshot) (*zygote, error) {
 	z := &zygote{s: s, sn: sn, pre: pre, req: req[1], fd: report[0], report: os.NewFile(uintptr(report[0]), "zygote report"),
 		pending: map[string]*warmProc{}, gone: make(chan struct{}), ready: make(chan struct{}), width: fieldWidth(sn)}
 	// ps shows "fork" for the zygote; its forks show it too until
-	// forkOne writes "warm" over it.
-	field := forkField(z.width)
-	env := []string{
-		envCap + "=" + capString(s.cfg.OutputCap),
-		"__MCPBASHD_SNAPSHOT=" + sn.Path,
-		"__MCPBASHD_SHIM=" + s.shim,
-	}
-	p := proc{mode: modeZygote, field: field, zero: s.cfg.Script, args: s.cfg.ScriptArgs,
-		dir: pre, env: env, stdout: out, stderr: out, extra: []uintptr{uintptr(req[0]), uintptr(report[1])}}
-	z.off = len(s.cfg.Bash) + 1 + len("--noprofile") + 1 + len("--norc") + 1 + len("-c") + 1 + len(p.command()) - len(field)
+	// nameFork writes "warm" over it.
+	var p proc
+	p, z.off = s.warmSpawn(modeZygote, forkField(z.width), sn, pre, out, req[0], report[1])
 	z.pid, z.done, err = s.startThen(p, func(pid int, exe string, argv, env []string) {
 		z.exe, z.argv, z.env = exe, argv, env
 	})
@@ -426,7 +320,6 @@ func (s *Supervisor) forkOne(z *zygote, wait time.Duration) (*warmProc, error) {
 	if err != nil {
 		return nil, err
 	}
-	root := callRoot(pre)
 	w := &warmProc{pre: pre, sn: z.sn, hand: -1, peek: -1, ready: make(chan struct{}), mem: -1, width: z.width,
 		exe: z.exe, argv: z.argv, env: z.env, off: z.off, zy: z}
 	// The FIFO, args and values live on a tmpfs where there is one: a
@@ -436,47 +329,72 @@ func (s *Supervisor) forkOne(z *zygote, wait time.Duration) (*warmProc, error) {
 		w.ctl, _ = os.MkdirTemp(s.ctlBase, "w.")
 	}
 	hand := filepath.Join(cmp.Or(w.ctl, pre), "hand")
-	fail := func(err error) (*warmProc, error) {
+	err = s.forkRoot(w, hand)
+	if err == nil {
+		err = s.askFork(z, w, wait)
+	}
+	if err != nil {
 		// The FIFO goes before the daemon's end of it: a W that opens it
 		// later finds nothing, and one that opened it meanwhile reads EOF
 		// (retired); none waits in open for a writer.
 		_ = unix.Unlink(hand)
 		closeFD(&w.hand)
-		s.removeRoot(root, s.log)
+		s.removeRoot(callRoot(pre), s.log)
 		w.removeCtl()
 		return nil, err
 	}
+	// W has the FIFO open (it opened it before reporting): a second
+	// reader tells, after its call, whether it read it (warmProc.unread).
+	w.peek, err = unix.Open(hand, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		w.peek = -1
+	}
+	_ = unix.Unlink(hand)
+	if err := s.nameFork(z, w); err != nil {
+		s.killWarm(w, nil)
+		return nil, err
+	}
+	return w, nil
+}
+
+// forkRoot makes the rest of w's root (tmp/, out) and its FIFO at hand,
+// which the daemon holds open read and write: W's open for reading does
+// not wait for a writer, and W sees EOF only once the hand-over closes it.
+func (s *Supervisor) forkRoot(w *warmProc, hand string) error {
+	root := callRoot(w.pre)
 	if err := unix.Mkdir(root.Tmp(), 0o700); err != nil {
-		return fail(err)
+		return err
 	}
 	out, err := openAppendFD(root.Out())
 	if err != nil {
-		return fail(err)
+		return err
 	}
 	closeFD(&out)
 	if err := unix.Mkfifo(hand, 0o600); err != nil {
-		return fail(err)
+		return err
 	}
-	// Read and write: W's open for reading does not wait for a writer,
-	// and W sees EOF only once the hand-over closes this.
-	if w.hand, err = unix.Open(hand, unix.O_RDWR|unix.O_NONBLOCK|unix.O_CLOEXEC, 0); err != nil {
-		return fail(err)
-	}
+	w.hand, err = unix.Open(hand, unix.O_RDWR|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	return err
+}
+
+// askFork has z fork W for w and waits, at most wait, until W's report
+// registered it (pumpLocked sets w.pid).
+func (s *Supervisor) askFork(z *zygote, w *warmProc, wait time.Duration) error {
 	r := s.reaper
 	r.mu.Lock()
 	if z.closed {
 		r.mu.Unlock()
-		return fail(errors.New("the fork server is gone"))
+		return errors.New("the fork server is gone")
 	}
-	z.pending[pre] = w
-	msg := strconv.FormatUint(uint64(rand.Uint32()&0x7fffffff), 10) + " " + pre + "\x00" + w.ctl + "\x00"
-	_, err = unix.Write(z.req, []byte(msg))
+	z.pending[w.pre] = w
+	msg := strconv.FormatUint(uint64(rand.Uint32()&0x7fffffff), 10) + " " + w.pre + "\x00" + w.ctl + "\x00"
+	_, err := unix.Write(z.req, []byte(msg))
 	if err != nil {
-		delete(z.pending, pre)
+		delete(z.pending, w.pre)
 	}
 	r.mu.Unlock()
 	if err != nil {
-		return fail(fmt.Errorf("ask the fork server: %w", err))
+		return fmt.Errorf("ask the fork server: %w", err)
 	}
 	t := time.NewTimer(wait)
 	defer t.Stop()
@@ -486,84 +404,34 @@ func (s *Supervisor) forkOne(z *zygote, wait time.Duration) (*warmProc, error) {
 	case <-t.C:
 	}
 	r.mu.Lock()
-	delete(z.pending, pre)
+	delete(z.pending, w.pre)
 	ok := w.pid != 0
 	r.mu.Unlock()
 	if !ok {
-		return fail(errors.New("the fork server's process did not report"))
+		return errors.New("the fork server's process did not report")
 	}
-	// W has the FIFO open (it opened it before reporting): a second
-	// reader tells, after its call, whether it read it (warmProc.unread).
-	w.peek, err = unix.Open(hand, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
-	if err != nil {
-		w.peek = -1
-	}
-	_ = unix.Unlink(hand)
-	// Its argv (ps) and $$ are the zygote's: "warm" and its own pid are
-	// written now, off its call's path, through its /proc/PID/mem, kept
-	// open for the hand-over (locateField).
+	return nil
+}
+
+// nameFork makes W its own in what it inherited from the zygote: "warm"
+// over the "fork" of its argv and its sentinel's (ps), and its own pid in
+// its $$, through its /proc/PID/mem, kept open for the hand-over
+// (locateField). Off its call's path.
+func (s *Supervisor) nameFork(z *zygote, w *warmProc) error {
 	s.reaper.whileRegistered(w.pid, func() {
 		w.mem, w.nameAt = openArgv(w.pid, w.off, []byte(forkField(w.width)), w.exe, w.argv, w.env)
 	})
 	if w.mem < 0 {
-		s.killWarm(w, nil)
-		return nil, errNoArgv
+		return errNoArgv
 	}
 	if err := z.setDollar(w.mem, w.pid); err != nil {
-		s.killWarm(w, nil)
-		return nil, err
+		return err
 	}
 	field := []byte(warmField(w.width))
 	_, _ = unix.Pwrite(w.mem, field, w.nameAt)
 	s.nameSentinel(w, w.sentinel, field)
-	return w, nil
+	return nil
 }
-
-// ctlDir makes the private directory forked warm processes' control
-// files are made in: on /dev/shm when it is a tmpfs; "" otherwise.
-func ctlDir() string {
-	var st unix.Statfs_t
-	if unix.Statfs("/dev/shm", &st) != nil || st.Type != unix.TMPFS_MAGIC {
-		return ""
-	}
-	sweepCtl()
-	dir, err := os.MkdirTemp("/dev/shm", "mcp-bashd."+strconv.Itoa(os.Getpid())+".")
-	if err != nil {
-		return ""
-	}
-	return dir
-}
-
-// sweepCtl removes the control directories of daemons that are gone
-// without their Close (SIGKILL): mcp-bashd.PID.N of this user, PID no
-// longer a process. (A daemon in another PID namespace may keep one of
-// a dead daemon's a while longer: never one of a live daemon's.)
-func sweepCtl() {
-	names, _ := filepath.Glob("/dev/shm/mcp-bashd.*.*")
-	for _, name := range names {
-		f := strings.Split(filepath.Base(name), ".")
-		pid, err := strconv.Atoi(f[1])
-		if len(f) != 3 || err != nil || pid <= 0 || unix.Kill(pid, 0) != unix.ESRCH {
-			continue
-		}
-		var st unix.Stat_t
-		if unix.Lstat(name, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR && int(st.Uid) == os.Getuid() {
-			_ = os.RemoveAll(name)
-		}
-	}
-}
-
-// removeCtl removes w's control directory, if it has one.
-func (w *warmProc) removeCtl() {
-	if w.ctl != "" {
-		_ = os.RemoveAll(w.ctl)
-	}
-}
-
-// forkField and warmField are what ps shows of a zygote and of an idle
-// warm process, padded to the width of the snapshot's "call TOOL".
-func forkField(width int) string { return "fork" + strings.Repeat(" ", width-len("fork")) }
-func warmField(width int) string { return "warm" + strings.Repeat(" ", width-len("warm")) }
 
 // retire ends the zygote: its group is killed while registered, and its
 // root and holds are given back once it is reaped. The W it forked live
@@ -600,114 +468,5 @@ func (z *zygote) over() bool {
 func (r *reaper) pumpSourcesLocked() {
 	for z := range r.sources {
 		z.pumpLocked()
-	}
-}
-
-// newWarm is a warm process for sn: forked by the pool's zygote where
-// there is one, spawned otherwise.
-func (p *warmPool) newWarm(sn *Snapshot) (*warmProc, error) {
-	if z := p.zygoteFor(sn); z != nil {
-		w, err := p.s.forkWarm(z, zygoteWait)
-		if err == nil {
-			p.mu.Lock()
-			p.zyFails = 0
-			p.mu.Unlock()
-			return w, nil
-		}
-		if !errors.Is(err, errClosed) && !errors.Is(err, errSnapshotGone) {
-			p.s.log.Info("fork server failed; starting it again", zap.Error(err))
-			p.dropZygote(z, true)
-		}
-	}
-	return p.s.startWarm(sn)
-}
-
-// forkWait bounds the fork a call that found no idle warm process waits
-// for: a zygote that takes longer is replaced, and the call starts its own
-// process.
-const forkWait = time.Second
-
-// forkFor forks a warm process for req at once, when the pool had none
-// idle: a fork costs less than the exec of a cold call, and is ready
-// about as soon. Nil when there is no live zygote of req's snapshot (the
-// call starts its own process).
-func (p *warmPool) forkFor(req Request) *warmProc {
-	p.mu.Lock()
-	z := p.zy
-	p.mu.Unlock()
-	if z == nil || z.sn != req.Snapshot || z.over() {
-		return nil
-	}
-	w, err := p.s.forkWarm(z, forkWait)
-	if err != nil {
-		if !errors.Is(err, errClosed) && !errors.Is(err, errSnapshotGone) {
-			p.s.log.Info("fork server failed; starting it again", zap.Error(err))
-			p.dropZygote(z, true)
-		}
-		return nil
-	}
-	return w
-}
-
-// zygoteFor is the pool's zygote for sn, started if need be (on the
-// filler's goroutine, the only caller); nil: none.
-func (p *warmPool) zygoteFor(sn *Snapshot) *zygote {
-	p.mu.Lock()
-	z := p.zy
-	off := p.zyOff || p.off || p.s.cfg.NoFork
-	p.mu.Unlock()
-	if off {
-		return nil
-	}
-	if z != nil && z.sn == sn && !z.over() {
-		return z
-	}
-	if z != nil {
-		p.dropZygote(z, z.sn == sn)
-	}
-	z, err := p.s.startZygote(sn)
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if err != nil {
-		if !errors.Is(err, errClosed) && !errors.Is(err, errSnapshotGone) {
-			p.zyFails++
-			if p.zyFails >= zygoteTries || errors.Is(err, errNoArgv) || strings.Contains(err.Error(), "dollar_dollar_pid") {
-				p.zyOff = true
-				p.s.log.Info("no fork server: warm call processes are started by exec", zap.Error(err))
-			}
-		}
-		return nil
-	}
-	if p.off || p.sn != sn {
-		go z.retire()
-		return nil
-	}
-	p.zy = z
-	return z
-}
-
-// dropZygote retires z if it is the pool's; failed counts it against
-// zygoteTries.
-func (p *warmPool) dropZygote(z *zygote, failed bool) {
-	p.mu.Lock()
-	if p.zy == z {
-		p.zy = nil
-		if failed {
-			p.zyFails++
-			if p.zyFails >= zygoteTries {
-				p.zyOff = true
-				p.s.log.Info("no fork server after repeated failures: warm call processes are started by exec")
-			}
-		}
-	}
-	p.mu.Unlock()
-	go z.retire()
-}
-
-// retireZygoteLocked retires the pool's zygote (p.mu held).
-func (p *warmPool) retireZygoteLocked() {
-	if p.zy != nil {
-		go p.zy.retire()
-		p.zy = nil
 	}
 }
