@@ -160,10 +160,12 @@ func (s *Supervisor) handOver(ctx context.Context, w *warmProc, req Request) (ca
 	// "LENGTH TOOL/ROOT", ended by a NUL for a bash without read -N.
 	body := req.Tool + root
 	msg := strconv.Itoa(len(body)) + " " + body + "\x00"
+	// Stopped after the check above, it would take its call and wait. The
+	// SIGCONT goes before the call does: sent after, it would undo a tool
+	// that stops itself (kill -STOP $$) as soon as it starts.
+	s.reaper.signalGroup(w.pid, unix.SIGCONT)
 	_, _ = unix.Write(w.hand, []byte(msg))
 	closeFD(&w.hand)
-	// Stopped after the check above: it would take its call and wait.
-	s.reaper.signalGroup(w.pid, unix.SIGCONT)
 	return callRoot(root), nil
 }
 
