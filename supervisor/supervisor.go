@@ -299,9 +299,6 @@ func (s *Supervisor) Close() error {
 			s.reaper.killAll()
 		}
 		s.users.Wait()
-		if s.reaper != nil {
-			s.reaper.closeKeeper()
-		}
 		if s.gone != nil {
 			s.usersMu.Lock()
 			close(s.gone)
