@@ -105,13 +105,11 @@ type warmProc struct {
 	ready    chan struct{}
 	sentinel int
 	width    int // the length of the comment's field in ps
-	// What it was exec'd with, and where the field is in argv: the
-	// address is found at the hand-over (locateField).
-	exe       string
-	argv, env []string
-	off       int
-	mem       int   // /proc/PID/mem; -1: not open
-	nameAt    int64 // the field's address
+	// The address of its field in argv is found at the hand-over
+	// (locateField).
+	argvImage
+	mem    int   // /proc/PID/mem; -1: not open
+	nameAt int64 // the field's address
 	// zy is the fork server it was forked from (zygote_linux.go); nil: it
 	// was spawned. ctl is a forked one's control directory on a tmpfs (its
 	// FIFO, args and values); "": they are in its root.
@@ -430,49 +428,13 @@ func (s *Supervisor) unhold(sn *Snapshot) {
 }
 
 func (s *Supervisor) spawnWarm(sn *Snapshot) (*warmProc, error) {
-	pre, err := tmpdir.Create(s.runtime, "warm.", s.owner)
+	width := fieldWidth(sn)
+	st, err := s.warmStart(modeWarm, "warm.", warmField(width), sn, true)
 	if err != nil {
 		return nil, err
 	}
-	root := callRoot(pre)
-	fail := func(err error) (*warmProc, error) {
-		s.removeRoot(root, s.log) // kept for a later retry if it cannot go now
-		return nil, err
-	}
-	if err := unix.Mkdir(root.Tmp(), 0o700); err != nil {
-		return fail(err)
-	}
-	out, err := openAppendFD(root.Out())
-	if err != nil {
-		return fail(err)
-	}
-	defer closeFD(&out)
-	pipe, report, err := pipePair()
-	if err != nil {
-		return fail(err)
-	}
-	// The report's end is non-blocking, so reading it waits in the
-	// runtime's poller, which a cancellation can interrupt.
-	defer unix.Close(report[1])
-	if err := unix.SetNonblock(report[0], true); err != nil {
-		unix.Close(pipe[0])
-		unix.Close(pipe[1])
-		unix.Close(report[0])
-		return fail(err)
-	}
-	w := &warmProc{pre: pre, sn: sn, hand: pipe[1], peek: pipe[0], report: os.NewFile(uintptr(report[0]), "warm report"),
-		ready: make(chan struct{}), mem: -1, width: fieldWidth(sn)}
-	var p proc
-	p, w.off = s.warmSpawn(modeWarm, warmField(w.width), sn, pre, out, pipe[0], report[1])
-	w.pid, w.done, err = s.startThen(p, func(pid int, exe string, argv, env []string) {
-		w.exe, w.argv, w.env = exe, argv, env
-	})
-	if err != nil {
-		unix.Close(pipe[0])
-		unix.Close(pipe[1])
-		w.report.Close()
-		return fail(err)
-	}
+	w := &warmProc{pid: st.pid, done: st.done, pre: st.pre, sn: sn, hand: st.in[1], peek: st.in[0],
+		report: os.NewFile(uintptr(st.report), "warm report"), ready: make(chan struct{}), mem: -1, width: width, argvImage: st.img}
 	// The report is read as soon as it comes, and its pipe closed: an
 	// idle warm process costs the daemon two descriptors, the ends of its
 	// hand-over pipe.
@@ -504,20 +466,79 @@ func (s *Supervisor) killWarm(w *warmProc, exited *exitInfo) {
 	w.removeCtl()
 }
 
-// warmSpawn is the process of a warm process or a zygote (mode) of sn in
-// its root pre: field in ps, out its fds 1 and 2, in and report its fds 4
-// and 5. off is where field is in its argv: argv[0..3] and the comment's
-// prefix before it.
-func (s *Supervisor) warmSpawn(mode, field string, sn *Snapshot, pre string, out, in, report int) (p proc, off int) {
+// argvImage is what a warm process or a zygote was exec'd with, and off,
+// where its field is in argv (argv[0..3] and the comment's prefix before
+// it): openArgv finds the field's address from them. A fork has its
+// zygote's.
+type argvImage struct {
+	exe       string
+	argv, env []string
+	off       int
+}
+
+// warmStarted is a process warmStart started: its root, the daemon's ends
+// of its pipes (in[0], its fd 4's, is kept open too) and its image.
+type warmStarted struct {
+	pre    string
+	in     [2]int
+	report int // non-blocking, so reading it waits in the runtime's poller
+	pid    int
+	done   <-chan exitInfo
+	img    argvImage
+}
+
+// warmStart starts a warm process or a zygote (mode) of sn in a root of
+// its own made in the runtime directory (prefix; with tmp/ when tmp):
+// field in ps, the root's out file its fds 1 and 2, a pipe's read end its
+// fd 4 and a report pipe's write end its fd 5. On an error nothing is
+// left open, and the root is removed.
+func (s *Supervisor) warmStart(mode, prefix, field string, sn *Snapshot, tmp bool) (warmStarted, error) {
+	pre, err := tmpdir.Create(s.runtime, prefix, s.owner)
+	if err != nil {
+		return warmStarted{}, err
+	}
+	root := callRoot(pre)
+	fail := func(err error, fds ...int) (warmStarted, error) {
+		for _, fd := range fds {
+			unix.Close(fd)
+		}
+		s.removeRoot(root, s.log) // kept for a later retry if it cannot go now
+		return warmStarted{}, err
+	}
+	if tmp {
+		if err := unix.Mkdir(root.Tmp(), 0o700); err != nil {
+			return fail(err)
+		}
+	}
+	out, err := openAppendFD(root.Out())
+	if err != nil {
+		return fail(err)
+	}
+	defer closeFD(&out)
+	in, report, err := pipePair()
+	if err != nil {
+		return fail(err)
+	}
+	if err := unix.SetNonblock(report[0], true); err != nil {
+		return fail(err, in[0], in[1], report[0], report[1])
+	}
 	env := []string{
 		envCap + "=" + capString(s.cfg.OutputCap),
 		"__MCPBASHD_SNAPSHOT=" + sn.Path,
 		"__MCPBASHD_SHIM=" + s.shim,
 	}
-	p = proc{mode: mode, field: field, zero: s.cfg.Script, args: s.cfg.ScriptArgs,
-		dir: pre, env: env, stdout: out, stderr: out, extra: []uintptr{uintptr(in), uintptr(report)}}
-	off = len(s.cfg.Bash) + 1 + len("--noprofile") + 1 + len("--norc") + 1 + len("-c") + 1 + len(p.command()) - len(field)
-	return p, off
+	p := proc{mode: mode, field: field, zero: s.cfg.Script, args: s.cfg.ScriptArgs,
+		dir: pre, env: env, stdout: out, stderr: out, extra: []uintptr{uintptr(in[0]), uintptr(report[1])}}
+	st := warmStarted{pre: pre, in: in, report: report[0]}
+	st.img.off = len(s.cfg.Bash) + 1 + len("--noprofile") + 1 + len("--norc") + 1 + len("-c") + 1 + len(p.command()) - len(field)
+	st.pid, st.done, err = s.startThen(p, func(pid int, exe string, argv, env []string) {
+		st.img.exe, st.img.argv, st.img.env = exe, argv, env
+	})
+	unix.Close(report[1])
+	if err != nil {
+		return fail(err, in[0], in[1], report[0])
+	}
+	return st, nil
 }
 
 // warmField and forkField are what ps shows of an idle warm process and

@@ -96,11 +96,8 @@ type zygote struct {
 	// every W's.
 	dollar int64
 	width  int
-	exe    string
-	argv   []string
-	env    []string
-	off    int
-	once   sync.Once // retire
+	argvImage
+	once sync.Once // retire
 }
 
 // startZygote starts the fork server for sn and waits until it is ready.
@@ -134,43 +131,20 @@ func (s *Supervisor) startZygote(sn *Snapshot) (*zygote, error) {
 }
 
 func (s *Supervisor) spawnZygote(sn *Snapshot) (*zygote, error) {
-	pre, err := tmpdir.Create(s.runtime, "zygote.", s.owner)
-	if err != nil {
-		return nil, err
-	}
-	fail := func(err error) (*zygote, error) {
-		s.removeRoot(callRoot(pre), s.log)
-		return nil, err
-	}
-	out, err := openAppendFD(callRoot(pre).Out())
-	if err != nil {
-		return fail(err)
-	}
-	defer closeFD(&out)
-	req, report, err := pipePair()
-	if err != nil {
-		return fail(err)
-	}
-	defer unix.Close(req[0])
-	defer unix.Close(report[1])
-	// A zygote that stops reading (stopped from outside) fails the fork
-	// asked of it rather than the daemon's goroutine.
-	_ = unix.SetNonblock(req[1], true)
-	_ = unix.SetNonblock(report[0], true)
-	z := &zygote{s: s, sn: sn, pre: pre, req: req[1], fd: report[0], report: os.NewFile(uintptr(report[0]), "zygote report"),
-		pending: map[string]*warmProc{}, gone: make(chan struct{}), ready: make(chan struct{}), width: fieldWidth(sn)}
+	width := fieldWidth(sn)
 	// ps shows "fork" for the zygote; its forks show it too until
 	// nameFork writes "warm" over it.
-	var p proc
-	p, z.off = s.warmSpawn(modeZygote, forkField(z.width), sn, pre, out, req[0], report[1])
-	z.pid, z.done, err = s.startThen(p, func(pid int, exe string, argv, env []string) {
-		z.exe, z.argv, z.env = exe, argv, env
-	})
+	st, err := s.warmStart(modeZygote, "zygote.", forkField(width), sn, false)
 	if err != nil {
-		unix.Close(req[1])
-		z.report.Close()
-		return fail(err)
+		return nil, err
 	}
+	unix.Close(st.in[0])
+	// A zygote that stops reading (stopped from outside) fails the fork
+	// asked of it rather than the daemon's goroutine.
+	_ = unix.SetNonblock(st.in[1], true)
+	z := &zygote{s: s, sn: sn, pid: st.pid, done: st.done, pre: st.pre, req: st.in[1], fd: st.report,
+		report: os.NewFile(uintptr(st.report), "zygote report"), pending: map[string]*warmProc{},
+		gone: make(chan struct{}), ready: make(chan struct{}), width: width, argvImage: st.img}
 	s.reaper.mu.Lock()
 	s.reaper.sources[z] = struct{}{}
 	s.reaper.mu.Unlock()
@@ -321,7 +295,7 @@ func (s *Supervisor) forkOne(z *zygote, wait time.Duration) (*warmProc, error) {
 		return nil, err
 	}
 	w := &warmProc{pre: pre, sn: z.sn, hand: -1, peek: -1, ready: make(chan struct{}), mem: -1, width: z.width,
-		exe: z.exe, argv: z.argv, env: z.env, off: z.off, zy: z}
+		argvImage: z.argvImage, zy: z}
 	// The FIFO, args and values live on a tmpfs where there is one: a
 	// call then makes three inodes in TMPDIR, not six (an inode is what a
 	// call costs most on some filesystems: docs/operations.md, "Speed").
