@@ -19,6 +19,25 @@ if builtin read -r -t 0 -u 3; then builtin exit 125; fi
 # command's and restore fd 3. Nothing can shadow exec yet except a function
 # exported through the environment, so drop that first.
 builtin unset -f exec
+if builtin test "$__MCPBASHD_MODE" = keeper; then
+    # The keeper of forked calls' groups (supervisor/keeper_linux.go): no
+    # sentinel (one would kill it with the daemon, before it has killed
+    # its list). "+PGID" and "-PGID" lines on fd 4, the daemon's pipe;
+    # EOF: the daemon is gone, and every group still listed is killed.
+    builtin trap '' TERM INT HUP
+    exec 3<&-
+    __mcpbashd_g=()
+    while IFS= builtin read -r -u 4 __mcpbashd_l; do
+        case $__mcpbashd_l in
+        +[0-9]*) __mcpbashd_g[${__mcpbashd_l#+}]=1 ;;
+        -[0-9]*) builtin unset "__mcpbashd_g[${__mcpbashd_l#-}]" ;;
+        esac
+    done
+    for __mcpbashd_l in "${!__mcpbashd_g[@]}"; do
+        builtin kill -KILL "-$__mcpbashd_l"
+    done 2>/dev/null
+    builtin exit 0
+fi
 # The sentinel: it ignores the signals a cancellation sends, waits for EOF
 # on the lifeline and then kills everything left in the call's group. (Fd 5
 # is a warm process's report pipe, the daemon's to read: not held here.)
@@ -39,12 +58,12 @@ warm)
     exec 5>&-
     ;;
 zygote)
-    # Ready to be read (supervisor/zygote_linux.go); fd 5 stays for the reports
-    # of the processes it forks, and fd 3 for their sentinels.
+    # Ready to be read (supervisor/zygote_linux.go); fd 5 stays for the
+    # reports of the processes it forks.
     builtin echo "$!" >&5
     ;;
 esac
-if builtin test "$__MCPBASHD_MODE" != zygote; then exec 3<&-; fi
+exec 3<&-
 
 # The modes that run no code of the server's snapshot.
 case $__MCPBASHD_MODE in
@@ -121,17 +140,11 @@ if builtin test "$__mcpbashd_mode" = zygote; then
                 # a spawned warm process's pipe. The working directory stays
                 # the one the snapshot set.
                 exec >>"${__mcpbashd_l#* }/out" 2>&1
-                # The sentinel, as the prelude's above, in W's group, before
-                # anything that can block: opening the FIFO waits for a
-                # writer if the daemon has given up on W.
-                (
-                    builtin trap '' TERM INT HUP
-                    exec 5>&-
-                    builtin read -r -u 3
-                    builtin kill -KILL 0
-                ) &
-                builtin disown $!
-                exec 3<&- 4<"${__mcpbashd_ctl:-${__mcpbashd_l#* }}/hand"
+                # No sentinel: the daemon's keeper lists W's group once W
+                # has registered (supervisor/keeper_linux.go). Until then W
+                # runs nothing of the server's, and a daemon that dies
+                # leaves it EOF on the FIFO, which the daemon holds open.
+                exec 4<"${__mcpbashd_ctl:-${__mcpbashd_l#* }}/hand"
                 # No descriptor W inherited beyond its own (0-2, the FIFO,
                 # the report pipe) may reach the tool, as none reaches a
                 # spawned call's (what job control or a redirection left
@@ -164,7 +177,7 @@ if builtin test "$__mcpbashd_mode" = zygote; then
                     __mcpbashd_i=$((__mcpbashd_i + 1))
                     builtin test "$__mcpbashd_i" -lt 100000 || builtin exit 125
                 done
-                builtin printf '%s %s %s\n' "$__mcpbashd_p" "$!" "${__mcpbashd_l#* }" >&5
+                builtin printf '%s %s\n' "$__mcpbashd_p" "${__mcpbashd_l#* }" >&5
                 exec 5>&-
                 builtin unset __mcpbashd_l __mcpbashd_st __mcpbashd_p __mcpbashd_i
                 __mcpbashd_mode=warm

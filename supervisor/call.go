@@ -469,6 +469,11 @@ func (s *Supervisor) stop(req Request, root callRoot, pid int, done <-chan exitI
 	// The sentinel is found before the TERM: once the leader is gone it
 	// pins the group (reaper.hold) and is the one member not waited for.
 	sentinel := s.sentinelOf(pid)
+	if sentinel == 0 {
+		// A forked call has none (keeper_linux.go), and a tool may have
+		// killed its own: a pin takes its place for the grace.
+		sentinel = s.pinGroup(pid)
+	}
 	exited, ok := s.reaper.hold(pid, sentinel)
 	if !ok {
 		return <-done

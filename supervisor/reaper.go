@@ -36,6 +36,7 @@ type group struct {
 	status   unix.WaitStatus // the leader's, kept while the sentinel pins the group
 	zombie   bool            // held, its leader exited and left unreaped (reaper_posix.go)
 	over     bool            // held, and its grace ended with a SIGKILL (reaper_posix.go)
+	kept     bool            // on the keeper's list (a forked call process: keeper_linux.go)
 }
 
 // leaderGone closes exited once (held groups).

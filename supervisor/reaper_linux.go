@@ -53,6 +53,7 @@ func (r *reaper) loop() {
 // child is looked at with waitid(WNOWAIT).
 type reaperOS struct {
 	sigc chan os.Signal
+	keep *keeper // the keeper of forked calls' groups (keeper_linux.go)
 }
 
 // watchLocked: SIGCHLD tells of every child; nothing to do per leader.
@@ -107,9 +108,13 @@ func (r *reaper) exit(pid int) (*group, unix.WaitStatus) {
 		return nil, 0
 	case leader:
 		// Containment: whatever the leader left in its group dies with
-		// it. The zombie leader keeps the group id from being reused.
+		// it. The zombie leader keeps the group id from being reused, and
+		// the keeper forgets the id before it can be.
 		_ = unix.Kill(-pid, unix.SIGKILL)
 		delete(r.tracked, pid)
+		if g.kept {
+			r.keepLocked("-", pid)
+		}
 		return g, r.reap(pid)
 	case pin:
 		// The sentinel of a held group: the group ends with it. Its
@@ -118,6 +123,9 @@ func (r *reaper) exit(pid int) (*group, unix.WaitStatus) {
 		delete(r.pinned, gid)
 		delete(r.pins, pid)
 		_ = unix.Kill(-gid, unix.SIGKILL)
+		if g.kept {
+			r.keepLocked("-", gid)
+		}
 		r.reap(pid)
 		return g, g.status
 	}

@@ -42,6 +42,7 @@ const (
 	modeLoad   = "load"   // the prelude returns; THEN loads the script
 	modeWarm   = "warm"   // a call process waiting for its call on fd 4 (warm.go)
 	modeZygote = "zygote" // forks warm processes (zygote_linux.go)
+	modeKeeper = "keeper" // kills forked calls' groups when the daemon dies (keeper_linux.go)
 )
 
 // proc is one process to start.

@@ -299,6 +299,9 @@ func (s *Supervisor) Close() error {
 			s.reaper.killAll()
 		}
 		s.users.Wait()
+		if s.reaper != nil {
+			s.reaper.closeKeeper()
+		}
 		if s.gone != nil {
 			s.usersMu.Lock()
 			close(s.gone)

@@ -30,18 +30,19 @@ import (
 //   - The zygote forks a subshell J, which turns job control on and forks
 //     W in the background (so W leads a new process group) and exits; W is
 //     reparented to the daemon, the child subreaper, and the daemon alone
-//     reaps it, as a spawned one. Three forks (J, W, W's sentinel) cost
-//     less than bash's exec and the snapshot's sourcing, which W inherits.
+//     reaps it, as a spawned one. Two forks (J, W) cost less than bash's
+//     exec and the snapshot's sourcing, which W inherits.
 //   - DIR is a warm root made here as spawnWarm makes one, with a FIFO
 //     "hand" in it: W works in DIR, its out file is fds 1 and 2, and it
 //     reads its call from the FIFO on fd 4, which the daemon holds open to
 //     write (a spawned warm process's pipe, made without passing a
 //     descriptor). The FIFO is unlinked once W has it open.
-//   - W forks its lifeline sentinel into its group (the zygote keeps the
-//     lifeline's read end for that), waits until J has exited (its parent
-//     is then the daemon: /proc/self/stat), and reports "PID SENTINEL DIR"
-//     on the zygote's report pipe. The report registers W with the reaper,
-//     under its lock, once /proc says W is the daemon's child and leads its
+//   - W has no sentinel: its lifeline is the daemon's keeper
+//     (keeper_linux.go), which lists W's group once W has registered. W
+//     waits until J has exited (its parent is then the daemon:
+//     /proc/self/stat), and reports "PID DIR" on the zygote's report pipe.
+//     The report registers W with the reaper and the keeper, under the
+//     reaper's lock, once /proc says W is the daemon's child and leads its
 //     group. A W that exits between its report and the report being read
 //     is a zombie nobody else can reap: the reaper reads the pending
 //     reports (pumpLocked) before it takes an unknown child for an orphan.
@@ -126,6 +127,11 @@ func (s *Supervisor) startZygote(sn *Snapshot) (*zygote, error) {
 	if err := z.findDollar(); err != nil {
 		z.retire()
 		return nil, err
+	}
+	// Its forks' lifeline (keeper_linux.go).
+	if err := s.ensureKeeper(); err != nil {
+		z.retire()
+		return nil, fmt.Errorf("start the keeper: %w", err)
 	}
 	return z, nil
 }
@@ -232,7 +238,7 @@ func (z *zygote) pumpLocked() (more, again bool) {
 }
 
 // lineLocked handles one report: the zygote's sentinel first, then
-// "PID SENTINEL DIR" of each W.
+// "PID DIR" of each W.
 func (z *zygote) lineLocked(line string) {
 	r := z.s.reaper
 	if z.sentinel == 0 {
@@ -242,13 +248,12 @@ func (z *zygote) lineLocked(line string) {
 		}
 		return
 	}
-	f := strings.SplitN(line, " ", 3)
-	if len(f) != 3 {
+	f := strings.SplitN(line, " ", 2)
+	if len(f) != 2 {
 		return
 	}
-	pid, err1 := strconv.Atoi(f[0])
-	sentinel, err2 := strconv.Atoi(f[1])
-	if err1 != nil || err2 != nil || pid <= 0 {
+	pid, err := strconv.Atoi(f[0])
+	if err != nil || pid <= 0 {
 		return
 	}
 	if _, ok := r.tracked[pid]; ok {
@@ -262,16 +267,18 @@ func (z *zygote) lineLocked(line string) {
 		return
 	}
 	ch := make(chan exitInfo, 1)
-	r.tracked[pid] = &group{ch: ch}
+	r.tracked[pid] = &group{ch: ch, kept: true}
 	r.watchLocked(pid)
-	w, ok := z.pending[f[2]]
+	// On the keeper's list before W can be handed anything.
+	r.keepLocked("+", pid)
+	w, ok := z.pending[f[1]]
 	if !ok {
 		// Asked for and given up on (forkWarm timed out): not wanted.
 		_ = unix.Kill(-pid, unix.SIGKILL)
 		return
 	}
-	delete(z.pending, f[2])
-	w.pid, w.done, w.sentinel = pid, ch, sentinel
+	delete(z.pending, f[1])
+	w.pid, w.done = pid, ch
 	close(w.ready)
 }
 
@@ -388,7 +395,7 @@ func (s *Supervisor) askFork(z *zygote, w *warmProc, wait time.Duration) error {
 }
 
 // nameFork makes W its own in what it inherited from the zygote: "warm"
-// over the "fork" of its argv and its sentinel's (ps), and its own pid in
+// over the "fork" of its argv (ps), and its own pid in
 // its $$, through its /proc/PID/mem, kept open for the hand-over
 // (locateField). Off its call's path.
 func (s *Supervisor) nameFork(z *zygote, w *warmProc) error {
@@ -403,7 +410,6 @@ func (s *Supervisor) nameFork(z *zygote, w *warmProc) error {
 	}
 	field := []byte(warmField(w.width))
 	_, _ = unix.Pwrite(w.mem, field, w.nameAt)
-	s.nameSentinel(w, w.sentinel, field)
 	return nil
 }
 

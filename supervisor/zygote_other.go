@@ -18,3 +18,8 @@ func (p *warmPool) forkFor(Request) *warmProc { return nil }
 func ctlDir() string { return "" }
 
 func (w *warmProc) removeCtl() {}
+
+// No keeper where nothing is forked (keeper_linux.go).
+func (r *reaper) closeKeeper() {}
+
+func (s *Supervisor) pinGroup(int) int { return 0 }

@@ -58,7 +58,7 @@ func rlLeft(m rlMark, skip int) ([]proctest.Proc, error) {
 	for _, p := range proctest.Alive(ps) {
 		// An idle warm call process and the fork server are the daemon's,
 		// not a call's.
-		if p.PID != skip && !harness.IsIdleWarm(p) && !harness.IsForkServer(p) {
+		if p.PID != skip && !harness.IsIdleWarm(p) && !harness.IsForkServer(p) && !harness.IsKeeper(p) {
 			out = append(out, p)
 		}
 	}
@@ -189,6 +189,12 @@ func rlWarmPipes(pid int) (map[string]bool, bool) {
 	pipes := map[string]bool{}
 	for _, p := range ps {
 		if p.PPID == pid && p.PID == p.PGID && harness.IsIdleWarm(p) {
+			if target, err := os.Readlink(fmt.Sprintf("/proc/%d/fd/4", p.PID)); err == nil {
+				pipes[target] = true
+			}
+		}
+		// The keeper's list (fd 4).
+		if p.PPID == pid && p.PID == p.PGID && harness.IsKeeper(p) {
 			if target, err := os.Readlink(fmt.Sprintf("/proc/%d/fd/4", p.PID)); err == nil {
 				pipes[target] = true
 			}

@@ -53,6 +53,8 @@ func KillMarked(mark string) {
 
 // WaitNoneLeft waits (up to Deadline) until no live process carries mark
 // other than skip (-1: none spared), failing the test with the survivors.
+// A daemon spared (skip, alive) keeps its keeper, which runs no call's
+// code and lives as long as it does (supervisor/keeper_linux.go).
 func WaitNoneLeft(t *testing.T, mark string, skip int, what string) {
 	t.Helper()
 	proctest.WaitUntil(t, Deadline(t), what, func() (bool, string) {
@@ -60,7 +62,13 @@ func WaitNoneLeft(t *testing.T, mark string, skip int, what string) {
 		if err != nil {
 			return false, err.Error()
 		}
-		return len(marked) == 0, describe(marked)
+		left := marked[:0]
+		for _, p := range marked {
+			if skip <= 0 || p.PPID != skip || !IsKeeper(p) {
+				left = append(left, p)
+			}
+		}
+		return len(left) == 0, describe(left)
 	})
 }
 
@@ -100,7 +108,7 @@ func (d *Daemon) AliveAll(t *testing.T) []proctest.Proc {
 	return ps
 }
 
-// Alive is AliveAll without the idle warm call processes and the fork
+// Alive is AliveAll without the idle warm call processes, the keeper and the fork
 // server: a warm process (and its sentinel) shows "# warm" in its command
 // line until it is handed a call, the fork server "# fork", so no process
 // showing either ever ran a call's code, and the daemon keeps them between
@@ -109,7 +117,7 @@ func (d *Daemon) Alive(t *testing.T) []proctest.Proc {
 	t.Helper()
 	var out []proctest.Proc
 	for _, p := range d.AliveAll(t) {
-		if !IsIdleWarm(p) && !IsForkServer(p) {
+		if !IsIdleWarm(p) && !IsForkServer(p) && !IsKeeper(p) {
 			out = append(out, p)
 		}
 	}
@@ -127,6 +135,13 @@ func IsIdleWarm(p proctest.Proc) bool {
 // sentinel, or a fork of it not yet named: no call's code runs there.
 func IsForkServer(p proctest.Proc) bool {
 	return len(p.Cmdline) > 4 && strings.HasPrefix(p.Cmdline[4], `. "$__MCPBASHD_WORKER" # fork`)
+}
+
+// IsKeeper reports whether p is the daemon's keeper, which kills forked
+// calls' groups when the daemon dies (supervisor/keeper_linux.go): it runs
+// no call's code, and lives as long as the daemon.
+func IsKeeper(p proctest.Proc) bool {
+	return len(p.Cmdline) > 4 && strings.HasPrefix(p.Cmdline[4], `. "$__MCPBASHD_WORKER" # keeper`)
 }
 
 // List formats processes for a failure message, one per line.
