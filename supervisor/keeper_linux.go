@@ -38,8 +38,9 @@ import (
 
 // keeper is the running keeper (reaper.os.keep, under the reaper's lock).
 type keeper struct {
-	pid int
-	fd  int // the pipe's write end, non-blocking; -1 once closed
+	pid     int
+	fd      int  // the pipe's write end, non-blocking; -1 once closed
+	stopped bool // closed by idleKeeperLocked: not to be started again
 }
 
 // keeperMu serialises keeper starts (ensureKeeper, the restart).
@@ -100,7 +101,11 @@ func (s *Supervisor) watchKeeper(k *keeper, done <-chan exitInfo) {
 		r.os.keep = nil
 	}
 	closeFD(&k.fd)
+	stopped := k.stopped
 	r.mu.Unlock()
+	if stopped {
+		return
+	}
 	s.usersMu.Lock()
 	closing := s.closing
 	s.usersMu.Unlock()
@@ -146,6 +151,28 @@ func (r *reaper) keepLocked(op string, pgid int) {
 		}
 		return
 	}
+}
+
+// unkeepLocked takes group pgid off the keeper's list (reaper lock held),
+// and stops the keeper once nothing is left for it to keep.
+func (r *reaper) unkeepLocked(pgid int) {
+	r.keepLocked("-", pgid)
+	r.os.kept--
+	r.idleKeeperLocked()
+}
+
+// idleKeeperLocked stops the keeper when no fork server is left and no
+// forked group is registered (reaper lock held): a daemon whose warm pool
+// has retired its processes keeps no keeper either. The next fork server
+// starts one again (startZygote).
+func (r *reaper) idleKeeperLocked() {
+	k := r.os.keep
+	if k == nil || r.os.kept > 0 || len(r.sources) > 0 {
+		return
+	}
+	k.stopped = true
+	closeFD(&k.fd)
+	r.os.keep = nil
 }
 
 // closeKeeper closes the keeper's pipe (Close, once every group is

@@ -54,6 +54,7 @@ func (r *reaper) loop() {
 type reaperOS struct {
 	sigc chan os.Signal
 	keep *keeper // the keeper of forked calls' groups (keeper_linux.go)
+	kept int     // groups registered and on the keeper's list
 }
 
 // watchLocked: SIGCHLD tells of every child; nothing to do per leader.
@@ -113,7 +114,7 @@ func (r *reaper) exit(pid int) (*group, unix.WaitStatus) {
 		_ = unix.Kill(-pid, unix.SIGKILL)
 		delete(r.tracked, pid)
 		if g.kept {
-			r.keepLocked("-", pid)
+			r.unkeepLocked(pid)
 		}
 		return g, r.reap(pid)
 	case pin:
@@ -124,7 +125,7 @@ func (r *reaper) exit(pid int) (*group, unix.WaitStatus) {
 		delete(r.pins, pid)
 		_ = unix.Kill(-gid, unix.SIGKILL)
 		if g.kept {
-			r.keepLocked("-", gid)
+			r.unkeepLocked(gid)
 		}
 		r.reap(pid)
 		return g, g.status

@@ -270,6 +270,7 @@ func (z *zygote) lineLocked(line string) {
 	r.tracked[pid] = &group{ch: ch, kept: true}
 	r.watchLocked(pid)
 	// On the keeper's list before W can be handed anything.
+	r.os.kept++
 	r.keepLocked("+", pid)
 	w, ok := z.pending[f[1]]
 	if !ok {
@@ -424,6 +425,9 @@ func (z *zygote) retire() {
 		z.s.reaper.signalGroup(z.pid, unix.SIGKILL)
 		<-z.dead
 		z.close()
+		z.s.reaper.mu.Lock()
+		z.s.reaper.idleKeeperLocked()
+		z.s.reaper.mu.Unlock()
 		z.s.removeRoot(callRoot(z.pre), z.s.log)
 		z.s.unhold(z.sn)
 	})
