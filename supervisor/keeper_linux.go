@@ -5,7 +5,6 @@ package supervisor
 import (
 	"errors"
 	"strconv"
-	"sync"
 	"syscall"
 	"time"
 
@@ -43,14 +42,11 @@ type keeper struct {
 	stopped bool // closed by idleKeeperLocked: not to be started again
 }
 
-// keeperMu serialises keeper starts (ensureKeeper, the restart).
-var keeperMu sync.Mutex
-
 // ensureKeeper starts the keeper if there is none running.
 func (s *Supervisor) ensureKeeper() error {
-	keeperMu.Lock()
-	defer keeperMu.Unlock()
 	r := s.reaper
+	r.os.starting.Lock()
+	defer r.os.starting.Unlock()
 	r.mu.Lock()
 	running := r.os.keep != nil
 	r.mu.Unlock()
@@ -223,28 +219,22 @@ func (s *Supervisor) pinGroup(pid int) int {
 		return 0
 	}
 	// The newline comes once the trap is set; EOF: it died first.
-	f := newFD(p[0])
-	if f.readOne(pinWait) {
+	if readByte(p[0], pinWait) {
 		return pin
 	}
 	_ = unix.Kill(pin, unix.SIGKILL)
 	return 0
 }
 
-// fdReader reads one byte from a descriptor with a timeout (poll).
-type fdReader int
-
-func newFD(fd int) fdReader { return fdReader(fd) }
-
-func (f fdReader) readOne(wait time.Duration) bool {
+// readByte reports whether one byte could be read from fd within wait.
+func readByte(fd int, wait time.Duration) bool {
 	deadline := time.Now().Add(wait)
 	for {
 		left := time.Until(deadline)
 		if left <= 0 {
 			return false
 		}
-		pfd := []unix.PollFd{{Fd: int32(f), Events: unix.POLLIN}}
-		n, err := unix.Poll(pfd, int(left/time.Millisecond)+1)
+		n, err := unix.Poll([]unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}, int(left/time.Millisecond)+1)
 		if err == unix.EINTR {
 			continue
 		}
@@ -252,8 +242,8 @@ func (f fdReader) readOne(wait time.Duration) bool {
 			return false
 		}
 		var b [1]byte
-		m, err := unix.Read(int(f), b[:])
-		if err == unix.EINTR || err == unix.EAGAIN {
+		m, err := unix.Read(fd, b[:])
+		if err == unix.EINTR {
 			continue
 		}
 		return m == 1

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"os/signal"
+	"sync"
 	"unsafe"
 
 	"go.uber.org/zap"
@@ -55,6 +56,8 @@ type reaperOS struct {
 	sigc chan os.Signal
 	keep *keeper // the keeper of forked calls' groups (keeper_linux.go)
 	kept int     // groups registered and on the keeper's list
+	// starting serialises keeper starts (ensureKeeper, its restart).
+	starting sync.Mutex
 }
 
 // watchLocked: SIGCHLD tells of every child; nothing to do per leader.
